@@ -1,0 +1,58 @@
+# Systole — top-level entry points. Every target installs and builds what it needs first.
+# `make help` lists them.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+CONFIG     ?= small
+GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+SYSTOLE    := $(BUILD)/cli/systole
+CTEST_ARGS ?=
+
+.PHONY: help setup configure build run test test-fast test-sanitize lint bench generate clean
+
+help: ## Show this help
+	@echo "Systole — an open TPU. Targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1|\2/' | column -t -s'|'
+	@echo
+	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R regex' to select tests"
+
+setup: ## Install missing Debian packages (idempotent; quiet when all present)
+	@scripts/setup.sh
+
+$(BUILD)/build.ninja $(BUILD)/Makefile:
+	@scripts/setup.sh
+	cmake -S . -B $(BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+configure: setup $(BUILD)/build.ninja ## Configure the main build tree (build/)
+
+build: configure ## Build everything in build/
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build ## Assemble and run the example MLP on the golden model (ref)
+	$(SYSTOLE) run examples/asm/mlp_bf16.s --device ref --config $(CONFIG)
+
+test: build ## Build and run every test: main build, then the sanitizer build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	$(MAKE) --no-print-directory test-sanitize
+
+test-fast: build ## Run the main build's tests only (no sanitizer build)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan and run their tests
+	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" \
+	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_BENCH=OFF
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -L sanitize $(CTEST_ARGS)
+
+bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
+	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
+
+generate: build ## Regenerate files derived from the ISA/register definitions
+	$(SYSTOLE) gen all --root .
+
+lint: build ## Check that generated files are current (and lint RTL once it exists)
+	ctest --test-dir $(BUILD) --output-on-failure -L lint
+
+clean: ## Remove build trees
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,190 @@
+#include "config/config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <toml++/toml.h>
+
+namespace systole {
+
+std::string_view DTypeName(DType dtype) { return dtype == DType::kInt8 ? "int8" : "bf16"; }
+
+unsigned ElementBytes(DType dtype) { return dtype == DType::kInt8 ? 1u : 2u; }
+
+namespace {
+
+[[noreturn]] void Fail(std::string_view where, std::string_view field, std::uint64_t value,
+                       std::string_view why) {
+  throw ConfigError(fmt::format("{}: {} = {}: {}", where, field, value, why));
+}
+
+void RequireRange(std::string_view where, std::string_view field, std::uint64_t value,
+                  std::uint64_t lo, std::uint64_t hi) {
+  if (value < lo || value > hi) {
+    Fail(where, field, value, fmt::format("must be between {} and {}", lo, hi));
+  }
+}
+
+void RequirePowerOfTwo(std::string_view where, std::string_view field, std::uint64_t value) {
+  if (!std::has_single_bit(value)) Fail(where, field, value, "must be a power of two");
+}
+
+// Reads an integer field; a missing or non-integer field is an error naming it.
+std::uint64_t ReadInt(const toml::table& root, std::string_view section, std::string_view key,
+                      std::string_view origin) {
+  const std::string field = fmt::format("{}.{}", section, key);
+  const toml::node* node = root.at_path(field).node();
+  if (node == nullptr) throw ConfigError(fmt::format("{}: {} is missing", origin, field));
+  const auto* value = node->as_integer();
+  if (value == nullptr) {
+    throw ConfigError(fmt::format("{}:{}:{}: {} must be an integer", origin,
+                                  node->source().begin.line, node->source().begin.column, field));
+  }
+  if (value->get() < 0) {
+    throw ConfigError(fmt::format("{}:{}:{}: {} = {}: must not be negative", origin,
+                                  node->source().begin.line, node->source().begin.column, field,
+                                  value->get()));
+  }
+  return static_cast<std::uint64_t>(value->get());
+}
+
+std::uint32_t ReadInt32(const toml::table& root, std::string_view section, std::string_view key,
+                        std::string_view origin) {
+  const std::uint64_t value = ReadInt(root, section, key, origin);
+  if (value > UINT32_MAX) {
+    Fail(origin, fmt::format("{}.{}", section, key), value, "does not fit in 32 bits");
+  }
+  return static_cast<std::uint32_t>(value);
+}
+
+}  // namespace
+
+void Config::Validate(std::string_view where) const {
+  // Hardware limits come from the ISA's field widths (docs/ISA.md): buffer rows are 24-bit,
+  // counts are 16-bit, device addresses are 48-bit.
+  if (name.empty()) throw ConfigError(fmt::format("{}: name is missing", where));
+  RequireRange(where, "array.rows", rows, 1, 1024);
+  RequireRange(where, "array.cols", cols, 1, 1024);
+  const std::uint64_t ub_row = UbRowBytes();
+  const std::uint64_t acc_row = AccRowBytes();
+  if (unified_buffer_bytes % ub_row != 0) {
+    Fail(where, "buffers.unified_buffer_bytes", unified_buffer_bytes,
+         fmt::format("must be a whole number of {}-byte rows", ub_row));
+  }
+  if (UbRows() < std::max(rows, cols)) {
+    Fail(where, "buffers.unified_buffer_bytes", unified_buffer_bytes,
+         fmt::format("too small for one tile ({} rows of {} bytes)", std::max(rows, cols), ub_row));
+  }
+  RequireRange(where, "unified buffer rows", UbRows(), 1, (1ull << 24));
+  if (accumulator_bytes % acc_row != 0) {
+    Fail(where, "buffers.accumulator_bytes", accumulator_bytes,
+         fmt::format("must be a whole number of {}-byte rows", acc_row));
+  }
+  if (AccRows() < rows) {
+    Fail(where, "buffers.accumulator_bytes", accumulator_bytes,
+         fmt::format("too small for one tile ({} rows of {} bytes)", rows, acc_row));
+  }
+  RequireRange(where, "accumulator rows", AccRows(), 1, (1ull << 24));
+  RequireRange(where, "buffers.weight_fifo_tiles", weight_fifo_tiles, 1, 64);
+  RequireRange(where, "memory.bytes", memory_bytes, 1ull << 16, 1ull << 48);
+  RequirePowerOfTwo(where, "memory.bytes", memory_bytes);
+  RequireRange(where, "memory.channels", memory_channels, 1, 64);
+  RequirePowerOfTwo(where, "memory.channels", memory_channels);
+  RequireRange(where, "memory.interleave_bytes", interleave_bytes, 32, 1u << 20);
+  RequirePowerOfTwo(where, "memory.interleave_bytes", interleave_bytes);
+  if (std::uint64_t{interleave_bytes} * memory_channels > memory_bytes) {
+    Fail(where, "memory.interleave_bytes", interleave_bytes,
+         "times memory.channels exceeds memory.bytes");
+  }
+  RequireRange(where, "queues.command_queue_depth", command_queue_depth, 1, 255);
+  RequireRange(where, "queues.token_capacity", token_capacity, 1, 255);
+  RequireRange(where, "clock.mhz", clock_mhz, 1, 10000);
+}
+
+Config ParseConfig(std::string_view toml_text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, origin);
+  } catch (const toml::parse_error& error) {
+    throw ConfigError(fmt::format("{}:{}:{}: {}", origin, error.source().begin.line,
+                                  error.source().begin.column, error.description()));
+  }
+  Config config;
+  config.name = root["name"].value_or(std::string{});
+  config.description = root["description"].value_or(std::string{});
+  config.rows = ReadInt32(root, "array", "rows", origin);
+  config.cols = ReadInt32(root, "array", "cols", origin);
+  const std::string dtype = root["array"]["dtype"].value_or(std::string{});
+  if (dtype == "int8") {
+    config.dtype = DType::kInt8;
+  } else if (dtype == "bf16") {
+    config.dtype = DType::kBf16;
+  } else {
+    throw ConfigError(
+        fmt::format("{}: array.dtype = \"{}\": must be \"int8\" or \"bf16\"", origin, dtype));
+  }
+  config.unified_buffer_bytes = ReadInt(root, "buffers", "unified_buffer_bytes", origin);
+  config.accumulator_bytes = ReadInt(root, "buffers", "accumulator_bytes", origin);
+  config.weight_fifo_tiles = ReadInt32(root, "buffers", "weight_fifo_tiles", origin);
+  config.memory_bytes = ReadInt(root, "memory", "bytes", origin);
+  config.memory_channels = ReadInt32(root, "memory", "channels", origin);
+  config.interleave_bytes = ReadInt32(root, "memory", "interleave_bytes", origin);
+  config.command_queue_depth = ReadInt32(root, "queues", "command_queue_depth", origin);
+  config.token_capacity = ReadInt32(root, "queues", "token_capacity", origin);
+  config.clock_mhz = ReadInt32(root, "clock", "mhz", origin);
+  config.Validate(origin);
+  return config;
+}
+
+Config LoadConfigFile(const std::filesystem::path& path) {
+  std::string text;
+  {
+    std::FILE* file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr) throw ConfigError(fmt::format("{}: cannot open", path.string()));
+    char buffer[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+    std::fclose(file);
+  }
+  return ParseConfig(text, path.string());
+}
+
+std::filesystem::path ConfigDirectory() {
+  if (const char* dir = std::getenv("SYSTOLE_CONFIG_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  return std::filesystem::path(SYSTOLE_DEFAULT_CONFIG_DIR);
+}
+
+Config LoadConfig(std::string_view name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string_view::npos ||
+                       name_or_path.ends_with(".toml");
+  if (is_path) return LoadConfigFile(std::filesystem::path(name_or_path));
+  const std::filesystem::path path = ConfigDirectory() / (std::string(name_or_path) + ".toml");
+  if (!std::filesystem::exists(path)) {
+    std::string known;
+    for (const auto& name : ListConfigs()) known += (known.empty() ? "" : ", ") + name;
+    throw ConfigError(fmt::format("unknown configuration '{}' (known: {})", name_or_path, known));
+  }
+  Config config = LoadConfigFile(path);
+  if (config.name != name_or_path) {
+    throw ConfigError(fmt::format("{}: name = \"{}\" does not match the file name '{}'",
+                                  path.string(), config.name, name_or_path));
+  }
+  return config;
+}
+
+std::vector<std::string> ListConfigs() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(ConfigDirectory(), ec)) {
+    if (entry.path().extension() == ".toml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace systole

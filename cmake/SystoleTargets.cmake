@@ -1,0 +1,23 @@
+# Helpers shared by every CMakeLists.txt.
+
+# systole_warnings(TARGET): the project's warning set, as errors.
+function(systole_warnings target)
+  target_compile_options(${target} PRIVATE
+    -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor
+    -Wold-style-cast -Wcast-align -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough
+    -Werror)
+endfunction()
+
+# systole_test(NAME SOURCES... [LIBS libs...] [LABELS labels...])
+# One GoogleTest executable, registered test-by-test with CTest. Tests labelled `sanitize`
+# also run in the sanitizer build (make test-sanitize).
+function(systole_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  systole_warnings(${name})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_definitions(${name} PRIVATE
+    SYSTOLE_SOURCE_DIR="${SYSTOLE_SOURCE_DIR}" SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
+  include(GoogleTest)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+endfunction()
