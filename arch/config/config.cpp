@@ -66,6 +66,10 @@ void Config::Validate(std::string_view where) const {
   // Hardware limits come from the ISA's field widths (docs/ISA.md): buffer rows are 24-bit,
   // counts are 16-bit, device addresses are 48-bit.
   if (name.empty()) throw ConfigError(fmt::format("{}: name is missing", where));
+  // The name is reported through the four CFG_NAME registers: 16 bytes at most.
+  if (name.size() > 16) {
+    throw ConfigError(fmt::format("{}: name = \"{}\": must be at most 16 characters", where, name));
+  }
   RequireRange(where, "array.rows", rows, 1, 1024);
   RequireRange(where, "array.cols", cols, 1, 1024);
   const std::uint64_t ub_row = UbRowBytes();

@@ -1,0 +1,34 @@
+// Files derived from the ISA table and the register map: the RTL's header files and the
+// generated tables inside docs/ISA.md and docs/REGISTERS.md. `systole gen` writes them and
+// `systole gen --check` (run by the test suite) fails when a checked-in copy is stale, so the
+// RTL, the docs and the C++ cannot drift apart.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace systole::gen {
+
+std::string RtlIsaHeader();        // rtl/generated/systole_isa.svh
+std::string RtlRegsHeader();       // rtl/generated/systole_regs.svh
+std::string DocsOpcodeTables();    // docs/ISA.md, section "opcodes"
+std::string DocsErrorTable();      // docs/ISA.md, section "errors"
+std::string DocsRegisterTables();  // docs/REGISTERS.md, section "registers"
+
+// Replaces the text between "<!-- BEGIN GENERATED: NAME" and "<!-- END GENERATED: NAME -->"
+// lines. Throws std::runtime_error if the markers are missing.
+std::string ReplaceSection(std::string_view document, std::string_view name,
+                           std::string_view content);
+
+// One derived file: where it lives under the source root and what it should contain.
+struct Output {
+  std::filesystem::path path;  // relative to the source root
+  std::string content;         // the whole file as it should be
+};
+// Every derived file, computed from the current definitions and (for docs, whose hand-written
+// parts are kept) the current contents under `root`.
+std::vector<Output> AllOutputs(const std::filesystem::path& root);
+
+}  // namespace systole::gen

@@ -1,0 +1,14 @@
+// The `systole` command line: one program, one subcommand per file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace systole::cli {
+
+void AddInfoCommand(CLI::App& app);    // info.cpp: a configuration or a device's identity
+void AddAsmCommand(CLI::App& app);     // asm.cpp: assembly -> program bundle
+void AddDisasmCommand(CLI::App& app);  // disasm.cpp: bundle or raw words -> assembly
+void AddRunCommand(CLI::App& app);     // run.cpp: run a program on a device
+void AddGenCommand(CLI::App& app);     // gen.cpp: regenerate files derived from the definitions
+
+}  // namespace systole::cli

@@ -1,0 +1,188 @@
+// Named configurations: every shipped one is legal and means what its comments say; illegal
+// values are rejected with a message that names the field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "config/config.hpp"
+
+namespace systole {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A legal configuration as TOML text, with one line replaceable for error tests.
+std::string Toml(const std::string& replace_key = "", const std::string& with_line = "") {
+  std::string lines[] = {
+      "name = \"t\"",
+      "[array]",
+      "rows = 4",
+      "cols = 4",
+      "dtype = \"int8\"",
+      "[buffers]",
+      "unified_buffer_bytes = 4096",
+      "accumulator_bytes = 1024",
+      "weight_fifo_tiles = 2",
+      "[memory]",
+      "bytes = 1048576",
+      "channels = 2",
+      "interleave_bytes = 256",
+      "[queues]",
+      "command_queue_depth = 2",
+      "token_capacity = 255",
+      "[clock]",
+      "mhz = 48",
+  };
+  std::string text;
+  for (const std::string& line : lines) {
+    if (!replace_key.empty() && line.rfind(replace_key + " ", 0) == 0) {
+      text += with_line + "\n";
+    } else {
+      text += line + "\n";
+    }
+  }
+  return text;
+}
+
+std::string ErrorOf(const std::string& text) {
+  try {
+    ParseConfig(text, "test.toml");
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+TEST(Config, EveryShippedConfigurationLoads) {
+  const auto names = ListConfigs();
+  for (const char* expected : {"tiny", "small", "small-int8", "v1", "v2"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  }
+  for (const std::string& name : names) {
+    const Config config = LoadConfig(name);
+    EXPECT_EQ(config.name, name);
+    EXPECT_FALSE(config.description.empty()) << name;
+    EXPECT_NO_THROW(config.Validate());
+  }
+}
+
+TEST(Config, DefaultIsSmallBf16) {
+  const Config config = LoadConfig(kDefaultConfig);
+  EXPECT_EQ(config.name, "small");
+  EXPECT_EQ(config.rows, 16u);
+  EXPECT_EQ(config.cols, 16u);
+  EXPECT_EQ(config.dtype, DType::kBf16);
+}
+
+TEST(Config, TinyIsFourByFourInt8) {
+  const Config config = LoadConfig("tiny");
+  EXPECT_EQ(config.rows, 4u);
+  EXPECT_EQ(config.cols, 4u);
+  EXPECT_EQ(config.dtype, DType::kInt8);
+  EXPECT_EQ(config.UbRowBytes(), 4u);
+}
+
+TEST(Config, V1HasTpuV1Sizes) {
+  // Jouppi et al. 2017: 256x256 MACs, 24 MiB unified buffer, 4096 accumulators of 256 x 32 bit.
+  const Config config = LoadConfig("v1");
+  EXPECT_EQ(config.rows, 256u);
+  EXPECT_EQ(config.cols, 256u);
+  EXPECT_EQ(config.dtype, DType::kInt8);
+  EXPECT_EQ(config.unified_buffer_bytes, 24ull << 20);
+  EXPECT_EQ(config.UbRows(), 98304u);
+  EXPECT_EQ(config.AccRows(), 4096u);
+  EXPECT_EQ(config.accumulator_bytes, 4ull << 20);
+  EXPECT_EQ(config.weight_fifo_tiles, 4u);
+  EXPECT_EQ(config.WeightTileBytes(), 65536u);
+}
+
+TEST(Config, V2IsBf16WithFp32Accumulators) {
+  const Config config = LoadConfig("v2");
+  EXPECT_EQ(config.rows, 128u);
+  EXPECT_EQ(config.dtype, DType::kBf16);
+  EXPECT_EQ(config.UbRowBytes(), 256u);
+  EXPECT_EQ(config.AccRowBytes(), 512u);
+}
+
+TEST(Config, NonSquareArrayUsesWidestSideForUnifiedBufferRows) {
+  Config config = ParseConfig(Toml("cols", "cols = 8"), "t.toml");
+  EXPECT_EQ(config.UbRowElems(), 8u);
+  EXPECT_EQ(config.AccRowElems(), 8u);
+  EXPECT_EQ(config.UbRows(), 512u);
+}
+
+TEST(Config, TemplateIsLegal) { EXPECT_EQ(ErrorOf(Toml()), "(no error)"); }
+
+TEST(Config, RejectsZeroRows) {
+  EXPECT_THAT(ErrorOf(Toml("rows", "rows = 0")), HasSubstr("array.rows = 0"));
+}
+
+TEST(Config, RejectsUnknownDtype) {
+  EXPECT_THAT(ErrorOf(Toml("dtype", "dtype = \"fp8\"")), HasSubstr("array.dtype = \"fp8\""));
+}
+
+TEST(Config, RejectsBufferThatIsNotWholeRows) {
+  EXPECT_THAT(ErrorOf(Toml("unified_buffer_bytes", "unified_buffer_bytes = 4097")),
+              HasSubstr("buffers.unified_buffer_bytes = 4097: must be a whole number"));
+}
+
+TEST(Config, RejectsBufferTooSmallForOneTile) {
+  EXPECT_THAT(ErrorOf(Toml("unified_buffer_bytes", "unified_buffer_bytes = 12")),
+              HasSubstr("too small for one tile"));
+  EXPECT_THAT(ErrorOf(Toml("accumulator_bytes", "accumulator_bytes = 16")),
+              HasSubstr("buffers.accumulator_bytes = 16: too small for one tile"));
+}
+
+TEST(Config, RejectsNonPowerOfTwoWhereRequired) {
+  EXPECT_THAT(ErrorOf(Toml("channels", "channels = 3")),
+              HasSubstr("memory.channels = 3: must be a power of two"));
+  EXPECT_THAT(ErrorOf(Toml("interleave_bytes", "interleave_bytes = 100")),
+              HasSubstr("memory.interleave_bytes = 100: must be a power of two"));
+  EXPECT_THAT(ErrorOf(Toml("bytes", "bytes = 1000000")),
+              HasSubstr("memory.bytes = 1000000: must be a power of two"));
+}
+
+TEST(Config, RejectsZeroFifoAndQueues) {
+  EXPECT_THAT(ErrorOf(Toml("weight_fifo_tiles", "weight_fifo_tiles = 0")),
+              HasSubstr("buffers.weight_fifo_tiles = 0"));
+  EXPECT_THAT(ErrorOf(Toml("command_queue_depth", "command_queue_depth = 0")),
+              HasSubstr("queues.command_queue_depth = 0"));
+}
+
+TEST(Config, RejectsMissingField) {
+  EXPECT_THAT(ErrorOf(Toml("mhz", "")), HasSubstr("clock.mhz is missing"));
+}
+
+TEST(Config, RejectsNegativeAndNonInteger) {
+  EXPECT_THAT(ErrorOf(Toml("rows", "rows = -4")), HasSubstr("array.rows = -4: must not be negative"));
+  EXPECT_THAT(ErrorOf(Toml("rows", "rows = \"four\"")), HasSubstr("array.rows must be an integer"));
+}
+
+TEST(Config, SyntaxErrorGivesLineAndColumn) {
+  EXPECT_THAT(ErrorOf(Toml("rows", "rows = = 4")), HasSubstr("test.toml:3:"));
+}
+
+TEST(Config, RejectsLongName) {
+  EXPECT_THAT(ErrorOf(Toml("name", "name = \"a-name-longer-than-16\"")),
+              HasSubstr("must be at most 16 characters"));
+}
+
+TEST(Config, UnknownNameListsKnownOnes) {
+  try {
+    LoadConfig("no-such-config");
+    FAIL() << "expected an error";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("unknown configuration 'no-such-config'"));
+    EXPECT_THAT(error.what(), HasSubstr("small-int8"));
+  }
+}
+
+TEST(Config, LoadsByPath) {
+  const Config config = LoadConfig(std::string(SYSTOLE_SOURCE_DIR) + "/configs/tiny.toml");
+  EXPECT_EQ(config.name, "tiny");
+}
+
+}  // namespace
+}  // namespace systole
