@@ -1,0 +1,194 @@
+// The golden model: a bit-exact, instruction-level model of one Systole device.
+//
+// It is the reference every other implementation (RTL, SystemC, FPGA) is compared against, and
+// the in-process device behind the driver's `ref` link. The host side is the same as real
+// hardware: 32-bit registers (arch/regs/regmap.hpp) and byte access to device memory. Launches
+// queued with DOORBELL run when the host calls RunUntilIdle() — the model is synchronous, so
+// "waiting for the device" means running it.
+//
+// Execution follows docs/ISA.md: the sequencer fetches, decodes and checks each instruction in
+// program order, and executes it completely before the next one. A program whose units are
+// ordered by tokens gets the same results as on the concurrent hardware; the analytic timing
+// model (timing.hpp) estimates how long the concurrent hardware would take. docs/MODEL.md
+// describes the whole model.
+//
+// The implementation is split by unit: registers.cpp (host interface), sequencer.cpp (fetch,
+// checks, dispatch), dma.cpp (LOAD, STORE, LOAD_WEIGHTS), mxu.cpp (MATMUL), vector_unit.cpp
+// (ACTIVATE, VECTOR, POOL), timing.cpp (cycle estimate).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "device_memory.hpp"
+#include "isa/isa.hpp"
+#include "regs/regmap.hpp"
+#include "perf_counters.hpp"
+#include "timing.hpp"
+
+namespace systole::model {
+
+// What one launch did.
+struct LaunchResult {
+  regs::ErrorCode error = regs::ErrorCode::kNone;
+  std::uint64_t fault_pc = 0;       // device address of the faulting instruction (if error)
+  std::uint64_t retired = 0;        // instructions that completed, HALT included
+  std::string message;              // why it faulted, for people; empty on success
+  bool Ok() const { return error == regs::ErrorCode::kNone; }
+};
+
+// One R x C weight tile, row-major: element (t, j) multiplies input element t and contributes
+// to output column j. It is kept in the form the MXU kernels read, widened once when the tile is
+// loaded: int8 values as int32, bf16 values as (flushed) fp32, which represents them exactly.
+struct WeightTile {
+  std::uint32_t rows = 0;  // R
+  std::uint32_t cols = 0;  // C
+  std::vector<std::int32_t> int8_values;  // int8 configurations
+  std::vector<float> bf16_values;         // bf16 configurations
+
+  std::int32_t Int8(std::uint32_t t, std::uint32_t j) const { return int8_values[t * cols + j]; }
+  // The element as bf16 bits (subnormals already flushed to signed zero).
+  std::uint16_t Bf16(std::uint32_t t, std::uint32_t j) const;
+};
+
+class GoldenModel {
+ public:
+  explicit GoldenModel(const Config& config);
+
+  const Config& config() const { return config_; }
+
+  // ---- Host link -------------------------------------------------------------------------
+  // Offsets come from regs::kRegisters. An offset that names no register throws
+  // std::out_of_range. Writes to read-only registers are ignored, reads of write-only ones
+  // return 0, as on the hardware.
+  std::uint32_t ReadRegister(std::uint32_t offset);
+  void WriteRegister(std::uint32_t offset, std::uint32_t value);
+  // Throw std::out_of_range naming the address and length if any byte is outside device
+  // memory (nothing is transferred then). Both count towards PERF_BYTES_HOST.
+  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes);
+  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes);
+  // Runs queued launches in order until the queue is empty or one stops on an error.
+  void RunUntilIdle();
+  bool InterruptLine() const { return (irq_status_ & irq_enable_) != 0; }
+
+  // ---- Direct execution (tests, tools) -----------------------------------------------------
+  // Runs one launch of `count` instructions at `pc` now, bypassing the command queue (and
+  // STATUS.ERROR), with every other effect of a launch: registers, counters, interrupts.
+  LaunchResult Execute(std::uint64_t pc, std::uint32_t count);
+  // The message of the last fault ("pc 0x100: load: rows 10..20 are outside ..."), or empty.
+  const std::string& LastErrorMessage() const { return last_error_message_; }
+
+  // ---- State, read-only, for tests ---------------------------------------------------------
+  const DeviceMemory& Memory() const { return memory_; }
+  std::uint64_t UbRows() const { return ub_rows_; }
+  std::uint64_t AccRows() const { return acc_rows_; }
+  // One unified-buffer row as raw little-endian bytes (UbRowBytes() of them).
+  std::span<const std::uint8_t> UbRow(std::uint64_t row) const;
+  std::int8_t UbInt8(std::uint64_t row, std::uint32_t element) const;
+  std::uint16_t UbBf16(std::uint64_t row, std::uint32_t element) const;
+  // One accumulator row: C 32-bit elements (int32 or fp32 bits).
+  std::span<const std::uint32_t> AccRow(std::uint64_t row) const;
+  // The stationary tile of the last launch, or nullptr when no tile is (or was) stationary.
+  const WeightTile* StationaryTile() const;
+  std::size_t WeightFifoOccupancy() const { return launch_.weight_fifo.size(); }
+  // A 64-bit performance counter by its register name without PERF_ and _LO ("MACS").
+  std::uint64_t Counter(std::string_view name) const;
+
+ private:
+  // A faulting instruction's error and explanation.
+  struct Fault {
+    regs::ErrorCode code;
+    std::string message;
+  };
+  // State that exists only during a launch (docs/ISA.md: "At the start of every launch the
+  // token counters are zero, the weight FIFO is empty and no tile is stationary").
+  struct LaunchState {
+    // Outstanding tokens per (producer, consumer) unit pair.
+    std::array<std::array<std::uint32_t, isa::kNumUnits>, isa::kNumUnits> tokens{};
+    std::deque<WeightTile> weight_fifo;
+    std::optional<WeightTile> stationary;
+  };
+  struct QueuedLaunch {
+    std::uint64_t pc;
+    std::uint32_t count;
+  };
+
+  // registers.cpp
+  std::uint32_t IdentityRegister(std::uint32_t offset) const;
+  void Control(std::uint32_t value);
+  void SoftReset();
+  void RaiseError(regs::ErrorCode code, std::uint64_t pc, std::string message);
+
+  // sequencer.cpp
+  std::optional<Fault> Check(const isa::Instruction& insn) const;
+  std::optional<Fault> CheckFlowControl(const isa::Instruction& insn) const;
+  void Dispatch(const isa::Instruction& insn);
+
+  // dma.cpp
+  std::optional<Fault> CheckDma(const isa::Instruction& insn) const;
+  std::optional<Fault> CheckLoadWeights(const isa::Instruction& insn) const;
+  void ExecuteLoad(const isa::Instruction& insn);
+  void ExecuteStore(const isa::Instruction& insn);
+  void ExecuteLoadWeights(const isa::Instruction& insn);
+
+  // mxu.cpp
+  std::optional<Fault> CheckMatmul(const isa::Instruction& insn) const;
+  void ExecuteMatmul(const isa::Instruction& insn);
+
+  // vector_unit.cpp
+  std::optional<Fault> CheckActivate(const isa::Instruction& insn) const;
+  std::optional<Fault> CheckVector(const isa::Instruction& insn) const;
+  std::optional<Fault> CheckPool(const isa::Instruction& insn) const;
+  void ExecuteActivate(const isa::Instruction& insn);
+  void ExecuteVector(const isa::Instruction& insn);
+  void ExecutePool(const isa::Instruction& insn);
+
+  std::uint8_t* UbRowData(std::uint64_t row) { return ub_.data() + row * ub_row_bytes_; }
+  const std::uint8_t* UbRowData(std::uint64_t row) const {
+    return ub_.data() + row * ub_row_bytes_;
+  }
+  std::uint32_t* AccRowData(std::uint64_t row) { return acc_.data() + row * config_.cols; }
+  std::uint64_t& Count(Perf counter) { return At(perf_, counter); }
+
+  Config config_;
+  bool is_bf16_;
+  std::uint32_t element_bytes_;  // E: 1 (int8) or 2 (bf16)
+  std::uint32_t ub_row_elems_;   // W = max(R, C)
+  std::uint32_t ub_row_bytes_;
+  std::uint64_t ub_rows_;
+  std::uint64_t acc_rows_;
+
+  DeviceMemory memory_;
+  std::vector<std::uint8_t> ub_;    // ub_rows_ x ub_row_bytes_
+  std::vector<std::uint32_t> acc_;  // acc_rows_ x C
+  LaunchState launch_;
+  TimingModel timing_;
+
+  // Registers.
+  std::uint64_t cmd_pc_ = 0;
+  std::uint32_t cmd_count_ = 0;
+  std::deque<QueuedLaunch> command_queue_;
+  regs::ErrorCode error_code_ = regs::ErrorCode::kNone;
+  std::uint64_t fault_pc_ = 0;
+  std::uint32_t launches_done_ = 0;
+  std::uint32_t irq_enable_ = 0;
+  std::uint32_t irq_status_ = 0;
+  std::uint32_t irq_code_ = 0;
+  bool busy_ = false;
+  PerfCounters perf_{};
+  std::array<std::uint32_t, kNumPerfCounters> perf_hi_latch_{};
+  std::string last_error_message_;
+
+  // Scratch rows reused by the kernels so that no instruction allocates.
+  std::vector<float> scratch_f32_;
+  std::vector<float> scratch_psum_;
+  std::vector<std::uint8_t> scratch_bytes_;
+};
+
+}  // namespace systole::model

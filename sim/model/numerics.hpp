@@ -1,0 +1,143 @@
+// Systole's bit-exact arithmetic: docs/NUMERICS.md written as code.
+//
+// These scalar functions are the definition the RTL is checked against, so each one is short and
+// follows the document line by line. Floating-point values travel as their bit patterns
+// (std::uint32_t for fp32, std::uint16_t for bf16): that keeps NaN payloads, signed zeros and
+// flushed subnormals explicit, and no compiler flag can change them. The arithmetic inside uses
+// the host's IEEE-754 binary32 operations, which round to nearest even; the build passes
+// -ffp-contract=off so that no multiply and add are fused.
+//
+// The MXU has its own vectorised kernels (mxu.cpp); a test proves they agree with these.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+#include "isa/isa.hpp"
+
+namespace systole::model {
+
+static_assert(std::endian::native == std::endian::little,
+              "the model stores device data in host order and assumes a little-endian host");
+
+inline constexpr std::uint32_t kCanonicalNanF32 = 0x7FC00000;
+inline constexpr std::uint16_t kCanonicalNanBf16 = 0x7FC0;
+inline constexpr std::uint32_t kF32SignBit = 0x80000000;
+inline constexpr std::uint32_t kF32ExponentMask = 0x7F800000;
+inline constexpr std::uint32_t kF32PositiveZero = 0x00000000;
+inline constexpr std::uint32_t kF32Six = 0x40C00000;  // 6.0f, the relu6 ceiling
+
+// ---- fp32 / bf16 ---------------------------------------------------------------------------
+
+constexpr bool IsNanF32(std::uint32_t bits) {
+  return (bits & kF32ExponentMask) == kF32ExponentMask && (bits & 0x007FFFFF) != 0;
+}
+
+// Flush to zero: a subnormal (exponent field zero) becomes a zero of the same sign.
+constexpr std::uint32_t FlushF32(std::uint32_t bits) {
+  return (bits & kF32ExponentMask) == 0 ? (bits & kF32SignBit) : bits;
+}
+
+constexpr float FloatFromBits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+constexpr std::uint32_t BitsFromFloat(float value) { return std::bit_cast<std::uint32_t>(value); }
+
+// The final step of every fp32 operation: canonical NaN, then flush the result.
+constexpr std::uint32_t FinishF32(float result) {
+  const std::uint32_t bits = BitsFromFloat(result);
+  return IsNanF32(bits) ? kCanonicalNanF32 : FlushF32(bits);
+}
+
+// bf16 -> fp32: the 16 bits become the top half of the word, then FTZ.
+constexpr std::uint32_t Bf16ToF32(std::uint16_t bf16) {
+  return FlushF32(std::uint32_t{bf16} << 16);
+}
+
+// fp32 -> bf16: NaN -> canonical; FTZ the input; round the low half to nearest, ties to even;
+// FTZ the result. Overflow carries into the exponent and becomes infinity, as RNE requires.
+constexpr std::uint16_t F32ToBf16(std::uint32_t bits) {
+  if (IsNanF32(bits)) return kCanonicalNanBf16;
+  bits = FlushF32(bits);
+  const std::uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
+  const auto bf16 = static_cast<std::uint16_t>(rounded >> 16);
+  return (bf16 & 0x7F80u) == 0 ? static_cast<std::uint16_t>(bf16 & 0x8000u) : bf16;
+}
+
+constexpr std::uint32_t AddF32(std::uint32_t a, std::uint32_t b) {
+  return FinishF32(FloatFromBits(FlushF32(a)) + FloatFromBits(FlushF32(b)));
+}
+
+// x - y is x + (-y): flip the sign bit of y (a NaN stays a NaN and becomes canonical).
+constexpr std::uint32_t SubF32(std::uint32_t a, std::uint32_t b) {
+  return AddF32(a, b ^ kF32SignBit);
+}
+
+constexpr std::uint32_t MulF32(std::uint32_t a, std::uint32_t b) {
+  return FinishF32(FloatFromBits(FlushF32(a)) * FloatFromBits(FlushF32(b)));
+}
+
+// max: NaN if either is NaN; of two zeros, +0 if either is +0; otherwise the larger.
+constexpr std::uint32_t MaxF32(std::uint32_t a, std::uint32_t b) {
+  a = FlushF32(a);
+  b = FlushF32(b);
+  if (IsNanF32(a) || IsNanF32(b)) return kCanonicalNanF32;
+  const float x = FloatFromBits(a), y = FloatFromBits(b);
+  if (x == 0.0f && y == 0.0f) return (a & b) & kF32SignBit;  // -0 only if both are -0
+  return x > y ? a : b;
+}
+
+// min: NaN if either is NaN; of two zeros, -0 if either is -0; otherwise the smaller.
+constexpr std::uint32_t MinF32(std::uint32_t a, std::uint32_t b) {
+  a = FlushF32(a);
+  b = FlushF32(b);
+  if (IsNanF32(a) || IsNanF32(b)) return kCanonicalNanF32;
+  const float x = FloatFromBits(a), y = FloatFromBits(b);
+  if (x == 0.0f && y == 0.0f) return (a | b) & kF32SignBit;  // -0 if either is -0
+  return x < y ? a : b;
+}
+
+// The activation functions of ACTIVATE and VECTOR. `lo`/`hi` are the clamp bounds as fp32
+// bits (the instruction's bf16 bounds widened with Bf16ToF32).
+constexpr std::uint32_t ApplyFunctionF32(isa::ActFunc func, std::uint32_t v, std::uint32_t lo,
+                                         std::uint32_t hi) {
+  switch (func) {
+    case isa::ActFunc::kNone: return v;
+    case isa::ActFunc::kRelu: return MaxF32(v, kF32PositiveZero);
+    case isa::ActFunc::kRelu6: return MinF32(MaxF32(v, kF32PositiveZero), kF32Six);
+    case isa::ActFunc::kClamp: return MinF32(MaxF32(v, lo), hi);
+  }
+  return v;
+}
+
+// ---- integers ------------------------------------------------------------------------------
+
+// int32 addition that wraps modulo 2^32 (signed overflow would be undefined in C++).
+constexpr std::int32_t WrapAddInt32(std::int32_t a, std::int32_t b) {
+  return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+}
+
+// (v * S + (s > 0 ? 2^(s-1) : 0)) >> s in int64 with an arithmetic shift: rounds half towards
+// +infinity. Callers keep |v * S| <= 2^62 (v at most int32, S an int32) and s <= 62.
+constexpr std::int64_t Requantize(std::int64_t v, std::int32_t scale, unsigned shift) {
+  const std::int64_t rounding = shift > 0 ? std::int64_t{1} << (shift - 1) : 0;
+  return (v * scale + rounding) >> shift;  // C++20: >> of a negative value is arithmetic
+}
+
+constexpr std::int64_t ApplyFunctionInt(isa::ActFunc func, std::int64_t v, std::int16_t lo,
+                                        std::int16_t hi) {
+  const auto clamp = [](std::int64_t x, std::int64_t low, std::int64_t high) {
+    return x < low ? (low > high ? high : low) : (x > high ? high : x);  // min(max(x, L), H)
+  };
+  switch (func) {
+    case isa::ActFunc::kNone: return v;
+    case isa::ActFunc::kRelu: return v < 0 ? 0 : v;
+    case isa::ActFunc::kRelu6: return clamp(v, 0, 6);
+    case isa::ActFunc::kClamp: return clamp(v, lo, hi);
+  }
+  return v;
+}
+
+constexpr std::int8_t SaturateInt8(std::int64_t v) {
+  return static_cast<std::int8_t>(v < -128 ? -128 : (v > 127 ? 127 : v));
+}
+
+}  // namespace systole::model
