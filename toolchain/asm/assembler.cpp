@@ -152,7 +152,7 @@ class Assembler {
 
   Program Run() {
     for (const Line& line : lines_) {
-      if (TooManyErrors()) break;
+      if (TooManyErrors()) break;  // pass 2 will not run; the message is added below
       try {
         DefineSymbols(line);
       } catch (const LineFailed&) {
@@ -160,7 +160,10 @@ class Assembler {
       }
     }
     for (const Line& line : lines_) {
-      if (TooManyErrors()) break;
+      if (TooManyErrors()) {
+        stopped_ = true;
+        break;
+      }
       if (std::binary_search(skip_.begin(), skip_.end(), line.number)) {
         if (line.tokens.front().text == ".data") {
           data_open_ = false;  // a duplicate .data: its .values must not join the previous one
@@ -184,8 +187,8 @@ class Assembler {
                        [](const Diagnostic& a, const Diagnostic& b) {
                          return a.line != b.line ? a.line < b.line : a.column < b.column;
                        });
-      if (diagnostics_.size() > kMaxDiagnostics) {
-        diagnostics_.resize(kMaxDiagnostics);
+      if (stopped_ || diagnostics_.size() > kMaxDiagnostics) {
+        diagnostics_.resize(std::min(diagnostics_.size(), kMaxDiagnostics));
         diagnostics_.push_back({file_, 0, 0, "too many errors; stopped"});
       }
       throw AssemblyError(std::move(diagnostics_));
@@ -837,17 +840,18 @@ class Assembler {
       bits = RawBits(*cursor.line, first.column, raw, size * 8, "bits()");
     } else {
       const Value value = Expression(cursor);
-      const std::string what = fmt::format("a {} value", DataTypeName(segment.dtype));
+      const std::string_view dtype = DataTypeName(segment.dtype);
       if (!is_float) {
         if (value.is_float) {
           Fail(*cursor.line, value.column,
-               fmt::format("{} must be an integer, got '{}{}'", what, value.negative ? "-" : "",
+               fmt::format("{} data needs integers, got '{}{}'", dtype, value.negative ? "-" : "",
                            value.float_text));
         }
         const std::int64_t lo = -(std::int64_t{1} << (size * 8 - 1)), hi = -lo - 1;
         if (value.integer < lo || value.integer > hi) {
           Fail(*cursor.line, value.column,
-               fmt::format("{} = {} is out of range {}..{}", what, value.integer, lo, hi));
+               fmt::format("value {} is out of range for {} ({}..{})", value.integer, dtype, lo,
+                           hi));
         }
         bits = static_cast<std::uint64_t>(value.integer);
       } else {
@@ -865,7 +869,7 @@ class Assembler {
         }
         std::string why;
         const auto converted = FloatLiteralBits(segment.dtype, text, negative, &why);
-        if (!converted) Fail(*cursor.line, value.column, fmt::format("{}: {}", what, why));
+        if (!converted) Fail(*cursor.line, value.column, fmt::format("{} value: {}", dtype, why));
         bits = *converted;
       }
     }
@@ -1030,6 +1034,7 @@ class Assembler {
   std::map<std::string, Symbol, std::less<>> symbols_;
   std::map<std::string, std::uint32_t, std::less<>> definitions_;  // data/input/output -> line
   int resolve_depth_ = 0;
+  bool stopped_ = false;      // gave up after kMaxDiagnostics errors
   bool data_open_ = false;    // .values may follow: the last .data succeeded
   bool data_failed_ = false;  // the last .data had an error: ignore its .values
   std::uint32_t text_line_ = 0, config_line_ = 0;
@@ -1049,7 +1054,7 @@ Program AssembleFile(const std::filesystem::path& path) {
   if (std::filesystem::is_regular_file(path, error)) in.open(path, std::ios::binary);
   std::ostringstream text;
   if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
+  if (!in.is_open() || in.bad()) {
     throw AssemblyError({{path.string(), 0, 0, "cannot read the file"}});
   }
   return Assemble(text.str(), path.string());

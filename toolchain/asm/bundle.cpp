@@ -110,6 +110,7 @@ void AddEntry(zip_t* archive, std::string_view name, const void* data, std::size
 class Reader {
  public:
   Reader(std::span<const std::uint8_t> bytes, std::string_view origin) : origin_(origin) {
+    if (bytes.empty()) Fail("not a valid bundle: the file is empty");
     ZipError error;
     ZipSourcePtr source(zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error.error));
     if (!source) Fail(fmt::format("cannot read: {}", error.Message()));

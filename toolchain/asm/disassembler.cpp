@@ -116,7 +116,10 @@ std::string Word(const isa::Word& word, const DisassemblyOptions& options, Symbo
   return Instruction(instruction, options, symbolize);
 }
 
-std::string PlainNumber(isa::Field, std::uint64_t value) { return FormatUnsigned(value); }
+// An unsigned field's value; device addresses read best in hex whatever their size.
+std::string PlainNumber(isa::Field field, std::uint64_t value) {
+  return field == isa::Field::kDram ? fmt::format("0x{:x}", value) : FormatUnsigned(value);
+}
 
 void AppendLines(std::string& out, std::span<const isa::Word> words,
                  const DisassemblyOptions& options, std::uint64_t text_address,
@@ -210,7 +213,7 @@ std::string Disassemble(const Program& program, DisassemblyOptions options) {
   out += '\n';
   // dram= as NAME or NAME+offset: the first data segment, input or output containing it.
   const auto symbolize = [&](isa::Field field, std::uint64_t value) -> std::string {
-    if (!options.symbolic_addresses || field != isa::Field::kDram) return FormatUnsigned(value);
+    if (!options.symbolic_addresses || field != isa::Field::kDram) return PlainNumber(field, value);
     const auto try_range = [&](const std::string& name, std::uint64_t address,
                                std::uint64_t bytes) -> std::optional<std::string> {
       if (value < address || value - address >= bytes) return std::nullopt;
@@ -225,7 +228,7 @@ std::string Disassemble(const Program& program, DisassemblyOptions options) {
         if (auto text = try_range(tensor.name, tensor.address, tensor.Bytes())) return *text;
       }
     }
-    return FormatUnsigned(value);
+    return PlainNumber(field, value);
   };
   AppendLines(out, program.words, options, program.text_address, symbolize);
   return out;

@@ -1,0 +1,250 @@
+// Program bundles: write/read round trips, and clean errors for wrong, corrupt and hostile files.
+#include "asm/bundle.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <zip.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "asm/assembler.hpp"
+#include "asm_test_util.hpp"
+
+namespace systole::assembly {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Program Example() {
+  return Assemble(R"(
+    .config small
+    .text at=0x100
+    .input X, at=0x2000, dtype=bf16, shape=8x16
+    .output Y, at=0x3000, dtype=bf16, shape=8x16
+    .data W, at=0x4000, dtype=bf16
+    .values 1.0, 2.0, 3.0, 4.0
+    .data B, at=0x5000, dtype=fp32
+    .values -1.0
+    load mem=ub, dram=X, stride=32, rows=8, elems=16, signal=mxu
+    halt
+  )", "example.s");
+}
+
+// A zip holding the given entries, for building broken bundles.
+std::vector<std::uint8_t> Zip(const std::vector<std::pair<std::string, std::string>>& entries) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
+  zip_source_keep(buffer);
+  zip_t* archive = zip_open_from_source(buffer, ZIP_TRUNCATE, &error);
+  for (const auto& [name, data] : entries) {
+    zip_source_t* source = zip_source_buffer(archive, data.data(), data.size(), 0);
+    zip_file_add(archive, name.c_str(), source, 0);
+  }
+  zip_close(archive);
+  zip_stat_t stat;
+  zip_source_stat(buffer, &stat);
+  std::vector<std::uint8_t> bytes(stat.size);
+  zip_source_open(buffer);
+  zip_source_read(buffer, bytes.data(), bytes.size());
+  zip_source_close(buffer);
+  zip_source_free(buffer);
+  zip_error_fini(&error);
+  return bytes;
+}
+
+// The entries of a serialized bundle.
+std::vector<std::pair<std::string, std::string>> Unzip(const std::vector<std::uint8_t>& bytes) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  zip_t* archive = zip_open_from_source(source, ZIP_RDONLY, &error);
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
+    const auto index = static_cast<zip_uint64_t>(i);
+    zip_stat_t stat;
+    zip_stat_index(archive, index, 0, &stat);
+    std::string data(stat.size, '\0');
+    zip_file_t* file = zip_fopen_index(archive, index, 0);
+    zip_fread(file, data.data(), data.size());
+    zip_fclose(file);
+    entries.emplace_back(zip_get_name(archive, index, 0), data);
+  }
+  zip_close(archive);
+  zip_error_fini(&error);
+  return entries;
+}
+
+std::string ParseError(const std::vector<std::uint8_t>& bytes) {
+  try {
+    ParseBundle(bytes, "b.sbin");
+  } catch (const BundleError& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+// The example bundle with its manifest edited by `edit`.
+std::vector<std::uint8_t> WithManifest(const std::function<void(json&)>& edit) {
+  auto entries = Unzip(SerializeBundle(Example()));
+  for (auto& [name, data] : entries) {
+    if (name == "manifest.json") {
+      json manifest = json::parse(data);
+      edit(manifest);
+      data = manifest.dump();
+    }
+  }
+  return Zip(entries);
+}
+
+TEST(Bundle, RoundTripsInMemory) {
+  const Program program = Example();
+  const Program back = ParseBundle(SerializeBundle(program));
+  EXPECT_EQ(back, program);
+  EXPECT_EQ(back.source_map, program.source_map);  // kept, though == ignores it
+  EXPECT_EQ(back.SourceOf(0), "example.s:10");
+}
+
+TEST(Bundle, IsDeterministic) {
+  EXPECT_EQ(SerializeBundle(Example()), SerializeBundle(Example()));
+}
+
+TEST(Bundle, LayoutIsAsDocumented) {
+  const auto entries = Unzip(SerializeBundle(Example()));
+  ASSERT_EQ(entries.size(), 4u);
+  EXPECT_EQ(entries[0].first, "manifest.json");
+  EXPECT_EQ(entries[1].first, "text.bin");
+  EXPECT_EQ(entries[1].second.size(), 64u);
+  EXPECT_EQ(entries[2].first, "data/W.bin");
+  EXPECT_EQ(entries[2].second, std::string("\x80\x3f\x00\x40\x40\x40\x80\x40", 8));
+  EXPECT_EQ(entries[3].first, "data/B.bin");
+  const json manifest = json::parse(entries[0].second);
+  EXPECT_EQ(manifest["format"], "systole-program");
+  EXPECT_EQ(manifest["version"], 1);
+  EXPECT_EQ(manifest["config"], "small");
+  EXPECT_EQ(manifest["text"], json::parse(R"({"address": 256, "instructions": 2, "file": "text.bin"})"));
+  EXPECT_EQ(manifest["data"][0],
+            json::parse(R"({"name": "W", "address": 16384, "dtype": "bf16", "bytes": 8,
+                            "file": "data/W.bin"})"));
+  EXPECT_EQ(manifest["inputs"][0],
+            json::parse(R"({"name": "X", "address": 8192, "dtype": "bf16", "shape": [8, 16]})"));
+  EXPECT_EQ(manifest["outputs"][0]["name"], "Y");
+  EXPECT_EQ(manifest["source_map"],
+            json::parse(R"({"files": ["example.s"], "lines": [[0, 10], [0, 11]]})"));
+}
+
+TEST(Bundle, EmptyProgramRoundTrips) {
+  EXPECT_EQ(ParseBundle(SerializeBundle(Program{})), Program{});
+}
+
+TEST(Bundle, FilesAndLoadProgram) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("systole_bundle_test_{}", ::getpid());
+  fs::create_directories(dir);
+  const Program program = Example();
+  WriteBundle(program, dir / "p.sbin");
+  EXPECT_EQ(ReadBundle(dir / "p.sbin"), program);
+  EXPECT_EQ(LoadProgram(dir / "p.sbin"), program);
+  fs::copy_file(dir / "p.sbin", dir / "p.bin");
+  EXPECT_EQ(LoadProgram(dir / "p.bin"), program);  // sniffed by its zip signature
+  {
+    std::ofstream(dir / "p.s") << "halt\n";
+    std::ofstream(dir / "p.txt") << "sync\nhalt\n";
+  }
+  EXPECT_EQ(LoadProgram(dir / "p.s").words.size(), 1u);
+  EXPECT_EQ(LoadProgram(dir / "p.txt").words.size(), 2u);
+  EXPECT_THROW(ReadBundle(dir / "missing.sbin"), BundleError);
+  EXPECT_THROW(LoadProgram(dir / "missing.s"), AssemblyError);
+  fs::remove_all(dir);
+}
+
+TEST(Bundle, RejectsWhatIsNotABundle) {
+  EXPECT_EQ(ParseError({}), "b.sbin: not a valid bundle: the file is empty");
+  EXPECT_EQ(ParseError({'h', 'a', 'l', 't'}),
+            "b.sbin: not a valid bundle (zip archive): Not a zip archive");
+  EXPECT_EQ(ParseError(Zip({{"text.bin", ""}})), "b.sbin: manifest.json is missing");
+  EXPECT_EQ(ParseError(Zip({{"manifest.json", "{"}})), "b.sbin: manifest.json is not a JSON object");
+  EXPECT_EQ(ParseError(Zip({{"manifest.json", "[]"}})), "b.sbin: manifest.json is not a JSON object");
+  EXPECT_EQ(ParseError(Zip({{"manifest.json", R"({"format": "other"})"}})),
+            "b.sbin: manifest.json: 'format' is not \"systole-program\"");
+}
+
+TEST(Bundle, RejectsOtherVersions) {
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["version"] = 2; })),
+            "b.sbin: unsupported bundle version 2 (this build reads version 1)");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["version"] = "1"; })),
+            "b.sbin: manifest: 'version' must be a non-negative integer");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["isa"]["major"] = 9; })),
+            "b.sbin: built for ISA version 9.x; this build implements 1.0");
+}
+
+TEST(Bundle, ChecksSizesAgainstTheManifest) {
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["text"]["instructions"] = 3; })),
+            "b.sbin: text.bin holds 64 bytes, the manifest says 96");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["data"][0]["bytes"] = 6; })),
+            "b.sbin: data/W.bin holds 8 bytes, the manifest says 6");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["data"][0]["bytes"] = 1ull << 40; })),
+            "b.sbin: data/W.bin holds 8 bytes, the manifest says 1099511627776");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["text"]["instructions"] = 1ull << 60; })),
+            "b.sbin: manifest: 1152921504606846976 instructions is too many");
+  auto entries = Unzip(SerializeBundle(Example()));
+  entries.erase(entries.begin() + 2);  // data/W.bin
+  EXPECT_EQ(ParseError(Zip(entries)), "b.sbin: data/W.bin is missing");
+}
+
+TEST(Bundle, ValidatesTheManifest) {
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["data"][0]["name"] = "../../etc/passwd"; })),
+            "b.sbin: manifest: 'data[0].name' is not a valid name");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["data"][0]["file"] = "data/other.bin"; })),
+            "b.sbin: manifest: 'data[0].file' must be data/W.bin");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["data"][0]["dtype"] = "int4"; })),
+            "b.sbin: manifest: 'data[0].dtype' must be one of: int8, int32, bf16, fp32");
+}
+
+TEST(Bundle, ValidatesThePrograms) {
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["data"][1]["address"] = 0x4004; })),
+            "b.sbin: invalid program: data 'B' [0x4004, 0x4008) overlaps data 'W' [0x4000, 0x4008)");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["inputs"][0]["shape"] = json::array({8, 0}); })),
+            "b.sbin: invalid program: input 'X' has an empty shape");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["inputs"][0]["shape"] = json::array({-1}); })),
+            "b.sbin: manifest: 'inputs[0].shape' must hold non-negative integers");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["outputs"][0]["name"] = "X"; })),
+            "b.sbin: invalid program: name 'X' is used twice");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["config"] = 5; })),
+            "b.sbin: manifest: 'config' must be a string or null");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m.erase("outputs"); })),
+            "b.sbin: manifest: 'outputs' is missing");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["source_map"]["lines"][0] = json::array({7, 1}); })),
+            "b.sbin: manifest: 'source_map.lines' entries must be [file index, line]");
+}
+
+TEST(Bundle, WriterRejectsInvalidPrograms) {
+  Program program;
+  program.data.push_back({"bad name", 0, DataType::kInt8, {1}});
+  EXPECT_THROW(SerializeBundle(program), BundleError);
+  program.data[0] = {"A", 0, DataType::kInt32, {1, 2}};
+  try {
+    SerializeBundle(program);
+    FAIL();
+  } catch (const BundleError& error) {
+    EXPECT_STREQ(error.what(),
+                 "cannot write an invalid program: data 'A' holds 2 bytes, not a whole number of "
+                 "int32 elements");
+  }
+}
+
+TEST(Bundle, TruncatedBundlesFailCleanly) {
+  const std::vector<std::uint8_t> bytes = SerializeBundle(Example());
+  for (std::size_t size = 0; size < bytes.size(); ++size) {
+    const std::vector<std::uint8_t> part(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(size));
+    EXPECT_THROW(ParseBundle(part), BundleError) << size;
+  }
+}
+
+}  // namespace
+}  // namespace systole::assembly
