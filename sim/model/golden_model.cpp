@@ -21,7 +21,9 @@ std::uint16_t WeightTile::Bf16(std::uint32_t t, std::uint32_t j) const {
   return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(bf16_values[t * cols + j]) >> 16);
 }
 
-GoldenModel::GoldenModel(const Config& config)
+GoldenModel::GoldenModel(const Config& config) : GoldenModel(config, TimingParameters{}) {}
+
+GoldenModel::GoldenModel(const Config& config, const TimingParameters& timing)
     : config_(Validated(config)),
       is_bf16_(config.dtype == DType::kBf16),
       element_bytes_(ElementBytes(config.dtype)),
@@ -32,7 +34,7 @@ GoldenModel::GoldenModel(const Config& config)
       memory_(config.memory_bytes),
       ub_(ub_rows_ * ub_row_bytes_),
       acc_(acc_rows_ * config.cols),
-      timing_(config),
+      timing_(config, timing),
       scratch_f32_(std::max(config.rows, config.cols)),
       scratch_psum_(config.cols),
       scratch_bytes_(ub_row_bytes_) {}

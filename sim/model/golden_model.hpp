@@ -60,6 +60,8 @@ struct WeightTile {
 class GoldenModel {
  public:
   explicit GoldenModel(const Config& config);
+  // With other constants for the cycle estimate (tests, what-if studies).
+  GoldenModel(const Config& config, const TimingParameters& timing);
 
   const Config& config() const { return config_; }
 
