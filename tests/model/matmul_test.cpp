@@ -131,11 +131,16 @@ TEST(MatmulBf16, SignedZerosFlushAndAccumulate) {
   tile[1 * 16 + 1] = 0xBF80;
   // Column 2: the product 2^-126 * 0.5 underflows and is flushed before it is added.
   tile[0 * 16 + 2] = 0x3F00;
+  // Column 4: 2^-126 * 1 + (-2^-126) * (-0.5): the subnormal product 2^-127 is flushed before
+  // it is added, so the sum stays 2^-126 (it would be 1.5 * 2^-126 otherwise).
+  tile[0 * 16 + 4] = 0x3F80;
+  tile[1 * 16 + 4] = 0xBF00;
   const auto acc = Bf16RowTimesTile(x, tile, 16, /*accumulate=*/true, /*initial=*/0x00000001);
   // The accumulator's subnormal initial value is an input of the final add: flushed too.
   EXPECT_EQ(acc[0], 0x00000000u);
   EXPECT_EQ(acc[1], 0x00000000u);
   EXPECT_EQ(acc[2], 0x00000000u);
+  EXPECT_EQ(acc[4], 0x00800000u);
   const auto overwritten = Bf16RowTimesTile(x, tile, 16, /*accumulate=*/false, 0x3F800000);
   EXPECT_EQ(overwritten[0], 0x00000000u);
   // Column 1's sum is -0 after t = 1 but +0 after the (+0) products of t = 2..15; only then does
