@@ -75,7 +75,9 @@ TEST(Literals, FormatsTheShortestLiteral) {
   EXPECT_EQ(FormatFp32(0x3E000000u), "0.125");
   EXPECT_EQ(FormatBf16(0x3DCD), "0.1");  // bf16(0.1) prints as 0.1, not 0.10009765625
   EXPECT_EQ(FormatBf16(0xC020), "-2.5");
-  EXPECT_EQ(FormatBf16(0x4B18), "9.96e+06");
+  EXPECT_EQ(FormatBf16(0x4B18), "9961472.0");  // plain notation below 10^9
+  EXPECT_EQ(FormatBf16(0x4120), "10.0");
+  EXPECT_EQ(FormatFp32(0x501502F9u), "1e+10");
   EXPECT_FALSE(FormatFp32(0x7F800000u));  // infinity
   EXPECT_FALSE(FormatFp32(0x7FC00000u));  // NaN
   EXPECT_FALSE(FormatBf16(0x0001));       // subnormal: ToBf16 would flush it

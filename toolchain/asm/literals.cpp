@@ -138,7 +138,11 @@ template <typename Bits, typename Parse>
 std::optional<std::string> FormatShortest(float value, Bits bits, Parse parse) {
   const bool negative = std::signbit(value);
   const float magnitude = negative ? -value : value;
-  for (int precision = 1; precision <= 9; ++precision) {
+  // Start with as many digits as the integer part has, so that %g-style output stays in plain
+  // notation ("10.0", not "1e+01") for values below 10^9.
+  int first = 1;
+  for (float limit = 10.0f; first < 9 && magnitude >= limit; limit *= 10.0f) ++first;
+  for (int precision = first; precision <= 9; ++precision) {
     char buffer[64];
     const auto result = std::to_chars(buffer, buffer + sizeof buffer, magnitude,
                                       std::chars_format::general, precision);
