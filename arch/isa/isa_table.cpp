@@ -49,7 +49,7 @@ constexpr std::array kActivateFields = std::to_array<FieldSpec>({
   {Field::kUb,        "ub",        56, 24, K::kUnsigned, 0, ~0ull, {}, "first output unified-buffer row"},
   {Field::kRows,      "rows",      80, 16, K::kUnsigned, 1, kMax16, {}, "rows to process"},
   {Field::kBiasRow,   "bias_row",  96, 24, K::kUnsigned, 0, ~0ull, {}, "accumulator row holding the bias vector"},
-  {Field::kScale,     "scale",    120, 32, K::kScale,    0, ~0ull, {}, "fp32 scale (bf16) or int32 multiplier (int8)"},
+  {Field::kScale,     "scale",    120, 32, K::kScale,    0, ~0ull, {}, "fp32 scale (bf16) or int32 multiplier (int8); 0 means 1"},
   {Field::kShift,     "shift",    152,  8, K::kUnsigned, 0, 62, {}, "int8: arithmetic right shift after the multiply, rounding half up"},
   {Field::kZeroPoint, "zp",       160,  8, K::kSigned,   0, ~0ull, {}, "int8: output zero point added before saturation"},
   {Field::kLo,        "lo",       168, 16, K::kClamp,    0, ~0ull, {}, "clamp lower bound"},
@@ -80,7 +80,7 @@ constexpr std::array kPoolFields = std::to_array<FieldSpec>({
   {Field::kWinW,    "win_w",   136,  8, K::kUnsigned, 1, 255, {}, "window width"},
   {Field::kStrideH, "stride_h",144,  8, K::kUnsigned, 1, 255, {}, "vertical stride"},
   {Field::kStrideW, "stride_w",152,  8, K::kUnsigned, 1, 255, {}, "horizontal stride"},
-  {Field::kScale,   "scale",   160, 32, K::kScale,    0, ~0ull, {}, "sum: fp32 scale (bf16) or int32 multiplier (int8)"},
+  {Field::kScale,   "scale",   160, 32, K::kScale,    0, ~0ull, {}, "sum: fp32 scale (bf16) or int32 multiplier (int8); 0 means 1"},
   {Field::kShift,   "shift",   192,  8, K::kUnsigned, 0, 62, {}, "sum, int8: right shift after the multiply, rounding half up"},
 });
 

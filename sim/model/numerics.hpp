@@ -108,6 +108,14 @@ constexpr std::uint32_t ApplyFunctionF32(isa::ActFunc func, std::uint32_t v, std
   return v;
 }
 
+// The scale of ACTIVATE and POOL as applied: a raw field of 0 (what an omitted `scale=`
+// assembles to) means 1 — fp32 1.0 or the integer multiplier 1 — so that a forgotten scale
+// cannot silently zero a layer (docs/ISA.md).
+constexpr std::uint32_t EffectiveScale(std::uint32_t raw, bool is_fp32) {
+  constexpr std::uint32_t kF32OneBits = 0x3F800000;
+  return raw != 0 ? raw : (is_fp32 ? kF32OneBits : 1u);
+}
+
 // ---- integers ------------------------------------------------------------------------------
 
 // int32 addition that wraps modulo 2^32 (signed overflow would be undefined in C++).

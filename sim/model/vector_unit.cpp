@@ -77,7 +77,7 @@ void GoldenModel::ExecuteActivate(const isa::Instruction& insn) {
   const bool bias = insn[Field::kBias] != 0;
   const std::uint32_t* bias_row = bias ? AccRowData(insn[Field::kBiasRow]) : nullptr;
   const auto func = static_cast<ActFunc>(insn[Field::kFunc]);
-  const auto scale = static_cast<std::uint32_t>(insn[Field::kScale]);
+  const std::uint32_t scale = EffectiveScale(static_cast<std::uint32_t>(insn[Field::kScale]), is_bf16_);
   const auto shift = static_cast<unsigned>(insn[Field::kShift]);
   const std::int64_t zero_point = insn.Signed(Field::kZeroPoint);
   const ClampBounds bounds(insn);
@@ -197,7 +197,7 @@ std::optional<GoldenModel::Fault> GoldenModel::CheckPool(const isa::Instruction&
 void GoldenModel::ExecutePool(const isa::Instruction& insn) {
   const PoolShape shape(insn);
   const bool is_max = static_cast<isa::PoolOp>(insn[Field::kOp]) == isa::PoolOp::kMax;
-  const auto scale = static_cast<std::uint32_t>(insn[Field::kScale]);
+  const std::uint32_t scale = EffectiveScale(static_cast<std::uint32_t>(insn[Field::kScale]), is_bf16_);
   const auto shift = static_cast<unsigned>(insn[Field::kShift]);
   // One running value per element: fp32 bits (bf16) or an int32 sum / int8 max (int8).
   std::vector<std::int64_t> running(ub_row_elems_);

@@ -113,10 +113,13 @@ TEST(ActivateInt8, BiasWrapsAndLargeScaleUsesInt64) {
   EXPECT_EQ(extreme, (std::vector<std::int8_t>{127, 8, -8, -6}));
 }
 
-TEST(ActivateInt8, ScaleZeroGivesZero) {
-  // The scale is not optional: an omitted scale (0) multiplies every value by zero.
+TEST(ActivateInt8, ScaleFieldZeroMeansOne) {
+  // docs/ISA.md: a scale field of 0 (what an omitted `scale=` assembles to) means 1, so that
+  // forgetting it cannot silently zero a layer. The shift still applies.
   EXPECT_EQ(ActivateInt8({5, -5, 100, 7}, Activate(0, 100, 1, ActFunc::kNone, 0, 0, 2)),
-            (std::vector<std::int8_t>{2, 2, 2, 2}));
+            (std::vector<std::int8_t>{7, -3, 102, 9}));
+  EXPECT_EQ(ActivateInt8({5, -5, 100, 7}, Activate(0, 100, 1, ActFunc::kNone, 0, 1)),
+            (std::vector<std::int8_t>{3, -2, 50, 4}));
 }
 
 // ---- ACTIVATE, bf16 ------------------------------------------------------------------------
@@ -177,6 +180,15 @@ TEST(ActivateBf16, EveryFunctionWithBiasAndScale) {
       }
     }
   }
+}
+
+TEST(ActivateBf16, ScaleFieldZeroMeansOne) {
+  const std::vector<std::uint32_t> v = {0x3FC00000, 0xC0200000, 0x80000000, 0x7F800000,
+                                        0x3F800000, 0x40000000, 0x40400000, 0x40800000,
+                                        0x3E800000, 0x3F000000, 0xBF000000, 0x41200000,
+                                        0x42C80000, 0xC2C80000, 0x00000000, 0x3F400000};
+  const auto out = ActivateBf16(LoadConfig("small"), v, Activate(0, 100, 1, ActFunc::kNone, 0));
+  for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(out[i], ref::ToBf16(v[i])) << i;
 }
 
 TEST(ActivateBf16, ZeroesElementsBeyondColumnsOnTallArrays) {
@@ -334,6 +346,7 @@ TEST(PoolInt8, MaxSumAndAverage) {
                 Pool(true, 50, 200, 4, 2, 2, 2, 2),           // 2x2 max, stride 2
                 Pool(false, 50, 210, 4, 3, 3, 2, 1, 1, 0),    // 2x2 sum, stride 1 (saturates)
                 Pool(false, 50, 220, 4, 2, 2, 2, 2, 1, 2),    // 2x2 average: sum * 1 >> 2
+                Pool(false, 50, 230, 4, 3, 3, 2, 1, 0, 0),    // scale field 0 means 1
                 Halt()});
   auto pixel = [&](std::uint32_t y, std::uint32_t x, std::uint32_t c) {
     return static_cast<int>(image[(y * 4 + x) * 4 + c]);
@@ -347,6 +360,7 @@ TEST(PoolInt8, MaxSumAndAverage) {
           for (std::uint32_t wx = 0; wx < 2; ++wx) sum += pixel(oy + wy, ox + wx, c);
         }
         EXPECT_EQ(model.UbInt8(210 + oy * 3 + ox, c), ref::SaturateInt8(sum));
+        EXPECT_EQ(model.UbInt8(230 + oy * 3 + ox, c), ref::SaturateInt8(sum));
         if (oy < 2 && ox < 2) {
           int max = -1000, sum2 = 0;
           for (std::uint32_t wy = 0; wy < 2; ++wy) {
