@@ -140,7 +140,9 @@ TEST(IsaGolden, EveryOpcodeHasAVector) {
   EXPECT_EQ(Vectors().size(), Opcodes().size());
   for (const OpcodeSpec& spec : Opcodes()) {
     bool found = false;
-    for (const Golden& golden : Vectors()) found = found || golden.instruction.opcode == spec.opcode;
+    for (const Golden& golden : Vectors()) {
+      found = found || golden.instruction.opcode == spec.opcode;
+    }
     EXPECT_TRUE(found) << spec.mnemonic;
   }
 }

@@ -72,10 +72,18 @@ inline isa::Instruction RandomInstruction(std::mt19937_64& rng) {
     const std::uint64_t hi = std::min(field.max, width_max), lo = field.min;
     std::uint64_t value = 0;
     switch (rng() % 4) {
-      case 0: value = lo; break;
-      case 1: value = hi; break;
-      case 2: value = lo + rng() % std::min<std::uint64_t>(hi - lo + 1, 17); break;
-      default: value = hi == ~std::uint64_t{0} ? rng() : lo + rng() % (hi - lo + 1); break;
+      case 0:
+        value = lo;
+        break;
+      case 1:
+        value = hi;
+        break;
+      case 2:
+        value = lo + rng() % std::min<std::uint64_t>(hi - lo + 1, 17);
+        break;
+      default:
+        value = hi == ~std::uint64_t{0} ? rng() : lo + rng() % (hi - lo + 1);
+        break;
     }
     if (field.kind == isa::FieldKind::kSigned) {
       const unsigned shift = 64 - field.width;  // sign-extend, as Decode stores it
@@ -84,7 +92,8 @@ inline isa::Instruction RandomInstruction(std::mt19937_64& rng) {
     instruction[field.field] = value;
   }
   if (spec.unit != isa::Unit::kSequencer) {
-    const unsigned others = ((1u << isa::kNumUnits) - 1) & ~(1u << static_cast<unsigned>(spec.unit));
+    const unsigned others =
+        ((1u << isa::kNumUnits) - 1) & ~(1u << static_cast<unsigned>(spec.unit));
     instruction.wait = static_cast<std::uint8_t>(rng() & others);
     instruction.signal = static_cast<std::uint8_t>(rng() & others);
   }

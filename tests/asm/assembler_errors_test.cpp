@@ -136,7 +136,8 @@ TEST(AssemblerErrors, Tokens) {
             "1:23: load: wait names its own unit 'load'");
   EXPECT_EQ(FirstError("matmul rows=1, k=1, signal=mxu"),
             "1:21: matmul: signal names its own unit 'mxu'");
-  EXPECT_EQ(FirstError("halt wait=mxu"), "1:6: halt: runs in the sequencer and takes no wait tokens");
+  EXPECT_EQ(FirstError("halt wait=mxu"),
+            "1:6: halt: runs in the sequencer and takes no wait tokens");
   EXPECT_EQ(FirstError("load rows=1, elems=1, wait=mxu|gpu"),
             "1:32: expected a unit name in 'wait', got 'gpu' (expected one of: load, weight, mxu, "
             "vector, store)");
@@ -181,7 +182,8 @@ TEST(AssemblerErrors, Symbols) {
 
 TEST(AssemblerErrors, DeepSymbolChainsStopCleanly) {
   std::string source;
-  for (int i = 0; i < 200; ++i) source += ".equ S" + std::to_string(i) + ", S" + std::to_string(i + 1) + "\n";
+  for (int i = 0; i < 200; ++i)
+    source += ".equ S" + std::to_string(i) + ", S" + std::to_string(i + 1) + "\n";
   source += ".equ S200, 1\nload rows=S0, elems=1\n";
   const std::vector<Diagnostic> errors = Errors(source);
   ASSERT_FALSE(errors.empty());
@@ -214,7 +216,8 @@ TEST(AssemblerErrors, DataDirectives) {
             "2:9: bits() = 65536 does not fit 16 bits");
   EXPECT_EQ(FirstError(".data A, at=0, dtype=int8\n.values 1 2"),
             "2:11: expected ',' between values, got '2'");
-  EXPECT_EQ(FirstError(".data A, at=0, dtype=int8\n.values"), "2:8: expected values after '.values'");
+  EXPECT_EQ(FirstError(".data A, at=0, dtype=int8\n.values"),
+            "2:8: expected values after '.values'");
   EXPECT_EQ(FirstError(".data A, at=0, dtype=int8\nhalt"), "1:1: data 'A' has no '.values'");
   // The .values of a broken .data are not reported again (or attached to another segment).
   const std::vector<Diagnostic> errors =
@@ -247,7 +250,8 @@ TEST(AssemblerErrors, TextAndConfig) {
   EXPECT_EQ(FirstError(".text at=0\n.text at=0x100"), "2:1: '.text' given twice (first at line 1)");
   EXPECT_EQ(FirstError(".text 0x100"), "1:7: expected an option (at), got '0x100'");
   EXPECT_EQ(FirstError(".text at=-1"), "1:10: address must not be negative, got -1");
-  EXPECT_EQ(FirstError(".config"), "1:8: expected a configuration name like small or small-int8, got ''");
+  EXPECT_EQ(FirstError(".config"),
+            "1:8: expected a configuration name like small or small-int8, got ''");
   EXPECT_EQ(FirstError(".config a b"),
             "1:9: expected a configuration name like small or small-int8, got 'a b'");
   EXPECT_EQ(FirstError(".config a\n.config b"), "2:1: '.config' given twice (first at line 1)");

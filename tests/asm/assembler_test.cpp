@@ -1,7 +1,8 @@
 // The assembler's happy paths: every field kind, every directive, symbols and expressions.
+#include "asm/assembler.hpp"
+
 #include <gtest/gtest.h>
 
-#include "asm/assembler.hpp"
 #include "asm/literals.hpp"
 #include "asm_test_util.hpp"
 
@@ -22,9 +23,9 @@ isa::Instruction One(std::string_view source) {
 }
 
 TEST(Assembler, LoadWithEveryField) {
-  const isa::Instruction insn = One(
-      "load mem=acc, dram=0x100040, stride=64, row=3, col=2, rows=5, elems=7, wait=mxu|vector, "
-      "signal=store");
+  const isa::Instruction insn =
+      One("load mem=acc, dram=0x100040, stride=64, row=3, col=2, rows=5, elems=7, wait=mxu|vector, "
+          "signal=store");
   EXPECT_EQ(insn.opcode, Opcode::kLoad);
   EXPECT_EQ(insn[Field::kMem], 1u);
   EXPECT_EQ(insn[Field::kDram], 0x100040u);
@@ -110,7 +111,8 @@ TEST(Assembler, ExpressionsAndSymbols) {
 }
 
 TEST(Assembler, FloatConstantsFeedScaleAndClamp) {
-  const Program program = Assemble(".equ HALF, 0.5\n.equ LO, -HALF\nactivate rows=1, scale=HALF, lo=LO\n");
+  const Program program =
+      Assemble(".equ HALF, 0.5\n.equ LO, -HALF\nactivate rows=1, scale=HALF, lo=LO\n");
   EXPECT_EQ(Decoded(program, 0)[Field::kScale], 0x3F000000u);
   EXPECT_EQ(Decoded(program, 0)[Field::kLo], 0xBF00u);
 }
@@ -129,7 +131,8 @@ TEST(Assembler, SymbolsMayBeUsedBeforeTheirDefinition) {
 }
 
 TEST(Assembler, EnumNamesWinOverSymbolsButSymbolsWork) {
-  const Program program = Assemble(".equ relu, 3\n.equ F, 2\nvector rows=1, func=relu\nvector rows=1, func=F\n");
+  const Program program =
+      Assemble(".equ relu, 3\n.equ F, 2\nvector rows=1, func=relu\nvector rows=1, func=F\n");
   EXPECT_EQ(Decoded(program, 0)[Field::kFunc], 1u);  // the enum name
   EXPECT_EQ(Decoded(program, 1)[Field::kFunc], 2u);  // a symbol
 }
@@ -160,8 +163,8 @@ TEST(Assembler, DataSegmentsInEveryType) {
   // 0.1 -> 0x3DCCCCCD; -0 is the integer 0 (the sign of an integer zero is lost: +0.0);
   // 16777217 rounds to the nearest fp32, 16777216.
   EXPECT_EQ(program.data[3].bytes,
-            (std::vector<std::uint8_t>{0xCD, 0xCC, 0xCC, 0x3D, 0, 0, 0, 0, 0x00, 0x00, 0x80,
-                                       0x4B, 0x00, 0x00, 0x80, 0x7F}));
+            (std::vector<std::uint8_t>{0xCD, 0xCC, 0xCC, 0x3D, 0, 0, 0, 0, 0x00, 0x00, 0x80, 0x4B,
+                                       0x00, 0x00, 0x80, 0x7F}));
   EXPECT_TRUE(program.words.empty());
 }
 
@@ -189,7 +192,8 @@ TEST(Assembler, InputsOutputsTextAndConfig) {
 }
 
 TEST(Assembler, DefaultsAndComments) {
-  const Program program = Assemble("# only comments\n; and blank lines\n\n   \nhalt ; done\nsync # too\r\n");
+  const Program program =
+      Assemble("# only comments\n; and blank lines\n\n   \nhalt ; done\nsync # too\r\n");
   EXPECT_FALSE(program.config.has_value());
   EXPECT_EQ(program.text_address, 0u);
   ASSERT_EQ(program.words.size(), 2u);

@@ -3,13 +3,12 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zip.h>
 
-#include <unistd.h>
-
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "asm/assembler.hpp"
@@ -36,7 +35,8 @@ Program Example() {
     .values -1.0
     load mem=ub, dram=X, stride=32, rows=8, elems=16, signal=mxu
     halt
-  )", "example.s");
+  )",
+                  "example.s");
 }
 
 std::string ParseError(const std::vector<std::uint8_t>& bytes) {
@@ -69,9 +69,7 @@ TEST(Bundle, RoundTripsInMemory) {
   EXPECT_EQ(back.SourceOf(0), "example.s:10");
 }
 
-TEST(Bundle, IsDeterministic) {
-  EXPECT_EQ(SerializeBundle(Example()), SerializeBundle(Example()));
-}
+TEST(Bundle, IsDeterministic) { EXPECT_EQ(SerializeBundle(Example()), SerializeBundle(Example())); }
 
 TEST(Bundle, LayoutIsAsDocumented) {
   const auto entries = Unzip(SerializeBundle(Example()));
@@ -86,7 +84,8 @@ TEST(Bundle, LayoutIsAsDocumented) {
   EXPECT_EQ(manifest["format"], "systole-program");
   EXPECT_EQ(manifest["version"], 1);
   EXPECT_EQ(manifest["config"], "small");
-  EXPECT_EQ(manifest["text"], json::parse(R"({"address": 256, "instructions": 2, "file": "text.bin"})"));
+  EXPECT_EQ(manifest["text"],
+            json::parse(R"({"address": 256, "instructions": 2, "file": "text.bin"})"));
   EXPECT_EQ(manifest["data"][0],
             json::parse(R"({"name": "W", "address": 16384, "dtype": "bf16", "bytes": 8,
                             "file": "data/W.bin"})"));
@@ -102,7 +101,8 @@ TEST(Bundle, EmptyProgramRoundTrips) {
 }
 
 TEST(Bundle, FilesAndLoadProgram) {
-  const fs::path dir = fs::temp_directory_path() / fmt::format("systole_bundle_test_{}", ::getpid());
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("systole_bundle_test_{}", ::getpid());
   fs::create_directories(dir);
   const Program program = Example();
   WriteBundle(program, dir / "p.sbin");
@@ -126,8 +126,10 @@ TEST(Bundle, RejectsWhatIsNotABundle) {
   EXPECT_EQ(ParseError({'h', 'a', 'l', 't'}),
             "b.sbin: not a valid bundle (zip archive): Not a zip archive");
   EXPECT_EQ(ParseError(Zip({{"text.bin", ""}})), "b.sbin: manifest.json is missing");
-  EXPECT_EQ(ParseError(Zip({{"manifest.json", "{"}})), "b.sbin: manifest.json is not a JSON object");
-  EXPECT_EQ(ParseError(Zip({{"manifest.json", "[]"}})), "b.sbin: manifest.json is not a JSON object");
+  EXPECT_EQ(ParseError(Zip({{"manifest.json", "{"}})),
+            "b.sbin: manifest.json is not a JSON object");
+  EXPECT_EQ(ParseError(Zip({{"manifest.json", "[]"}})),
+            "b.sbin: manifest.json is not a JSON object");
   EXPECT_EQ(ParseError(Zip({{"manifest.json", R"({"format": "other"})"}})),
             "b.sbin: manifest.json: 'format' is not \"systole-program\"");
 }
@@ -165,9 +167,12 @@ TEST(Bundle, ValidatesTheManifest) {
 }
 
 TEST(Bundle, ValidatesThePrograms) {
-  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["data"][1]["address"] = 0x4004; })),
-            "b.sbin: invalid program: data 'B' [0x4004, 0x4008) overlaps data 'W' [0x4000, 0x4008)");
-  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["inputs"][0]["shape"] = json::array({8, 0}); })),
+  EXPECT_EQ(
+      ParseError(WithManifest([](json& m) { m["data"][1]["address"] = 0x4004; })),
+      "b.sbin: invalid program: data 'B' [0x4004, 0x4008) overlaps data 'W' [0x4000, 0x4008)");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) {
+              m["inputs"][0]["shape"] = json::array({8, 0});
+            })),
             "b.sbin: invalid program: input 'X' has an empty shape");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["inputs"][0]["shape"] = json::array({-1}); })),
             "b.sbin: manifest: 'inputs[0].shape' must hold non-negative integers");
@@ -177,7 +182,9 @@ TEST(Bundle, ValidatesThePrograms) {
             "b.sbin: manifest: 'config' must be a string or null");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m.erase("outputs"); })),
             "b.sbin: manifest: 'outputs' is missing");
-  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["source_map"]["lines"][0] = json::array({7, 1}); })),
+  EXPECT_EQ(ParseError(WithManifest([](json& m) {
+              m["source_map"]["lines"][0] = json::array({7, 1});
+            })),
             "b.sbin: manifest: 'source_map.lines' entries must be [file index, line]");
 }
 
@@ -199,7 +206,8 @@ TEST(Bundle, WriterRejectsInvalidPrograms) {
 TEST(Bundle, TruncatedBundlesFailCleanly) {
   const std::vector<std::uint8_t> bytes = SerializeBundle(Example());
   for (std::size_t size = 0; size < bytes.size(); ++size) {
-    const std::vector<std::uint8_t> part(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(size));
+    const std::vector<std::uint8_t> part(bytes.begin(),
+                                         bytes.begin() + static_cast<std::ptrdiff_t>(size));
     EXPECT_THROW(ParseBundle(part), BundleError) << size;
   }
 }

@@ -2,9 +2,8 @@
 // words for every example and for random valid instructions, and the text is a fixed point.
 #include "asm/disassembler.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <random>
 
@@ -112,7 +111,8 @@ TEST(Disassembler, ProgramWithDirectivesAndSymbols) {
 TEST(Disassembler, DataOfEveryTypeRoundTrips) {
   Program program;
   std::mt19937_64 rng(testing::TestSeed());
-  for (const DataType dtype : {DataType::kInt8, DataType::kInt32, DataType::kBf16, DataType::kFp32}) {
+  for (const DataType dtype :
+       {DataType::kInt8, DataType::kInt32, DataType::kBf16, DataType::kFp32}) {
     DataSegment segment;
     segment.name = fmt::format("D{}", static_cast<int>(dtype));
     segment.address = 0x10000 * (static_cast<std::uint64_t>(dtype) + 1);
@@ -132,8 +132,8 @@ TEST(Disassembler, ExamplesRoundTrip) {
     SCOPED_TRACE(path.string());
     const Program program = AssembleFile(path);
     // Words alone, with every element-type choice.
-    for (const std::optional<DType> type : {std::optional<DType>(), std::optional(DType::kInt8),
-                                            std::optional(DType::kBf16)}) {
+    for (const std::optional<DType> type :
+         {std::optional<DType>(), std::optional(DType::kInt8), std::optional(DType::kBf16)}) {
       const std::string text = Disassemble(program.words, Typed(type));
       EXPECT_EQ(Assemble(text).words, program.words) << text;
     }
@@ -150,8 +150,8 @@ TEST(Disassembler, RandomInstructionsRoundTrip) {
   for (int i = 0; i < 20000; ++i) {
     const isa::Instruction instruction = testing::RandomInstruction(rng);
     const isa::Word word = isa::EncodeOrThrow(instruction);
-    for (const std::optional<DType> type : {std::optional<DType>(), std::optional(DType::kInt8),
-                                            std::optional(DType::kBf16)}) {
+    for (const std::optional<DType> type :
+         {std::optional<DType>(), std::optional(DType::kInt8), std::optional(DType::kBf16)}) {
       const std::string text = DisassembleWord(word, Typed(type));
       const Program program = Assemble(text);
       ASSERT_EQ(program.words.size(), 1u) << text;

@@ -19,7 +19,8 @@ namespace {
 // the words at text_address, then one launch) and returns the bytes of output `name`.
 std::vector<std::uint8_t> RunOnModel(const Program& program, std::string_view name) {
   model::GoldenModel device(LoadConfig(program.config.value()));
-  for (const DataSegment& segment : program.data) device.WriteMemory(segment.address, segment.bytes);
+  for (const DataSegment& segment : program.data)
+    device.WriteMemory(segment.address, segment.bytes);
   std::vector<std::uint8_t> text(program.TextBytes());
   if (!text.empty()) std::memcpy(text.data(), program.words.data(), text.size());
   device.WriteMemory(program.text_address, text);
@@ -40,8 +41,8 @@ Program Example(std::string_view file) {
 }
 
 float Bf16At(const std::vector<std::uint8_t>& bytes, std::size_t index) {
-  const std::uint32_t bits = std::uint32_t{bytes.at(2 * index)} << 16 |
-                             std::uint32_t{bytes.at(2 * index + 1)} << 24;
+  const std::uint32_t bits =
+      std::uint32_t{bytes.at(2 * index)} << 16 | std::uint32_t{bytes.at(2 * index + 1)} << 24;
   float value;
   std::memcpy(&value, &bits, sizeof value);
   return value;
@@ -78,7 +79,9 @@ TEST(Examples, MlpInt8) {
     }
   }
   const std::vector<int> row0 = {4, 5, 6, 7, 7, 8, 9, 10, 10, 11, 12, 13, 13, 14, 15, 106};
-  for (int j = 0; j < 16; ++j) EXPECT_EQ(static_cast<std::int8_t>(y[static_cast<std::size_t>(j)]), row0[static_cast<std::size_t>(j)]);
+  for (int j = 0; j < 16; ++j)
+    EXPECT_EQ(static_cast<std::int8_t>(y[static_cast<std::size_t>(j)]),
+              row0[static_cast<std::size_t>(j)]);
 }
 
 TEST(Examples, ConvPoolTiny) {
@@ -110,7 +113,8 @@ TEST(Examples, ConvPoolTiny) {
   }
   // The table in the example's comment.
   const std::vector<int> table = {12, 0, 13, -8, 18, 0, 33, -8, 36, 0, 13, -8, 40, 0, 33, -8};
-  for (std::size_t i = 0; i < table.size(); ++i) EXPECT_EQ(static_cast<std::int8_t>(out[i]), table[i]);
+  for (std::size_t i = 0; i < table.size(); ++i)
+    EXPECT_EQ(static_cast<std::int8_t>(out[i]), table[i]);
 }
 
 TEST(Examples, EveryExampleIsCovered) {

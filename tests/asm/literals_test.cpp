@@ -19,8 +19,8 @@ TEST(Literals, ClassifiesTokens) {
   EXPECT_EQ(ClassifyLiteral(".5"), LiteralKind::kFloat);
   EXPECT_EQ(ClassifyLiteral("1e-3"), LiteralKind::kFloat);
   EXPECT_EQ(ClassifyLiteral("1e+10"), LiteralKind::kFloat);
-  for (const char* bad : {"", "0x", "0x_1", "0x1_", "0x1__2", "0x1g", "1.2.3", "1e", "12ab", "inf",
-                          "nan", "1_000"}) {
+  for (const char* bad :
+       {"", "0x", "0x_1", "0x1_", "0x1__2", "0x1g", "1.2.3", "1e", "12ab", "inf", "nan", "1_000"}) {
     EXPECT_EQ(ClassifyLiteral(bad), LiteralKind::kBad) << bad;
   }
 }
@@ -94,8 +94,7 @@ TEST(Literals, EveryBf16RoundTrips) {
     ASSERT_EQ(text.has_value(), !special) << std::hex << bits;
     if (!text) continue;
     const bool negative = text->front() == '-';
-    ASSERT_EQ(ParseBf16(std::string_view(*text).substr(negative ? 1 : 0), negative), bf16)
-        << *text;
+    ASSERT_EQ(ParseBf16(std::string_view(*text).substr(negative ? 1 : 0), negative), bf16) << *text;
   }
 }
 
@@ -111,8 +110,7 @@ TEST(Literals, RandomFp32RoundTrips) {
       continue;
     }
     const bool negative = text->front() == '-';
-    ASSERT_EQ(ParseFp32(std::string_view(*text).substr(negative ? 1 : 0), negative), bits)
-        << *text;
+    ASSERT_EQ(ParseFp32(std::string_view(*text).substr(negative ? 1 : 0), negative), bits) << *text;
   }
 }
 

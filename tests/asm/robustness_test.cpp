@@ -18,16 +18,39 @@ namespace systole::assembly {
 namespace {
 
 // Words and symbols the assembler knows, so that random lines get past the first token often.
-const std::vector<std::string> kVocabulary = {
-    "load", "store", "load_weights", "matmul", "activate", "vector", "pool", "sync", "interrupt",
-    "halt", ".equ", ".data", ".values", ".input", ".output", ".text", ".config", ".word", "mem",
-    "dram", "stride", "row", "col", "rows", "elems", "cols", "pop", "accumulate", "ub", "acc", "k",
-    "bias", "bias_row", "func", "scale", "shift", "zp", "lo", "hi", "op", "bcast", "a", "b", "dst",
-    "src", "in_w", "out_h", "out_w", "win_h", "win_w", "stride_h", "stride_w", "code", "wait",
-    "signal", "mxu", "vector", "relu", "clamp", "max", "sum", "at", "dtype", "shape", "int8",
-    "bf16", "fp32", "int32", "bits", "X", "W", "=", ",", "|", "(", ")", "+", "-", "*", ";", "#",
-    "0", "1", "16", "-1", "0x10", "0xffffffffffffffff", "1.5", "-0.0", "1e39", "8x16", "0x1g",
-    "99999999999999999999", "\t", " ", "\r", "\x01", "\xff", "small-int8"};
+const std::vector<std::string> kVocabulary = {"load",       "store",    "load_weights",
+                                              "matmul",     "activate", "vector",
+                                              "pool",       "sync",     "interrupt",
+                                              "halt",       ".equ",     ".data",
+                                              ".values",    ".input",   ".output",
+                                              ".text",      ".config",  ".word",
+                                              "mem",        "dram",     "stride",
+                                              "row",        "col",      "rows",
+                                              "elems",      "cols",     "pop",
+                                              "accumulate", "ub",       "acc",
+                                              "k",          "bias",     "bias_row",
+                                              "func",       "scale",    "shift",
+                                              "zp",         "lo",       "hi",
+                                              "op",         "bcast",    "a",
+                                              "b",          "dst",      "src",
+                                              "in_w",       "out_h",    "out_w",
+                                              "win_h",      "win_w",    "stride_h",
+                                              "stride_w",   "code",     "wait",
+                                              "signal",     "mxu",      "vector",
+                                              "relu",       "clamp",    "max",
+                                              "sum",        "at",       "dtype",
+                                              "shape",      "int8",     "bf16",
+                                              "fp32",       "int32",    "bits",
+                                              "X",          "W",        "=",
+                                              ",",          "|",        "(",
+                                              ")",          "+",        "-",
+                                              "*",          ";",        "#",
+                                              "0",          "1",        "16",
+                                              "-1",         "0x10",     "0xffffffffffffffff",
+                                              "1.5",        "-0.0",     "1e39",
+                                              "8x16",       "0x1g",     "99999999999999999999",
+                                              "\t",         " ",        "\r",
+                                              "\x01",       "\xff",     "small-int8"};
 
 std::string RandomLine(std::mt19937_64& rng) {
   std::string line;
@@ -177,17 +200,27 @@ TEST(Robustness, DecoderAndDisassemblerOnRandomWords) {
 TEST(Robustness, BundleReaderOnMutatedBundles) {
   std::mt19937_64 rng(testing::TestSeed());
   std::vector<std::vector<std::uint8_t>> bundles;
-  for (const auto& path : testing::ExampleFiles()) bundles.push_back(SerializeBundle(AssembleFile(path)));
+  for (const auto& path : testing::ExampleFiles())
+    bundles.push_back(SerializeBundle(AssembleFile(path)));
   int parsed = 0;
   for (int i = 0; i < 1500; ++i) {
     std::vector<std::uint8_t> bytes = bundles[rng() % bundles.size()];
     for (std::size_t edits = 1 + rng() % 4; edits > 0; --edits) {
       const std::size_t at = rng() % bytes.size();
       switch (rng() % 4) {
-        case 0: bytes[at] = static_cast<std::uint8_t>(rng()); break;
-        case 1: bytes.resize(at + 1); break;
-        case 2: bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(at), static_cast<std::uint8_t>(rng())); break;
-        default: bytes[at] ^= 0xFF; break;
+        case 0:
+          bytes[at] = static_cast<std::uint8_t>(rng());
+          break;
+        case 1:
+          bytes.resize(at + 1);
+          break;
+        case 2:
+          bytes.insert(bytes.begin() + static_cast<std::ptrdiff_t>(at),
+                       static_cast<std::uint8_t>(rng()));
+          break;
+        default:
+          bytes[at] ^= 0xFF;
+          break;
       }
     }
     try {
@@ -207,13 +240,16 @@ TEST(Robustness, BundleReaderOnMutatedBundles) {
 // parser and the size checks, which random byte flips mostly do not (the CRC catches them).
 TEST(Robustness, BundleReaderOnMutatedEntries) {
   std::mt19937_64 rng(testing::TestSeed());
-  const auto entries = testing::Unzip(SerializeBundle(AssembleFile(testing::ExampleFiles().front())));
+  const auto entries =
+      testing::Unzip(SerializeBundle(AssembleFile(testing::ExampleFiles().front())));
   int parsed = 0;
   for (int i = 0; i < 1500; ++i) {
     auto mutated = entries;
-    auto& [name, data] = mutated[rng() % 3 == 0 ? rng() % mutated.size() : 0];  // mostly the manifest
+    auto& [name, data] =
+        mutated[rng() % 3 == 0 ? rng() % mutated.size() : 0];  // mostly the manifest
     for (std::size_t edits = 1 + rng() % 3; edits > 0; --edits) Mutate(data, rng);
-    if (rng() % 8 == 0) mutated.erase(mutated.begin() + static_cast<std::ptrdiff_t>(rng() % mutated.size()));
+    if (rng() % 8 == 0)
+      mutated.erase(mutated.begin() + static_cast<std::ptrdiff_t>(rng() % mutated.size()));
     try {
       const Program program = ParseBundle(testing::Zip(mutated), "fuzz.sbin");
       ++parsed;

@@ -11,7 +11,8 @@
 namespace systole::assembly::testing {
 
 // A zip holding the given entries, for building broken bundles.
-inline std::vector<std::uint8_t> Zip(const std::vector<std::pair<std::string, std::string>>& entries) {
+inline std::vector<std::uint8_t> Zip(
+    const std::vector<std::pair<std::string, std::string>>& entries) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
@@ -34,7 +35,8 @@ inline std::vector<std::uint8_t> Zip(const std::vector<std::pair<std::string, st
 }
 
 // The entries of a serialized bundle.
-inline std::vector<std::pair<std::string, std::string>> Unzip(const std::vector<std::uint8_t>& bytes) {
+inline std::vector<std::pair<std::string, std::string>> Unzip(
+    const std::vector<std::uint8_t>& bytes) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);

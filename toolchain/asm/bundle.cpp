@@ -79,7 +79,8 @@ std::string ManifestText(const Program& program) {
   manifest["inputs"] = json::array();
   for (const TensorDesc& tensor : program.inputs) manifest["inputs"].push_back(TensorJson(tensor));
   manifest["outputs"] = json::array();
-  for (const TensorDesc& tensor : program.outputs) manifest["outputs"].push_back(TensorJson(tensor));
+  for (const TensorDesc& tensor : program.outputs)
+    manifest["outputs"].push_back(TensorJson(tensor));
   if (!program.source_map.empty()) {
     // Files once, then [file index, line] per instruction.
     std::vector<std::string> files;
@@ -96,8 +97,10 @@ std::string ManifestText(const Program& program) {
 
 void AddEntry(zip_t* archive, std::string_view name, const void* data, std::size_t size) {
   zip_source_t* source = zip_source_buffer(archive, data, size, 0);
-  if (source == nullptr) throw BundleError(fmt::format("cannot add {}: {}", name, zip_strerror(archive)));
-  const zip_int64_t index = zip_file_add(archive, std::string(name).c_str(), source, ZIP_FL_ENC_UTF_8);
+  if (source == nullptr)
+    throw BundleError(fmt::format("cannot add {}: {}", name, zip_strerror(archive)));
+  const zip_int64_t index =
+      zip_file_add(archive, std::string(name).c_str(), source, ZIP_FL_ENC_UTF_8);
   if (index < 0) {
     zip_source_free(source);
     throw BundleError(fmt::format("cannot add {}: {}", name, zip_strerror(archive)));
@@ -174,8 +177,8 @@ class Reader {
       segment.bytes = Entry(file, bytes);
       program.data.push_back(std::move(segment));
     }
-    for (const auto& [key, list] : {std::pair{"inputs", &program.inputs},
-                                    std::pair{"outputs", &program.outputs}}) {
+    for (const auto& [key, list] :
+         {std::pair{"inputs", &program.inputs}, std::pair{"outputs", &program.outputs}}) {
       const json& tensors = Member(manifest, key, "", json::value_t::array);
       for (std::size_t i = 0; i < tensors.size(); ++i) {
         const std::string where = fmt::format("{}[{}].", key, i);
@@ -185,7 +188,8 @@ class Reader {
         tensor.address = Unsigned(item, "address", where);
         tensor.dtype = Dtype(item, where);
         const json& shape = Member(item, "shape", where, json::value_t::array);
-        if (shape.size() > 8) Fail(fmt::format("manifest: '{}shape' has too many dimensions", where));
+        if (shape.size() > 8)
+          Fail(fmt::format("manifest: '{}shape' has too many dimensions", where));
         for (const json& dim : shape) {
           if (!dim.is_number_unsigned()) {
             Fail(fmt::format("manifest: '{}shape' must hold non-negative integers", where));
@@ -221,9 +225,9 @@ class Reader {
     }
     const std::uint64_t limit = expected.value_or(kMaxManifestBytes);
     if (expected ? stat.size != *expected : stat.size > limit) {
-      Fail(expected ? fmt::format("{} holds {} bytes, the manifest says {}", name, stat.size,
-                                  *expected)
-                    : fmt::format("{} is too large ({} bytes)", name, stat.size));
+      Fail(expected
+               ? fmt::format("{} holds {} bytes, the manifest says {}", name, stat.size, *expected)
+               : fmt::format("{} is too large ({} bytes)", name, stat.size));
     }
     ZipFilePtr file(zip_fopen_index(archive_.get(), static_cast<zip_uint64_t>(index), 0));
     if (!file) Fail(fmt::format("{}: {}", name, zip_strerror(archive_.get())));
@@ -324,7 +328,8 @@ std::vector<std::uint8_t> ReadFileBytes(const std::filesystem::path& path, std::
     throw BundleError(fmt::format("{}: cannot read the file", path.string()));
   }
   const std::uintmax_t size = std::filesystem::file_size(path, error);
-  if (error || size > limit) throw BundleError(fmt::format("{}: cannot read the file", path.string()));
+  if (error || size > limit)
+    throw BundleError(fmt::format("{}: cannot read the file", path.string()));
   std::ifstream in(path, std::ios::binary);
   std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -384,7 +389,8 @@ void WriteBundle(const Program& program, const std::filesystem::path& path) {
   temporary += ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) throw BundleError(fmt::format("{}: cannot write the file", path.string()));
   }
@@ -409,7 +415,8 @@ Program LoadProgram(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   in.read(magic, sizeof magic);
-  if (in && std::string_view(magic, 4) == std::string_view("PK\x03\x04", 4)) return ReadBundle(path);
+  if (in && std::string_view(magic, 4) == std::string_view("PK\x03\x04", 4))
+    return ReadBundle(path);
   return AssembleFile(path);
 }
 

@@ -74,9 +74,9 @@ std::string Instruction(const isa::Instruction& instruction, const DisassemblyOp
         add(value == 1 ? std::string(field.name) : fmt::format("{}={}", field.name, value));
         break;
       case FieldKind::kEnum:
-        add(fmt::format("{}={}", field.name,
-                        value < field.names.size() ? std::string(field.names[value])
-                                                   : FormatUnsigned(value)));
+        add(fmt::format(
+            "{}={}", field.name,
+            value < field.names.size() ? std::string(field.names[value]) : FormatUnsigned(value)));
         break;
       case FieldKind::kSigned:
         add(fmt::format("{}={}", field.name, static_cast<std::int64_t>(value)));

@@ -11,15 +11,24 @@ bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
 
 TokenKind PunctuationKind(char c) {
   switch (c) {
-    case '=': return TokenKind::kEquals;
-    case ',': return TokenKind::kComma;
-    case '|': return TokenKind::kPipe;
-    case '+': return TokenKind::kPlus;
-    case '-': return TokenKind::kMinus;
-    case '*': return TokenKind::kStar;
-    case '(': return TokenKind::kLParen;
-    case ')': return TokenKind::kRParen;
-    default: return TokenKind::kInvalid;
+    case '=':
+      return TokenKind::kEquals;
+    case ',':
+      return TokenKind::kComma;
+    case '|':
+      return TokenKind::kPipe;
+    case '+':
+      return TokenKind::kPlus;
+    case '-':
+      return TokenKind::kMinus;
+    case '*':
+      return TokenKind::kStar;
+    case '(':
+      return TokenKind::kLParen;
+    case ')':
+      return TokenKind::kRParen;
+    default:
+      return TokenKind::kInvalid;
   }
 }
 
@@ -50,11 +59,13 @@ std::vector<Token> Lex(std::string_view line) {
       // belongs to the number ("1e-3"), except in hex, where 'e' is a digit ("0x1e-2" is a
       // subtraction).
       kind = TokenKind::kNumber;
-      const bool hex = c == '0' && i + 1 < line.size() && (line[i + 1] == 'x' || line[i + 1] == 'X');
+      const bool hex =
+          c == '0' && i + 1 < line.size() && (line[i + 1] == 'x' || line[i + 1] == 'X');
       ++i;
       while (i < line.size()) {
         const char d = line[i];
-        const bool sign = (d == '+' || d == '-') && !hex && (line[i - 1] == 'e' || line[i - 1] == 'E');
+        const bool sign =
+            (d == '+' || d == '-') && !hex && (line[i - 1] == 'e' || line[i - 1] == 'E');
         if (!IsAlnum(d) && d != '.' && !sign) break;
         ++i;
       }

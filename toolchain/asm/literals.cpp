@@ -14,9 +14,7 @@ constexpr std::uint32_t kFp32Sign = 0x80000000u, kFp32Exp = 0x7F800000u;
 constexpr std::uint16_t kBf16Sign = 0x8000u, kBf16Exp = 0x7F80u;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHexDigit(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsHexPrefix(std::string_view text) {
   return text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
 }
@@ -32,7 +30,7 @@ float BitsToFloat(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 
 std::uint16_t Fp32ToBf16(std::uint32_t bits) {
   if ((bits & kFp32Exp) == kFp32Exp && (bits & 0x007FFFFFu) != 0) return 0x7FC0;  // NaN
-  if ((bits & kFp32Exp) == 0) bits &= kFp32Sign;                                   // FTZ input
+  if ((bits & kFp32Exp) == 0) bits &= kFp32Sign;                                  // FTZ input
   // Round to nearest even on the low 16 bits; a carry into the exponent is correct rounding
   // (up to infinity on overflow).
   bits += 0x7FFFu + ((bits >> 16) & 1u);
@@ -80,11 +78,11 @@ std::optional<std::int64_t> ParseInteger(std::string_view text, std::string* why
   std::uint64_t value = 0;
   for (char c : hex ? text.substr(2) : text) {
     if (c == '_') continue;
-    const std::uint64_t digit = IsDigit(c)                ? static_cast<std::uint64_t>(c - '0')
+    const std::uint64_t digit = IsDigit(c)               ? static_cast<std::uint64_t>(c - '0')
                                 : (c >= 'a' && c <= 'f') ? static_cast<std::uint64_t>(c - 'a' + 10)
-                                                          : static_cast<std::uint64_t>(c - 'A' + 10);
-    if (value > (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - digit) /
-                    base) {
+                                                         : static_cast<std::uint64_t>(c - 'A' + 10);
+    if (value >
+        (static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) - digit) / base) {
       Fail(why, fmt::format("number '{}' is too large (at most 0x7fffffffffffffff)", text));
       return std::nullopt;
     }
@@ -158,13 +156,15 @@ std::optional<std::string> FormatShortest(float value, Bits bits, Parse parse) {
 }  // namespace
 
 std::optional<std::string> FormatFp32(std::uint32_t bits) {
-  return FormatShortest(BitsToFloat(bits), bits,
-                        [](std::string_view text, bool negative) { return ParseFp32(text, negative); });
+  return FormatShortest(BitsToFloat(bits), bits, [](std::string_view text, bool negative) {
+    return ParseFp32(text, negative);
+  });
 }
 
 std::optional<std::string> FormatBf16(std::uint16_t bits) {
-  return FormatShortest(BitsToFloat(std::uint32_t{bits} << 16), bits,
-                        [](std::string_view text, bool negative) { return ParseBf16(text, negative); });
+  return FormatShortest(
+      BitsToFloat(std::uint32_t{bits} << 16), bits,
+      [](std::string_view text, bool negative) { return ParseBf16(text, negative); });
 }
 
 }  // namespace systole::assembly

@@ -72,7 +72,8 @@ const DataSegment* Program::FindData(std::string_view name) const {
 }
 
 const TensorDesc* Program::FindInput(std::string_view name) const {
-  auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto& t) { return t.name == name; });
+  auto it =
+      std::find_if(inputs.begin(), inputs.end(), [&](const auto& t) { return t.name == name; });
   return it == inputs.end() ? nullptr : &*it;
 }
 
@@ -89,7 +90,9 @@ bool Program::operator==(const Program& other) const {
 
 bool IsValidName(std::string_view name) {
   if (name.empty() || name.size() > 128) return false;
-  const auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  const auto alpha = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
   const auto digit = [](char c) { return c >= '0' && c <= '9'; };
   if (!alpha(name[0])) return false;
   // Words the assembler reads specially where a value is expected.
@@ -107,16 +110,16 @@ std::vector<ProgramProblem> ValidateProgram(const Program& program) {
   const auto add_extent = [&](std::uint64_t begin, std::uint64_t size, std::string what,
                               std::string_view subject) {
     if (size > ~std::uint64_t{0} - begin) {
-      problem(subject, fmt::format("{} at 0x{:x} runs past the end of the address space", what,
-                                   begin));
+      problem(subject,
+              fmt::format("{} at 0x{:x} runs past the end of the address space", what, begin));
     } else if (size != 0) {
       extents.push_back({begin, begin + size, std::move(what), std::string(subject)});
     }
   };
   const auto check_name = [&](std::string_view name, std::string_view kind) {
     if (!IsValidName(name)) {
-      problem(name, fmt::format("{} name '{}' is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", kind,
-                                name));
+      problem(name,
+              fmt::format("{} name '{}' is not a valid name ([A-Za-z_][A-Za-z0-9_]*)", kind, name));
     } else if (!names.insert(std::string(name)).second) {
       problem(name, fmt::format("name '{}' is used twice", name));
     }
@@ -153,8 +156,8 @@ std::vector<ProgramProblem> ValidateProgram(const Program& program) {
         problem(tensor.name, fmt::format("{} '{}' has an empty shape", kind, tensor.name));
       } else if (tensor.Bytes() == ~std::uint64_t{0} ||
                  tensor.Bytes() > ~std::uint64_t{0} - tensor.address) {
-        problem(tensor.name, fmt::format("{} '{}' runs past the end of the address space", kind,
-                                         tensor.name));
+        problem(tensor.name,
+                fmt::format("{} '{}' runs past the end of the address space", kind, tensor.name));
       }
     }
   }
