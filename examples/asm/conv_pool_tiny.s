@@ -9,7 +9,7 @@
 ;   IMG[p]  = [p, -p, x, 1]
 ;   W       = conv weights T[in][out]:  out0 = in0, out1 = in1, out2 = 2*in2 + in3,
 ;             out3 = in0 + in1 + 5*in3
-;   F[p]    = relu(IMG[p] · W) = [p, 0, 2x + 1, 5]              (activate, scale=1)
+;   F[p]    = relu(IMG[p] · W) = [p, 0, 2x + 1, 5]              (activate; no scale: 0 means 1)
 ;   MX      = 2x2 max pool, stride 2   -> 2x2 pixels
 ;             MX(0,0) = [5, 0, 3, 5]   MX(0,1) = [7, 0, 7, 5]
 ;             MX(1,0) = [13, 0, 3, 5]  MX(1,1) = [15, 0, 7, 5]
@@ -58,7 +58,7 @@ load_weights dram=W, stride=4, rows=4, cols=4
 
 ; The 1x1 convolution: all 16 pixels through the array, then relu on the way back to the UB.
 matmul       ub=UB_IMG, acc=0, rows=16, k=4, pop, wait=load, signal=vector
-activate     acc=0, ub=UB_F, rows=16, func=relu, scale=1, wait=mxu
+activate     acc=0, ub=UB_F, rows=16, func=relu, wait=mxu
 
 ; The VECTOR unit runs its instructions in order, so no tokens are needed between them.
 pool         op=max, src=UB_F, dst=UB_MX, in_w=4, out_h=2, out_w=2, win_h=2, win_w=2, stride_h=2, stride_w=2

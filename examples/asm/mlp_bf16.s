@@ -102,14 +102,14 @@ load_weights dram=W1, stride=ROW_BYTES, rows=16, cols=16
 load_weights dram=W2, stride=ROW_BYTES, rows=16, cols=16
 
 ; Layer 1: ACC = X · W1 (pop makes W1 the stationary tile), then H = relu(ACC + b1).
-; scale=1.0 is needed: omitted fields are zero, and the scale always multiplies.
+; No scale= is given: a scale field of 0 (what an omitted field assembles to) means 1.0.
 matmul       ub=UB_X, acc=ACC_OUT, rows=8, k=16, pop, wait=load, signal=vector
-activate     acc=ACC_OUT, ub=UB_H, rows=8, bias, bias_row=ACC_B1, func=relu, scale=1.0, wait=load|mxu, signal=mxu
+activate     acc=ACC_OUT, ub=UB_H, rows=8, bias, bias_row=ACC_B1, func=relu, wait=load|mxu, signal=mxu
 
 ; Layer 2: ACC = H · W2 (waits for ACTIVATE, which both wrote H and read the old ACC rows),
 ; then Y = ACC + b2.
 matmul       ub=UB_H, acc=ACC_OUT, rows=8, k=16, pop, wait=vector, signal=vector
-activate     acc=ACC_OUT, ub=UB_Y, rows=8, bias, bias_row=ACC_B2, scale=1.0, wait=load|mxu, signal=store
+activate     acc=ACC_OUT, ub=UB_Y, rows=8, bias, bias_row=ACC_B2, wait=load|mxu, signal=store
 
 ; Write Y back and finish.
 store        mem=ub, dram=Y, stride=ROW_BYTES, row=UB_Y, rows=8, elems=16, wait=vector
