@@ -1,0 +1,291 @@
+// systole run: load a program (assembly or bundle) onto a device, supply its inputs, launch it
+// through the registers exactly as a driver would, and report outputs and counters.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "asm/bundle.hpp"
+#include "commands.hpp"
+#include "config/config.hpp"
+#include "npy/npy.hpp"
+#include "numerics.hpp"
+#include "regs/identity.hpp"
+#include "regs/regmap.hpp"
+#include "systole/link.hpp"
+#include "tensor_text.hpp"
+
+namespace systole::cli {
+namespace {
+
+using assembly::DataType;
+using assembly::Program;
+using assembly::TensorDesc;
+
+struct RunOptions {
+  std::string program;
+  std::string device = "ref";
+  std::string config;  // empty: the program's .config, else the default
+  std::string inputs;
+  std::optional<unsigned> random_seed;
+  std::string outputs;
+  bool json = false;
+  unsigned timeout_ms = 60000;
+};
+
+// Converts one value to the device's little-endian representation of `dtype`. Integers must
+// be exact and in range; floats round to bf16 with the device's rounding (NUMERICS.md).
+void AppendElement(DataType dtype, double value, std::vector<std::uint8_t>& out,
+                   const std::string& what) {
+  auto require_integer = [&](double lo, double hi) {
+    if (value != static_cast<double>(static_cast<std::int64_t>(value)) || value < lo || value > hi) {
+      throw std::runtime_error(fmt::format("{} = {} is not a {} value", what, value,
+                                           assembly::DataTypeName(dtype)));
+    }
+  };
+  switch (dtype) {
+    case DataType::kInt8:
+      require_integer(-128, 127);
+      out.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(value)));
+      return;
+    case DataType::kInt32: {
+      require_integer(-2147483648.0, 2147483647.0);
+      const auto bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(value));
+      for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
+      return;
+    }
+    case DataType::kBf16: {
+      const std::uint16_t bits =
+          model::F32ToBf16(std::bit_cast<std::uint32_t>(static_cast<float>(value)));
+      out.push_back(static_cast<std::uint8_t>(bits));
+      out.push_back(static_cast<std::uint8_t>(bits >> 8));
+      return;
+    }
+    case DataType::kFp32: {
+      const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(value));
+      for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
+      return;
+    }
+  }
+}
+
+double ReadElement(DataType dtype, const std::uint8_t* p) {
+  std::uint32_t word = 0;
+  for (unsigned i = 0; i < assembly::DataTypeBytes(dtype); ++i) word |= std::uint32_t{p[i]} << (8 * i);
+  switch (dtype) {
+    case DataType::kInt8: return static_cast<std::int8_t>(word);
+    case DataType::kInt32: return static_cast<std::int32_t>(word);
+    case DataType::kBf16: return std::bit_cast<float>(word << 16);
+    case DataType::kFp32: return std::bit_cast<float>(word);
+  }
+  return 0;
+}
+
+npy::ElementType NpyTypeOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::kInt8: return npy::ElementType::kInt8;
+    case DataType::kInt32: return npy::ElementType::kInt32;
+    case DataType::kBf16:  // NumPy has no bf16: written as float32, exactly
+    case DataType::kFp32: return npy::ElementType::kFloat32;
+  }
+  return npy::ElementType::kFloat32;
+}
+
+// The arrays for the program's inputs: from an .npz, from a seeded generator, or none needed.
+std::vector<npy::Array> InputArrays(const Program& program, const RunOptions& options) {
+  std::vector<npy::Array> arrays;
+  if (!options.inputs.empty()) {
+    arrays = npy::ReadNpz(options.inputs);
+    if (arrays.size() != program.inputs.size()) {
+      throw std::runtime_error(fmt::format("{}: has {} arrays but the program takes {} inputs",
+                                           options.inputs, arrays.size(), program.inputs.size()));
+    }
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      const TensorDesc& input = program.inputs[i];
+      if (arrays[i].shape != input.shape) {
+        throw std::runtime_error(fmt::format("{}: arr_{} has shape ({}) but input '{}' is ({})",
+                                             options.inputs, i, fmt::join(arrays[i].shape, ", "),
+                                             input.name, fmt::join(input.shape, ", ")));
+      }
+    }
+    return arrays;
+  }
+  if (options.random_seed) {
+    std::mt19937 rng(*options.random_seed);
+    for (const TensorDesc& input : program.inputs) {
+      npy::Array array{NpyTypeOf(input.dtype), input.shape, {}};
+      const bool integer = input.dtype == DataType::kInt8 || input.dtype == DataType::kInt32;
+      for (std::uint64_t i = 0; i < array.Elements(); ++i) {
+        array.values.push_back(integer ? static_cast<double>(static_cast<int>(rng() % 17) - 8)
+                                       : std::uniform_real_distribution<double>(-1, 1)(rng));
+      }
+      arrays.push_back(std::move(array));
+    }
+    return arrays;
+  }
+  if (!program.inputs.empty()) {
+    throw std::runtime_error(fmt::format(
+        "the program takes {} input(s) ('{}', …): pass --inputs FILE.npz or --random-inputs SEED",
+        program.inputs.size(), program.inputs.front().name));
+  }
+  return arrays;
+}
+
+std::uint64_t ReadCounter(Link& link, std::uint32_t lo) {
+  const std::uint64_t low = link.ReadRegister(lo);  // latches the high half
+  return low | (std::uint64_t{link.ReadRegister(lo + 4)} << 32);
+}
+
+void RunProgram(const RunOptions& options) {
+  const Program program = assembly::LoadProgram(options.program);
+  std::string config_name = options.config;
+  if (config_name.empty()) config_name = program.config.value_or(std::string(kDefaultConfig));
+  if (program.config && !options.config.empty() && *program.config != options.config) {
+    throw std::runtime_error(fmt::format("{} is written for configuration '{}' but --config is '{}'",
+                                         options.program, *program.config, options.config));
+  }
+  const Config config = LoadConfig(config_name);
+  const auto wall_start = std::chrono::steady_clock::now();
+
+  std::unique_ptr<Link> link = OpenLink(options.device, config);
+  const Config reported =
+      regs::DecodeIdentity([&link](std::uint32_t offset) { return link->ReadRegister(offset); });
+  if (reported.rows != config.rows || reported.cols != config.cols ||
+      reported.dtype != config.dtype) {
+    throw std::runtime_error(fmt::format(
+        "device {} is a {}x{} {} machine ('{}'), but the program needs '{}' ({}x{} {})",
+        options.device, reported.rows, reported.cols, DTypeName(reported.dtype), reported.name,
+        config.name, config.rows, config.cols, DTypeName(config.dtype)));
+  }
+
+  // Device memory image: data segments, inputs, then the instructions.
+  for (const assembly::DataSegment& segment : program.data) {
+    link->WriteMemory(segment.address, segment.bytes);
+  }
+  const std::vector<npy::Array> inputs = InputArrays(program, options);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const TensorDesc& input = program.inputs[i];
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(input.Bytes());
+    for (std::size_t k = 0; k < inputs[i].values.size(); ++k) {
+      AppendElement(input.dtype, inputs[i].values[k], bytes,
+                    fmt::format("input '{}' element {}", input.name, k));
+    }
+    link->WriteMemory(input.address, bytes);
+  }
+  std::vector<std::uint8_t> text;
+  for (const isa::Word& word : program.words) text.insert(text.end(), word.begin(), word.end());
+  link->WriteMemory(program.text_address, text);
+
+  // Launch through the registers, as a driver does.
+  using regs::FieldOf;
+  using regs::OffsetOf;
+  link->WriteRegister(OffsetOf("CTRL"), regs::Place(1, FieldOf("CTRL", "CLEAR_COUNTERS")));
+  link->WriteRegister(OffsetOf("IRQ_ENABLE"), regs::Mask(FieldOf("IRQ_ENABLE", "DONE")) |
+                                                  regs::Mask(FieldOf("IRQ_ENABLE", "ERROR")));
+  link->WriteRegister(OffsetOf("CMD_PC_LO"), static_cast<std::uint32_t>(program.text_address));
+  link->WriteRegister(OffsetOf("CMD_PC_HI"), static_cast<std::uint32_t>(program.text_address >> 32));
+  link->WriteRegister(OffsetOf("CMD_COUNT"), static_cast<std::uint32_t>(program.words.size()));
+  link->WriteRegister(OffsetOf("DOORBELL"), 1);
+  if (!link->WaitForInterrupt(std::chrono::milliseconds(options.timeout_ms))) {
+    throw std::runtime_error(fmt::format("device {}: no interrupt within {} ms", options.device,
+                                         options.timeout_ms));
+  }
+  const std::uint32_t irq = link->ReadRegister(OffsetOf("IRQ_STATUS"));
+  link->WriteRegister(OffsetOf("IRQ_STATUS"), irq);
+  const auto error = static_cast<regs::ErrorCode>(link->ReadRegister(OffsetOf("ERROR_CODE")));
+  if (error != regs::ErrorCode::kNone) {
+    const std::uint64_t fault_pc = link->ReadRegister(OffsetOf("FAULT_PC_LO")) |
+                                   (std::uint64_t{link->ReadRegister(OffsetOf("FAULT_PC_HI"))} << 32);
+    const std::uint64_t index = (fault_pc - program.text_address) / isa::kInstructionBytes;
+    const std::string where = program.SourceOf(index);
+    throw std::runtime_error(fmt::format(
+        "device {} stopped with {} ({}) at pc 0x{:x} (instruction {}{})", options.device,
+        regs::ErrorName(error), regs::ErrorDescription(error), fault_pc, index,
+        where.empty() ? "" : ", " + where));
+  }
+
+  // Outputs and counters.
+  std::vector<npy::Array> outputs;
+  for (const TensorDesc& output : program.outputs) {
+    std::vector<std::uint8_t> bytes(output.Bytes());
+    link->ReadMemory(output.address, bytes);
+    npy::Array array{NpyTypeOf(output.dtype), output.shape, {}};
+    for (std::uint64_t k = 0; k < output.Elements(); ++k) {
+      array.values.push_back(ReadElement(output.dtype, &bytes[k * assembly::DataTypeBytes(output.dtype)]));
+    }
+    outputs.push_back(std::move(array));
+  }
+  if (!options.outputs.empty()) npy::WriteNpz(options.outputs, outputs);
+  const double wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  nlohmann::ordered_json counters;
+  for (const regs::Counter& counter : regs::Counters()) {
+    counters[std::string(counter.name)] = ReadCounter(*link, counter.lo);
+  }
+  const double cycles = counters["CYCLES"].get<double>();
+  const double utilization =
+      cycles > 0 ? counters["MACS"].get<double>() / (cycles * static_cast<double>(config.PeakMacsPerCycle())) : 0.0;
+
+  if (options.json) {
+    nlohmann::ordered_json json = {
+        {"program", options.program}, {"device", options.device}, {"config", config.name},
+        {"instructions", program.words.size()}, {"cycles", counters["CYCLES"]},
+        {"mxu_utilization", utilization}, {"wall_seconds", wall_seconds},
+        {"counters", counters}};
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      out[program.outputs[i].name] = {{"dtype", assembly::DataTypeName(program.outputs[i].dtype)},
+                                      {"shape", program.outputs[i].shape},
+                                      {"values", outputs[i].values}};
+    }
+    json["outputs"] = out;
+    fmt::print("{}\n", json.dump(2));
+    return;
+  }
+  fmt::print("{} on {} ({}: {}x{} {}): {} instructions, {} data segment(s), {} input(s)\n",
+             options.program, options.device, config.name, config.rows, config.cols,
+             DTypeName(config.dtype), program.words.size(), program.data.size(),
+             program.inputs.size());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const TensorDesc& output = program.outputs[i];
+    fmt::print("\noutput {} ({}, {}):\n{}", output.name, assembly::DataTypeName(output.dtype),
+               fmt::join(output.shape, "x"), FormatTensor(outputs[i].values, output.shape));
+  }
+  fmt::print("\ncounters ({}{}):\n", options.device,
+             options.device == "ref" ? "; cycle counts are the model's estimate, docs/MODEL.md" : "");
+  for (const auto& [name, value] : counters.items()) {
+    fmt::print("  {:<22} {:>14}\n", name, value.get<std::uint64_t>());
+  }
+  fmt::print("  {:<22} {:>13.1f}%  (MACS / (CYCLES x {} x {}))\n", "MXU utilization",
+             100.0 * utilization, config.rows, config.cols);
+  fmt::print("  {:<22} {:>13.3f}s\n", "wall time", wall_seconds);
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a program (.s or .sbin) on a device");
+  cmd->add_option("program", options->program, "Assembly (.s) or program bundle (.sbin)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-d,--device", options->device, "Device URI (ref, …)")->capture_default_str();
+  cmd->add_option("-c,--config", options->config,
+                  "Configuration (default: the program's .config, else small)");
+  auto* inputs = cmd->add_option("--inputs", options->inputs,
+                                 "Input arrays as .npz (arr_0, arr_1, … in .input order)")
+                     ->check(CLI::ExistingFile);
+  cmd->add_option("--random-inputs", options->random_seed, "Fill the inputs randomly from SEED")
+      ->excludes(inputs);
+  cmd->add_option("--outputs", options->outputs, "Write the outputs to this .npz");
+  cmd->add_flag("--json", options->json, "Print a JSON summary");
+  cmd->add_option("--timeout-ms", options->timeout_ms, "Give up waiting after this long")
+      ->capture_default_str();
+  cmd->callback([options] { RunProgram(*options); });
+}
+
+}  // namespace systole::cli

@@ -1,0 +1,224 @@
+// The `systole` command end to end: info for every configuration, generated files current,
+// assemble/disassemble round trips of every example, and runs on the golden model.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "npy/npy.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string Quote(const std::string& arg) {
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+CliResult Systole(const std::vector<std::string>& args) {
+  std::string command = Quote(SYSTOLE_CLI);
+  for (const std::string& arg : args) command += " " + Quote(arg);
+  command += " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string Source(const std::string& relative) { return std::string(SYSTOLE_SOURCE_DIR) + "/" + relative; }
+
+std::vector<fs::path> Examples() {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(Source("examples/asm"))) {
+    if (entry.path().extension() == ".s") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+class TempDir : public ::testing::Test {
+ protected:
+  fs::path dir_ = fs::temp_directory_path() /
+                  ("systole_cli_test_" + std::to_string(::getpid()) + "_" +
+                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  void SetUp() override { fs::create_directories(dir_); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  void Write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
+};
+
+TEST(CliInfo, EveryConfigurationAsJson) {
+  for (const char* name : {"tiny", "small", "small-int8", "v1", "v2"}) {
+    const CliResult result = Systole({"info", "--config", name, "--json"});
+    ASSERT_EQ(result.exit_code, 0) << result.out;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["name"], name);
+    EXPECT_EQ(json["array"]["macs_per_cycle"].get<std::uint64_t>(),
+              json["array"]["rows"].get<std::uint64_t>() * json["array"]["cols"].get<std::uint64_t>());
+  }
+}
+
+TEST(CliInfo, DeviceReportsItsConfigurationThroughRegisters) {
+  const CliResult result = Systole({"info", "--device", "ref", "--config", "v1", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["device"], "ref");
+  EXPECT_EQ(json["name"], "v1");
+  EXPECT_EQ(json["unified_buffer"]["rows"], 98304);
+  EXPECT_EQ(json["accumulators"]["rows"], 4096);
+  EXPECT_EQ(json["memory"]["bytes"], 8589934592ull);
+}
+
+TEST(CliInfo, ListAndText) {
+  const CliResult list = Systole({"info", "--list"});
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  EXPECT_THAT(list.out, HasSubstr("small-int8"));
+  const CliResult text = Systole({"info", "--config", "tiny"});
+  EXPECT_THAT(text.out, HasSubstr("4 x 4 int8"));
+}
+
+TEST(CliInfo, UnknownConfigurationAndDeviceAreClearErrors) {
+  CliResult result = Systole({"info", "--config", "huge"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("unknown configuration 'huge'"));
+  result = Systole({"info", "--device", "tcp://127.0.0.1:1", "--config", "tiny"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("device 'tcp://127.0.0.1:1'"));
+}
+
+TEST(CliGen, CheckedInFilesAreCurrent) {
+  const CliResult result = Systole({"gen", "--check", "--root", SYSTOLE_SOURCE_DIR});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+}
+
+TEST(CliHelp, EveryCommandHasHelp) {
+  for (const char* command : {"info", "asm", "disasm", "run", "gen"}) {
+    const CliResult result = Systole({command, "--help"});
+    EXPECT_EQ(result.exit_code, 0) << command;
+    EXPECT_THAT(result.out, HasSubstr("Usage")) << command;
+  }
+}
+
+class CliAsm : public TempDir {};
+
+TEST_F(CliAsm, EveryExampleRoundTripsThroughDisasm) {
+  ASSERT_FALSE(Examples().empty());
+  for (const fs::path& example : Examples()) {
+    SCOPED_TRACE(example.string());
+    const std::string bundle = Path("a.sbin"), listing = Path("a.s"), again = Path("b.sbin");
+    CliResult result = Systole({"asm", example.string(), "-o", bundle});
+    ASSERT_EQ(result.exit_code, 0) << result.out;
+    result = Systole({"disasm", bundle, "-o", listing});
+    ASSERT_EQ(result.exit_code, 0) << result.out;
+    result = Systole({"asm", listing, "-o", again});
+    ASSERT_EQ(result.exit_code, 0) << result.out;
+    // Identical programs: disassembling both gives the same text.
+    EXPECT_EQ(Systole({"disasm", bundle}).out, Systole({"disasm", again}).out);
+  }
+}
+
+TEST_F(CliAsm, ErrorsNameFileLineAndColumn) {
+  Write("bad.s", "halt\nload mem=ub, dram=0, rwos=1\n");
+  const CliResult result = Systole({"asm", Path("bad.s"), "-o", Path("bad.sbin")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("bad.s:2:"));
+  EXPECT_THAT(result.out, HasSubstr("rwos"));
+  EXPECT_FALSE(fs::exists(Path("bad.sbin"))) << "no output on error";
+}
+
+class CliRun : public TempDir {};
+
+TEST_F(CliRun, EveryExampleRunsOnTheGoldenModel) {
+  for (const fs::path& example : Examples()) {
+    SCOPED_TRACE(example.string());
+    const CliResult result = Systole({"run", example.string(), "--device", "ref", "--json"});
+    ASSERT_EQ(result.exit_code, 0) << result.out;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_GT(json["counters"]["INSNS"].get<std::uint64_t>(), 0u);
+    EXPECT_FALSE(json["outputs"].empty());
+  }
+}
+
+TEST_F(CliRun, OutputsNpzMatchesJson) {
+  const std::string example = Source("examples/asm/mlp_bf16.s");
+  const CliResult result =
+      Systole({"run", example, "--json", "--outputs", Path("out.npz")});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto json = nlohmann::json::parse(result.out);
+  const auto arrays = systole::npy::ReadNpz(Path("out.npz"));
+  ASSERT_EQ(arrays.size(), json["outputs"].size());
+  const auto& first = json["outputs"].begin().value();
+  EXPECT_EQ(arrays[0].values, first["values"].get<std::vector<double>>());
+  EXPECT_EQ(arrays[0].type, systole::npy::ElementType::kFloat32) << "bf16 is written as float32";
+}
+
+TEST_F(CliRun, InputsFromNpzAndRandomInputsAreReproducible) {
+  // y = x (a 1-row identity pass through the MXU) on tiny: 4x4 int8.
+  Write("id.s", R"(.config tiny
+.data  W, at=0x1000, dtype=int8
+.values 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1
+.input  X, at=0x2000, dtype=int8, shape=2x4
+.output Y, at=0x3000, dtype=int8, shape=2x4
+load mem=ub, dram=X, stride=4, row=0, rows=2, elems=4, signal=mxu
+load_weights dram=W, stride=4, rows=4, cols=4
+matmul ub=0, acc=0, rows=2, k=4, pop, wait=load, signal=vector
+activate acc=0, ub=8, rows=2, scale=1, wait=mxu, signal=store
+store mem=ub, dram=Y, stride=4, row=8, rows=2, elems=4, wait=vector
+halt
+)");
+  systole::npy::WriteNpz(Path("in.npz"), {{systole::npy::ElementType::kInt8, {2, 4}, {1, -2, 3, -4, 5, 6, -7, 8}}});
+  CliResult result = Systole({"run", Path("id.s"), "--inputs", Path("in.npz"), "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["outputs"]["Y"]["values"].get<std::vector<double>>(),
+            (std::vector<double>{1, -2, 3, -4, 5, 6, -7, 8}));
+
+  const CliResult a = Systole({"run", Path("id.s"), "--random-inputs", "7", "--json"});
+  const CliResult b = Systole({"run", Path("id.s"), "--random-inputs", "7", "--json"});
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_EQ(nlohmann::json::parse(a.out)["outputs"], nlohmann::json::parse(b.out)["outputs"]);
+
+  result = Systole({"run", Path("id.s")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("--random-inputs"));
+
+  systole::npy::WriteNpz(Path("wrong.npz"), {{systole::npy::ElementType::kInt8, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}}});
+  result = Systole({"run", Path("id.s"), "--inputs", Path("wrong.npz")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("arr_0 has shape (4, 2) but input 'X' is (2, 4)"));
+}
+
+TEST_F(CliRun, FaultNamesTheErrorAndTheSourceLine) {
+  Write("fault.s", ".config tiny\nload mem=ub, dram=0, stride=4, row=1023, rows=2, elems=4\nhalt\n");
+  const CliResult result = Systole({"run", Path("fault.s")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("UB_RANGE"));
+  EXPECT_THAT(result.out, HasSubstr("fault.s:2"));
+}
+
+TEST_F(CliRun, ConfigurationMismatchIsRefused) {
+  Write("p.s", ".config tiny\nhalt\n");
+  const CliResult result = Systole({"run", Path("p.s"), "--config", "small"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("written for configuration 'tiny'"));
+}
+
+}  // namespace
