@@ -10,8 +10,10 @@ function(systole_warnings target)
 endfunction()
 
 # systole_test(NAME SOURCES... [LIBS libs...] [LABELS labels...])
-# One GoogleTest executable, registered test-by-test with CTest. Tests labelled `sanitize`
-# also run in the sanitizer build (make test-sanitize).
+# One GoogleTest executable, registered test-by-test with CTest. Labels belong to the folder
+# (CTest's LABELS directory property): gtest_discover_tests keeps only the first element of a
+# list-valued property. Tests labelled `sanitize` also run in the sanitizer build
+# (make test-sanitize).
 function(systole_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
@@ -20,5 +22,6 @@ function(systole_test name)
   target_compile_definitions(${name} PRIVATE
     SYSTOLE_SOURCE_DIR="${SYSTOLE_SOURCE_DIR}" SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
+  set_property(DIRECTORY APPEND PROPERTY LABELS ${ARG_LABELS})
 endfunction()

@@ -37,7 +37,10 @@ LaunchResult GoldenModel::Execute(std::uint64_t pc, std::uint32_t count) {
     const std::uint64_t insn_pc = pc + index * isa::kInstructionBytes;
     isa::Instruction insn;
     std::optional<Fault> fault;
-    if (index == count) {
+    if (insn_pc % isa::kInstructionBytes != 0) {
+      fault = Fault{ErrorCode::kMisaligned,
+                    fmt::format("program counter is not a multiple of {}", isa::kInstructionBytes)};
+    } else if (index == count) {
       fault = Fault{ErrorCode::kProgramOverrun,
                     fmt::format("{} instructions executed without HALT", count)};
     } else if (!memory_.Contains(insn_pc, isa::kInstructionBytes)) {

@@ -250,6 +250,8 @@ TEST(AssemblerErrors, TextAndConfig) {
   EXPECT_EQ(FirstError(".text at=0\n.text at=0x100"), "2:1: '.text' given twice (first at line 1)");
   EXPECT_EQ(FirstError(".text 0x100"), "1:7: expected an option (at), got '0x100'");
   EXPECT_EQ(FirstError(".text at=-1"), "1:10: address must not be negative, got -1");
+  EXPECT_EQ(FirstError(".text at=0x110"),
+            "1:10: instructions must start on a 32-byte boundary, got 0x110");
   EXPECT_EQ(FirstError(".config"),
             "1:8: expected a configuration name like small or small-int8, got ''");
   EXPECT_EQ(FirstError(".config a b"),

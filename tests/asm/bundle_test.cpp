@@ -180,6 +180,8 @@ TEST(Bundle, ValidatesThePrograms) {
             "b.sbin: invalid program: name 'X' is used twice");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["config"] = 5; })),
             "b.sbin: manifest: 'config' must be a string or null");
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["text"]["address"] = 0x10; })),
+            "b.sbin: invalid program: the program text at 0x10 is not on a 32-byte boundary");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m.erase("outputs"); })),
             "b.sbin: manifest: 'outputs' is missing");
   EXPECT_EQ(ParseError(WithManifest([](json& m) {

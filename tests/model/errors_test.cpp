@@ -267,9 +267,21 @@ TEST(Errors, ProgramOverrunAndFetchOutsideMemory) {
   const LaunchResult off_the_end = fetch.Execute(end - 32, 5);  // SYNC, then past the end
   EXPECT_EQ(off_the_end.error, ErrorCode::kDramRange);
   EXPECT_EQ(off_the_end.fault_pc, end);
-  EXPECT_EQ(fetch.Execute(end - 16, 5).error, ErrorCode::kDramRange);  // straddles the end
-  EXPECT_EQ(fetch.Execute(~std::uint64_t{0} - 8, 5).error, ErrorCode::kDramRange);
+  EXPECT_EQ(fetch.Execute(~std::uint64_t{0} - 31, 5).error, ErrorCode::kDramRange);  // would wrap
   EXPECT_EQ(Register(fetch, "FAULT_PC_LO"), end);  // the first error sticks until cleared
+}
+
+TEST(Errors, MisalignedProgramCounterFaultsBeforeFetching) {
+  // docs/ISA.md: instructions sit on 32-byte boundaries; CMD_PC must be a multiple of 32.
+  GoldenModel model(LoadConfig("tiny"));
+  const isa::Word halt = isa::EncodeOrThrow(Halt());
+  model.WriteMemory(kProgramAddress + 16, halt);
+  const LaunchResult result = model.Execute(kProgramAddress + 16, 1);
+  EXPECT_EQ(result.error, ErrorCode::kMisaligned);
+  EXPECT_EQ(result.fault_pc, kProgramAddress + 16);
+  EXPECT_EQ(result.retired, 0u);
+  EXPECT_EQ(model.Execute((std::uint64_t{1} << 20) - 16, 1).error, ErrorCode::kMisaligned)
+      << "alignment is checked before the range";
 }
 
 TEST(Errors, ZeroedMemoryFaultsAtOnce) {

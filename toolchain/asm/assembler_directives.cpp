@@ -273,6 +273,11 @@ void Assembler::Text(const Line& line) {
     Fail(line, line.tokens[options.values.at("at").first].column,
          fmt::format("address must not be negative, got {}", address));
   }
+  if (address % isa::kInstructionBytes != 0) {  // CMD_PC must be aligned (docs/ISA.md)
+    Fail(line, line.tokens[options.values.at("at").first].column,
+         fmt::format("instructions must start on a {}-byte boundary, got 0x{:x}",
+                     isa::kInstructionBytes, address));
+  }
   program_.text_address = static_cast<std::uint64_t>(address);
   text_line_ = line.number;
 }

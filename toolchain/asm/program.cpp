@@ -105,6 +105,10 @@ std::vector<ProgramProblem> ValidateProgram(const Program& program) {
   const auto problem = [&](std::string_view subject, std::string message) {
     problems.push_back({std::string(subject), std::move(message)});
   };
+  if (program.text_address % isa::kInstructionBytes != 0) {
+    problem("", fmt::format("the program text at 0x{:x} is not on a {}-byte boundary",
+                            program.text_address, isa::kInstructionBytes));
+  }
   std::set<std::string, std::less<>> names;
   std::vector<Extent> extents;  // initialised memory: text and data
   const auto add_extent = [&](std::uint64_t begin, std::uint64_t size, std::string what,
