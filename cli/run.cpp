@@ -11,7 +11,7 @@
 #include "commands.hpp"
 #include "config/config.hpp"
 #include "npy/npy.hpp"
-#include "numerics.hpp"
+#include "numerics/bf16.hpp"
 #include "regs/identity.hpp"
 #include "regs/regmap.hpp"
 #include "systole/link.hpp"
@@ -58,7 +58,7 @@ void AppendElement(DataType dtype, double value, std::vector<std::uint8_t>& out,
     }
     case DataType::kBf16: {
       const std::uint16_t bits =
-          model::F32ToBf16(std::bit_cast<std::uint32_t>(static_cast<float>(value)));
+          numerics::F32ToBf16(std::bit_cast<std::uint32_t>(static_cast<float>(value)));
       out.push_back(static_cast<std::uint8_t>(bits));
       out.push_back(static_cast<std::uint8_t>(bits >> 8));
       return;

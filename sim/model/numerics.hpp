@@ -14,29 +14,24 @@
 #include <cstdint>
 
 #include "isa/isa.hpp"
+#include "numerics/bf16.hpp"
 
 namespace systole::model {
 
 static_assert(std::endian::native == std::endian::little,
               "the model stores device data in host order and assumes a little-endian host");
 
-inline constexpr std::uint32_t kCanonicalNanF32 = 0x7FC00000;
-inline constexpr std::uint16_t kCanonicalNanBf16 = 0x7FC0;
-inline constexpr std::uint32_t kF32SignBit = 0x80000000;
-inline constexpr std::uint32_t kF32ExponentMask = 0x7F800000;
-inline constexpr std::uint32_t kF32PositiveZero = 0x00000000;
-inline constexpr std::uint32_t kF32Six = 0x40C00000;  // 6.0f, the relu6 ceiling
-
-// ---- fp32 / bf16 ---------------------------------------------------------------------------
-
-constexpr bool IsNanF32(std::uint32_t bits) {
-  return (bits & kF32ExponentMask) == kF32ExponentMask && (bits & 0x007FFFFF) != 0;
-}
-
-// Flush to zero: a subnormal (exponent field zero) becomes a zero of the same sign.
-constexpr std::uint32_t FlushF32(std::uint32_t bits) {
-  return (bits & kF32ExponentMask) == 0 ? (bits & kF32SignBit) : bits;
-}
+// The shared bit-level rules (constants, IsNanF32, FlushF32, Bf16ToF32, F32ToBf16).
+using numerics::kCanonicalNanBf16;
+using numerics::kCanonicalNanF32;
+using numerics::kF32ExponentMask;
+using numerics::kF32PositiveZero;
+using numerics::kF32SignBit;
+using numerics::kF32Six;
+using numerics::Bf16ToF32;
+using numerics::F32ToBf16;
+using numerics::FlushF32;
+using numerics::IsNanF32;
 
 constexpr float FloatFromBits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
 constexpr std::uint32_t BitsFromFloat(float value) { return std::bit_cast<std::uint32_t>(value); }
@@ -45,21 +40,6 @@ constexpr std::uint32_t BitsFromFloat(float value) { return std::bit_cast<std::u
 constexpr std::uint32_t FinishF32(float result) {
   const std::uint32_t bits = BitsFromFloat(result);
   return IsNanF32(bits) ? kCanonicalNanF32 : FlushF32(bits);
-}
-
-// bf16 -> fp32: the 16 bits become the top half of the word, then FTZ.
-constexpr std::uint32_t Bf16ToF32(std::uint16_t bf16) {
-  return FlushF32(std::uint32_t{bf16} << 16);
-}
-
-// fp32 -> bf16: NaN -> canonical; FTZ the input; round the low half to nearest, ties to even;
-// FTZ the result. Overflow carries into the exponent and becomes infinity, as RNE requires.
-constexpr std::uint16_t F32ToBf16(std::uint32_t bits) {
-  if (IsNanF32(bits)) return kCanonicalNanBf16;
-  bits = FlushF32(bits);
-  const std::uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
-  const auto bf16 = static_cast<std::uint16_t>(rounded >> 16);
-  return (bf16 & 0x7F80u) == 0 ? static_cast<std::uint16_t>(bf16 & 0x8000u) : bf16;
 }
 
 constexpr std::uint32_t AddF32(std::uint32_t a, std::uint32_t b) {

@@ -1,6 +1,7 @@
 // Number literals: integer parsing, fp32 / bf16 conversion as NUMERICS.md specifies, and the
 // shortest-literal formatting the disassembler relies on for exact round trips.
 #include "asm/literals.hpp"
+#include "numerics/bf16.hpp"
 
 #include <gtest/gtest.h>
 
@@ -63,8 +64,8 @@ TEST(Literals, Bf16FollowsNumerics) {
   std::string why;
   EXPECT_FALSE(ParseBf16("3.4e38", false, &why));  // fits fp32, rounds to bf16 infinity
   EXPECT_NE(why.find("infinity"), std::string::npos) << why;
-  EXPECT_EQ(Fp32ToBf16(0x7F800001u), 0x7FC0);  // any NaN -> canonical
-  EXPECT_EQ(Fp32ToBf16(0x7F7FFFFFu), 0x7F80);  // overflow -> infinity
+  EXPECT_EQ(numerics::F32ToBf16(0x7F800001u), 0x7FC0);  // any NaN -> canonical
+  EXPECT_EQ(numerics::F32ToBf16(0x7F7FFFFFu), 0x7F80);  // overflow -> infinity
 }
 
 TEST(Literals, FormatsTheShortestLiteral) {

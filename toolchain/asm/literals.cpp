@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "numerics/bf16.hpp"
+
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -11,7 +13,7 @@ namespace systole::assembly {
 namespace {
 
 constexpr std::uint32_t kFp32Sign = 0x80000000u, kFp32Exp = 0x7F800000u;
-constexpr std::uint16_t kBf16Sign = 0x8000u, kBf16Exp = 0x7F80u;
+constexpr std::uint16_t kBf16Exp = 0x7F80u;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
@@ -27,17 +29,6 @@ void Fail(std::string* why, std::string message) {
 
 std::uint32_t FloatBits(float value) { return std::bit_cast<std::uint32_t>(value); }
 float BitsToFloat(std::uint32_t bits) { return std::bit_cast<float>(bits); }
-
-std::uint16_t Fp32ToBf16(std::uint32_t bits) {
-  if ((bits & kFp32Exp) == kFp32Exp && (bits & 0x007FFFFFu) != 0) return 0x7FC0;  // NaN
-  if ((bits & kFp32Exp) == 0) bits &= kFp32Sign;                                  // FTZ input
-  // Round to nearest even on the low 16 bits; a carry into the exponent is correct rounding
-  // (up to infinity on overflow).
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  auto result = static_cast<std::uint16_t>(bits >> 16);
-  if ((result & kBf16Exp) == 0) result &= kBf16Sign;  // FTZ result
-  return result;
-}
 
 LiteralKind ClassifyLiteral(std::string_view text) {
   if (text.empty()) return LiteralKind::kBad;
@@ -121,7 +112,7 @@ std::optional<std::uint32_t> ParseFp32(std::string_view text, bool negative, std
 std::optional<std::uint16_t> ParseBf16(std::string_view text, bool negative, std::string* why) {
   const auto fp32 = ParseFp32(text, negative, why);
   if (!fp32) return std::nullopt;
-  const std::uint16_t bits = Fp32ToBf16(*fp32);
+  const std::uint16_t bits = numerics::F32ToBf16(*fp32);
   if ((bits & kBf16Exp) == kBf16Exp) {
     Fail(why, fmt::format("'{}' rounds to infinity in bf16 (largest is 3.3895e+38)", text));
     return std::nullopt;

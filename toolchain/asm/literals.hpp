@@ -15,9 +15,6 @@
 
 namespace systole::assembly {
 
-// NUMERICS.md "fp32 -> bf16": NaN -> 0x7FC0; flush a subnormal input; round to nearest even;
-// flush a subnormal result; overflow becomes infinity.
-std::uint16_t Fp32ToBf16(std::uint32_t fp32_bits);
 std::uint32_t FloatBits(float value);
 float BitsToFloat(std::uint32_t bits);
 
