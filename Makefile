@@ -3,13 +3,15 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 15
 JOBS       ?= $(shell nproc)
 CONFIG     ?= small
 GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
 SYSTOLE    := $(BUILD)/cli/systole
 CTEST_ARGS ?=
 
-.PHONY: help setup configure build run test test-fast test-sanitize lint bench generate clean
+.PHONY: help setup configure build run test test-fast test-sanitize fuzz lint bench generate clean
 
 help: ## Show this help
 	@echo "Systole — an open TPU. Targets:"
@@ -32,9 +34,10 @@ build: configure ## Build everything in build/
 run: build ## Assemble and run the example MLP on the golden model (ref)
 	$(SYSTOLE) run examples/asm/mlp_bf16.s --device ref --config $(CONFIG)
 
-test: build ## Build and run every test: main build, then the sanitizer build
+test: build ## Build and run every test: main build, sanitizer build, then the fuzzers
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
 	$(MAKE) --no-print-directory test-sanitize
+	$(MAKE) --no-print-directory fuzz
 
 test-fast: build ## Run the main build's tests only (no sanitizer build)
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
@@ -44,6 +47,13 @@ test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan an
 	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_BENCH=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L sanitize $(CTEST_ARGS)
+
+FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config
+fuzz: setup ## Build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DFUZZ_SECONDS=$(FUZZ_SECONDS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
+	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L fuzz -j $(JOBS)
 
 bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
@@ -55,4 +65,4 @@ lint: build ## Check that generated files are current (and lint RTL once it exis
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L lint
 
 clean: ## Remove build trees
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
