@@ -15,7 +15,7 @@ CTEST_ARGS ?=
 
 help: ## Show this help
 	@echo "Systole — an open TPU. Targets:"
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)/  make \1|\2/' | column -t -s'|'
+	@awk -F':.*## ' '/^[a-z-]+:.*## / { printf "  make %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 	@echo
 	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R regex' to select tests"
 
@@ -61,7 +61,8 @@ bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 generate: build ## Regenerate files derived from the ISA/register definitions
 	$(SYSTOLE) gen all --root .
 
-lint: build ## Check that generated files are current (and lint RTL once it exists)
+lint: build ## Lint the RTL (Verilator -Wall, Icarus, Yosys) and check generated files are current
+	$(SYSTOLE) gen --check --root .
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L lint
 
 clean: ## Remove build trees
