@@ -28,24 +28,16 @@ using isa::Opcode;
 
 constexpr std::uint32_t kM = 1024, kK = 256, kN = 256;
 constexpr std::uint64_t kProgram = 0x100000, kA = 0x1000000, kB = 0x2000000, kC = 0x3000000;
-constexpr std::uint8_t kLoadBit = 1u << 0, kMxuBit = 1u << 2, kStoreBit = 1u << 4;
-
-isa::Instruction Make(Opcode opcode, std::initializer_list<std::pair<Field, std::uint64_t>> fields,
-                      std::uint8_t wait = 0, std::uint8_t signal = 0) {
-  isa::Instruction insn;
-  insn.opcode = opcode;
-  insn.wait = wait;
-  insn.signal = signal;
-  for (const auto& [field, value] : fields) insn[field] = value;
-  return insn;
-}
+constexpr std::uint8_t kLoadBit = isa::UnitBit(isa::Unit::kLoad),
+                       kMxuBit = isa::UnitBit(isa::Unit::kMxu),
+                       kStoreBit = isa::UnitBit(isa::Unit::kStore);
 
 std::vector<isa::Instruction> GemmProgram(const Config& config) {
   const std::uint32_t r = config.rows, c = config.cols, e = ElementBytes(config.dtype);
   const std::uint32_t k_blocks = kK / r, n_blocks = kN / c;
   std::vector<isa::Instruction> program;
   for (std::uint32_t kb = 0; kb < k_blocks; ++kb) {
-    program.push_back(Make(Opcode::kLoad, {{Field::kDram, kA + kb * r * e}, {Field::kStride, kK * e},
+    program.push_back(isa::MakeInstruction(Opcode::kLoad, {{Field::kDram, kA + kb * r * e}, {Field::kStride, kK * e},
                                            {Field::kRow, kb * kM}, {Field::kRows, kM},
                                            {Field::kElems, r}},
                            0, kb + 1 == k_blocks ? kMxuBit : 0));
@@ -53,23 +45,23 @@ std::vector<isa::Instruction> GemmProgram(const Config& config) {
   for (std::uint32_t nb = 0; nb < n_blocks; ++nb) {
     const std::uint64_t acc = (nb % 2) * kM;
     for (std::uint32_t kb = 0; kb < k_blocks; ++kb) {
-      program.push_back(Make(Opcode::kLoadWeights,
+      program.push_back(isa::MakeInstruction(Opcode::kLoadWeights,
                              {{Field::kDram, kB + (std::uint64_t{kb} * r * kN + nb * c) * e},
                               {Field::kStride, kN * e}, {Field::kRows, r}, {Field::kCols, c}}));
       std::uint8_t wait = 0;
       if (kb == 0 && nb == 0) wait = kLoadBit;            // A is in the UB
       if (kb == 0 && nb >= 2) wait = kStoreBit;           // this accumulator half was stored
-      program.push_back(Make(Opcode::kMatmul,
+      program.push_back(isa::MakeInstruction(Opcode::kMatmul,
                              {{Field::kUb, kb * kM}, {Field::kAcc, acc}, {Field::kRows, kM},
                               {Field::kK, r}, {Field::kPop, 1}, {Field::kAccumulate, kb > 0}},
                              wait, kb + 1 == k_blocks ? kStoreBit : 0));
     }
-    program.push_back(Make(Opcode::kStore, {{Field::kMem, 1}, {Field::kDram, kC + nb * c * 4},
+    program.push_back(isa::MakeInstruction(Opcode::kStore, {{Field::kMem, 1}, {Field::kDram, kC + nb * c * 4},
                                             {Field::kStride, kN * 4}, {Field::kRow, acc},
                                             {Field::kRows, kM}, {Field::kElems, c}},
                            kMxuBit, nb + 2 < n_blocks ? kMxuBit : 0));
   }
-  program.push_back(Make(Opcode::kHalt, {}));
+  program.push_back(isa::MakeInstruction(Opcode::kHalt, {}));
   return program;
 }
 

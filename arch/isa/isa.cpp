@@ -215,6 +215,17 @@ std::optional<IsaError> Decode(const Word& word, Instruction& out) {
   return std::nullopt;
 }
 
+Instruction MakeInstruction(Opcode opcode,
+                            std::initializer_list<std::pair<Field, std::uint64_t>> fields,
+                            std::uint8_t wait, std::uint8_t signal) {
+  Instruction instruction;
+  instruction.opcode = opcode;
+  instruction.wait = wait;
+  instruction.signal = signal;
+  for (const auto& [field, value] : fields) instruction[field] = value;
+  return instruction;
+}
+
 Word EncodeOrThrow(const Instruction& instruction) {
   Word word{};
   if (auto error = Encode(instruction, word)) throw std::invalid_argument(error->message);

@@ -14,10 +14,12 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace systole::isa {
 
@@ -161,6 +163,18 @@ struct Instruction {
   }
   bool operator==(const Instruction&) const = default;
 };
+
+// The wait/signal mask bit of a unit.
+constexpr std::uint8_t UnitBit(Unit unit) {
+  return static_cast<std::uint8_t>(1u << static_cast<unsigned>(unit));
+}
+
+// An instruction from field values, for code that generates programs (tests, benchmarks, the
+// compiler): MakeInstruction(Opcode::kMatmul, {{Field::kRows, 8}, {Field::kK, 16}}, wait, signal).
+// Nothing is checked here; Encode checks.
+Instruction MakeInstruction(Opcode opcode,
+                            std::initializer_list<std::pair<Field, std::uint64_t>> fields,
+                            std::uint8_t wait = 0, std::uint8_t signal = 0);
 
 using Word = std::array<std::uint8_t, kInstructionBytes>;
 

@@ -32,20 +32,18 @@ using regs::ErrorCode;
 
 inline constexpr std::uint64_t kProgramAddress = 0x1000;
 inline constexpr std::uint64_t kDataAddress = 0x10000;
-inline constexpr std::uint8_t kLoadUnit = 1u << 0, kWeightUnit = 1u << 1, kMxuUnit = 1u << 2,
-                              kVectorUnit = 1u << 3, kStoreUnit = 1u << 4;
+inline constexpr std::uint8_t kLoadUnit = isa::UnitBit(isa::Unit::kLoad),
+                              kWeightUnit = isa::UnitBit(isa::Unit::kWeight),
+                              kMxuUnit = isa::UnitBit(isa::Unit::kMxu),
+                              kVectorUnit = isa::UnitBit(isa::Unit::kVector),
+                              kStoreUnit = isa::UnitBit(isa::Unit::kStore);
 
 // ---- programs ------------------------------------------------------------------------------
 
 inline isa::Instruction Insn(Opcode opcode,
                              std::initializer_list<std::pair<Field, std::uint64_t>> fields = {},
                              std::uint8_t wait = 0, std::uint8_t signal = 0) {
-  isa::Instruction insn;
-  insn.opcode = opcode;
-  insn.wait = wait;
-  insn.signal = signal;
-  for (const auto& [field, value] : fields) insn[field] = value;
-  return insn;
+  return isa::MakeInstruction(opcode, fields, wait, signal);
 }
 
 inline isa::Instruction Halt() { return Insn(Opcode::kHalt); }
