@@ -44,14 +44,14 @@ test-fast: build ## Run the main build's tests only (no sanitizer build)
 
 test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan and run their tests
 	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" \
-	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_BENCH=OFF
+	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L sanitize $(CTEST_ARGS)
 
 FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config
 fuzz: setup ## Build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DFUZZ_SECONDS=$(FUZZ_SECONDS)
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF -DFUZZ_SECONDS=$(FUZZ_SECONDS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L fuzz -j $(JOBS)
 

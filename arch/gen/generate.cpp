@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <fstream>
 #include <sstream>
@@ -200,8 +201,53 @@ std::string ReplaceSection(std::string_view document, std::string_view name,
   return result;
 }
 
+std::string RtlParams(const Config& config) {
+  std::string text = fmt::format(kGeneratedNote, "configs/" + config.name + ".toml");
+  text += fmt::format("// Configuration `{}`: {}\n", config.name, config.description);
+  // Plain decimal where it fits a Verilog integer; sized hex for names and large values.
+  auto param = [&text](std::string_view name, std::uint64_t value) {
+    text += value < (std::uint64_t{1} << 31) ? fmt::format("-G{}={}\n", name, value)
+                                              : fmt::format("-G{}=32'h{:08x}\n", name, value);
+  };
+  param("ROWS", config.rows);
+  param("COLS", config.cols);
+  param("BF16", config.dtype == DType::kBf16 ? 1 : 0);
+  param("UB_ROWS", config.UbRows());
+  param("ACC_ROWS", config.AccRows());
+  param("WFIFO_TILES", config.weight_fifo_tiles);
+  param("CMDQ_DEPTH", config.command_queue_depth);
+  param("TOKEN_CAP", config.token_capacity);
+  param("MEM_BYTES_LO", config.memory_bytes & 0xffffffffu);
+  param("MEM_BYTES_HI", config.memory_bytes >> 32);
+  param("MEM_CHANNELS", config.memory_channels);
+  param("INTERLEAVE_LOG2", static_cast<std::uint64_t>(std::countr_zero(config.interleave_bytes)));
+  param("CLOCK_MHZ", config.clock_mhz);
+  for (std::size_t word = 0; word < 4; ++word) {
+    std::uint64_t packed = 0;
+    for (std::size_t byte = 0; byte < 4; ++byte) {
+      const std::size_t index = word * 4 + byte;
+      if (index < config.name.size()) {
+        packed |= std::uint64_t{static_cast<unsigned char>(config.name[index])} << (8 * byte);
+      }
+    }
+    param(fmt::format("NAME{}", word), packed);
+  }
+  return text;
+}
+
 std::vector<Output> AllOutputs(const std::filesystem::path& root) {
   std::vector<Output> outputs;
+  // One parameter file per shipped configuration, sorted so the output order is stable.
+  std::vector<std::filesystem::path> configs;
+  for (const auto& entry : std::filesystem::directory_iterator(root / "configs")) {
+    if (entry.path().extension() == ".toml") configs.push_back(entry.path());
+  }
+  std::sort(configs.begin(), configs.end());
+  for (const auto& path : configs) {
+    const Config config = LoadConfigFile(path);
+    outputs.push_back(
+        {std::filesystem::path("rtl/generated/params") / (config.name + ".vc"), RtlParams(config)});
+  }
   outputs.push_back({"rtl/generated/systole_isa.svh", RtlIsaHeader()});
   outputs.push_back({"rtl/generated/systole_regs.svh", RtlRegsHeader()});
   std::string isa_doc = ReadFile(root / "docs/ISA.md");

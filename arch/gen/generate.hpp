@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/config.hpp"
+
 namespace systole::gen {
 
 std::string RtlIsaHeader();        // rtl/generated/systole_isa.svh
@@ -16,6 +18,10 @@ std::string RtlRegsHeader();       // rtl/generated/systole_regs.svh
 std::string DocsOpcodeTables();    // docs/ISA.md, section "opcodes"
 std::string DocsErrorTable();      // docs/ISA.md, section "errors"
 std::string DocsRegisterTables();  // docs/REGISTERS.md, section "registers"
+// rtl/generated/params/NAME.vc: the configuration as top-level RTL parameters, one
+// `-GNAME=VALUE` per line (a Verilator command file; CMake turns it into Yosys `chparam` and
+// Icarus `-P` arguments). Every RTL top takes the subset it declares.
+std::string RtlParams(const Config& config);
 
 // Replaces the text between "<!-- BEGIN GENERATED: NAME" and "<!-- END GENERATED: NAME -->"
 // lines. Throws std::runtime_error if the markers are missing.

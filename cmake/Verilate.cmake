@@ -1,0 +1,63 @@
+# Verilated RTL models for the tests, benchmarks and the `rtl` link.
+#
+# systole_verilate(NAME TOP <module> CONFIG <config> SOURCES <.sv files...>
+#                  PARAMS <parameter names...> [ARGS <extra verilator args...>])
+#
+# Builds a static library NAME holding the Verilated model of TOP, class `V<NAME>`, with the
+# top-level parameters taken from rtl/generated/params/<config>.vc (CONFIG is optional: a
+# block that needs no configuration takes its parameters through ARGS -GNAME=VALUE) (generated from
+# configs/<config>.toml by `systole gen`). PARAMS lists the parameters TOP declares: Verilator
+# rejects -G for a parameter the top does not have, and a block's top takes only what it needs.
+# Models are built with -Wall (warnings are errors), live assertions (--assert), FST tracing
+# compiled in (switched on per test), and X values randomised so reset bugs show up.
+find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
+
+set(SYSTOLE_RTL_DIR ${SYSTOLE_SOURCE_DIR}/rtl)
+
+# systole_rtl_params(OUT CONFIG <config> PARAMS <names...>): the -GNAME=VALUE arguments.
+function(systole_rtl_params out)
+  cmake_parse_arguments(ARG "" "CONFIG" "PARAMS" ${ARGN})
+  set(file ${SYSTOLE_RTL_DIR}/generated/params/${ARG_CONFIG}.vc)
+  if(NOT EXISTS ${file})
+    message(FATAL_ERROR "no RTL parameters for configuration '${ARG_CONFIG}': ${file}")
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
+  file(STRINGS ${file} lines REGEX "^-G")
+  set(args)
+  set(found)
+  foreach(line IN LISTS lines)
+    string(REGEX MATCH "^-G([A-Z0-9_]+)=" _ "${line}")
+    if(CMAKE_MATCH_1 IN_LIST ARG_PARAMS)
+      list(APPEND args "${line}")
+      list(APPEND found ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+  foreach(param IN LISTS ARG_PARAMS)
+    if(NOT param IN_LIST found)
+      message(FATAL_ERROR "${file} has no parameter ${param}")
+    endif()
+  endforeach()
+  set(${out} ${args} PARENT_SCOPE)
+endfunction()
+
+function(systole_verilate name)
+  cmake_parse_arguments(ARG "" "TOP;CONFIG" "SOURCES;PARAMS;ARGS" ${ARGN})
+  set(params)
+  if(ARG_CONFIG)
+    systole_rtl_params(params CONFIG ${ARG_CONFIG} PARAMS ${ARG_PARAMS})
+  endif()
+  add_library(${name} STATIC)
+  verilate(${name}
+    SOURCES ${ARG_SOURCES}
+    TOP_MODULE ${ARG_TOP}
+    PREFIX V${name}
+    TRACE_FST
+    INCLUDE_DIRS ${SYSTOLE_RTL_DIR}/generated ${SYSTOLE_RTL_DIR}/include
+    VERILATOR_ARGS -Wall --assert -O3 --x-assign unique --x-initial unique
+                   ${params} ${ARG_ARGS})
+  # Generated code: optimise, but no debug info (it only slows the build) and none of our
+  # warnings. Consumers see its headers as system headers, so -Werror does not reach them.
+  target_compile_options(${name} PRIVATE -g0 -w)
+  get_target_property(includes ${name} INTERFACE_INCLUDE_DIRECTORIES)
+  set_target_properties(${name} PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${includes}")
+endfunction()

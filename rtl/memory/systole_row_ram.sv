@@ -1,0 +1,77 @@
+// systole_row_ram — the storage behind the unified buffer and the accumulators.
+//
+// DEPTH rows of LANES lanes of LANE_BITS bits. One write port with a per-lane enable (LOAD
+// writes part of a row), READ_PORTS read ports. Each read port is its own copy of the array
+// sharing the write port, so every copy is a simple dual-port RAM (one write, one read) that
+// FPGA tools map onto block RAM; two readers cost two copies, never a stall.
+//
+// Reads are synchronous: rd_data holds the row addressed at the previous rising edge with
+// rd_en high, and keeps it while rd_en is low. A read of the row being written in the same
+// cycle returns the old contents (read-first). Contents start as zero, as docs/ISA.md says
+// after reset (an FPGA bitstream initialises block RAM the same way).
+module systole_row_ram #(
+    parameter integer DEPTH = 16,
+    parameter integer LANES = 4,
+    parameter integer LANE_BITS = 8,
+    parameter integer READ_PORTS = 2,
+    parameter integer AW = $clog2(DEPTH)
+) (
+    input  logic                                   clk,
+    input  logic                                   wr_en,
+    input  logic [AW-1:0]                          wr_addr,
+    input  logic [LANES-1:0]                       wr_lanes,
+    input  logic [LANES*LANE_BITS-1:0]             wr_data,
+    input  logic [READ_PORTS-1:0]                  rd_en,
+    input  logic [READ_PORTS*AW-1:0]               rd_addr,
+    output logic [READ_PORTS*LANES*LANE_BITS-1:0]  rd_data
+);
+  localparam integer W = LANES * LANE_BITS;
+
+  // Parameter checks at elaboration: an illegal value instantiates a module that does not
+  // exist, whose name says what is wrong, in every tool.
+  if (DEPTH < 2) begin : g_depth_check
+    systole_param_error_row_ram_DEPTH_must_be_at_least_2 u_error ();
+  end
+  if (AW != $clog2(DEPTH)) begin : g_aw_check
+    systole_param_error_row_ram_AW_must_be_clog2_DEPTH u_error ();
+  end
+
+  for (genvar p = 0; p < READ_PORTS; p++) begin : g_copy
+    logic [W-1:0] rows [DEPTH];
+    logic [W-1:0] q;
+
+    initial begin
+      for (int r = 0; r < DEPTH; r++) rows[r] = '0;
+    end
+
+    always_ff @(posedge clk) begin
+      if (wr_en) begin
+        for (int l = 0; l < LANES; l++) begin
+          if (wr_lanes[l]) rows[wr_addr][l*LANE_BITS +: LANE_BITS] <= wr_data[l*LANE_BITS +: LANE_BITS];
+        end
+      end
+      if (rd_en[p]) q <= rows[rd_addr[p*AW +: AW]];
+    end
+
+    assign rd_data[p*W +: W] = q;
+
+`ifndef SYNTHESIS
+    always_ff @(posedge clk) begin
+      if (rd_en[p]) begin
+        assert (32'(rd_addr[p*AW +: AW]) < DEPTH)
+        else $error("systole_row_ram: read port %0d: row %0d is outside %0d rows", p,
+                    rd_addr[p*AW +: AW], DEPTH);
+      end
+    end
+`endif
+  end
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) begin
+    if (wr_en) begin
+      assert (32'(wr_addr) < DEPTH)
+      else $error("systole_row_ram: write: row %0d is outside %0d rows", wr_addr, DEPTH);
+    end
+  end
+`endif
+endmodule
