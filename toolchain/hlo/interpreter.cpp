@@ -1,0 +1,109 @@
+#include "hlo/interpreter.hpp"
+
+#include <fmt/core.h>
+
+#include <unordered_map>
+
+#include "hlo/interp_kernels.hpp"
+
+namespace systole::hlo {
+
+namespace {
+
+using detail::Operands;
+
+Literal Dispatch(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run) {
+  switch (instruction.opcode) {
+    case Opcode::kParameter:
+      detail::Unsupported(instruction, "has no value outside a computation run");
+    case Opcode::kConstant:
+      if (instruction.literal_elided || !instruction.literal) {
+        detail::Unsupported(instruction, "was printed as {...}: its values are not in the dump");
+      }
+      return *instruction.literal;
+    case Opcode::kCall: return run(*instruction.called[0], operands);
+    case Opcode::kDot: return detail::EvalDot(instruction, operands);
+    case Opcode::kConvolution: return detail::EvalConvolution(instruction, operands);
+    case Opcode::kReduce: return detail::EvalReduce(instruction, operands, run);
+    case Opcode::kReduceWindow: return detail::EvalReduceWindow(instruction, operands, run);
+    case Opcode::kBroadcast:
+    case Opcode::kBitcast:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kSlice:
+    case Opcode::kDynamicSlice:
+    case Opcode::kReverse:
+    case Opcode::kPad:
+    case Opcode::kConcatenate:
+    case Opcode::kIota:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement: return detail::EvalDataMovement(instruction, operands);
+    default: return detail::EvalElementwise(instruction, operands);
+  }
+}
+
+void CheckArgument(const Instruction& parameter, const Literal& argument) {
+  if (!argument.shape.SameAs(parameter.shape)) {
+    throw HloError(parameter.location, fmt::format("argument for parameter {} ('{}') is {} but the parameter is {}",
+                                                   parameter.parameter_number, parameter.name,
+                                                   argument.shape.ToString(), parameter.shape.ToString()));
+  }
+}
+
+}  // namespace
+
+Literal Interpreter::Run(const std::vector<Literal>& arguments) const {
+  if (module_.entry == nullptr) throw HloError("module has no entry computation");
+  std::vector<const Literal*> pointers;
+  for (const Literal& argument : arguments) pointers.push_back(&argument);
+  return Run(*module_.entry, pointers);
+}
+
+Literal Interpreter::Run(const Computation& computation, const std::vector<const Literal*>& arguments) const {
+  const std::vector<Instruction*> parameters = computation.Parameters();
+  if (arguments.size() != parameters.size()) {
+    throw HloError(computation.location, fmt::format("computation '{}' takes {} argument(s), given {}",
+                                                     computation.name, parameters.size(), arguments.size()));
+  }
+  const std::vector<Instruction*> order = computation.PostOrder();
+  // Values live until their last user has run, so peak memory follows the live set, not the
+  // whole program.
+  std::unordered_map<const Instruction*, std::size_t> remaining_uses;
+  for (const Instruction* instruction : order) {
+    for (const Instruction* operand : instruction->operands) ++remaining_uses[operand];
+  }
+  std::unordered_map<const Instruction*, Literal> owned;
+  std::unordered_map<const Instruction*, const Literal*> values;
+  const detail::ComputationRunner run = [this](const Computation& callee, const Operands& operands) {
+    return Run(callee, operands);
+  };
+  for (const Instruction* instruction : order) {
+    if (instruction->opcode == Opcode::kParameter) {
+      const Literal* argument = arguments[static_cast<std::size_t>(instruction->parameter_number)];
+      CheckArgument(*instruction, *argument);
+      values[instruction] = argument;
+      continue;
+    }
+    Operands operands;
+    for (const Instruction* operand : instruction->operands) operands.push_back(values.at(operand));
+    Literal value = Dispatch(*instruction, operands, run);
+    values[instruction] = &(owned[instruction] = std::move(value));
+    for (const Instruction* operand : instruction->operands) {
+      if (--remaining_uses[operand] == 0 && operand != computation.root) owned.erase(operand);
+    }
+  }
+  const Literal* root = values.at(computation.root);
+  const auto found = owned.find(computation.root);
+  return found != owned.end() ? std::move(found->second) : *root;
+}
+
+Literal EvaluateInstruction(const Instruction& instruction, const std::vector<const Literal*>& operands) {
+  const detail::ComputationRunner run = [](const Computation& callee, const Operands& arguments) {
+    // Called computations only reach instructions of their own, never other modules.
+    Module scratch;
+    return Interpreter(scratch).Run(callee, arguments);
+  };
+  return Dispatch(instruction, operands, run);
+}
+
+}  // namespace systole::hlo

@@ -1,0 +1,210 @@
+// The HLO IR: a Module owns Computations, a Computation owns Instructions, an Instruction
+// points at its operands and at the computations it calls. Attributes the front end
+// understands are stored in typed form; the rest (metadata, backend_config, sharding, …) are
+// dropped by the parser.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hlo/error.hpp"
+#include "hlo/literal.hpp"
+#include "hlo/shape.hpp"
+
+namespace systole::hlo {
+
+// X(enumerator, HLO text name)
+#define SYSTOLE_HLO_OPCODES(X)                  \
+  X(kParameter, "parameter")                    \
+  X(kConstant, "constant")                      \
+  X(kIota, "iota")                              \
+  /* elementwise unary */                       \
+  X(kAbs, "abs")                                \
+  X(kCeil, "ceil")                              \
+  X(kConvert, "convert")                        \
+  X(kCopy, "copy")                              \
+  X(kCosine, "cosine")                          \
+  X(kExp, "exponential")                        \
+  X(kExpm1, "exponential-minus-one")            \
+  X(kFloor, "floor")                            \
+  X(kLog, "log")                                \
+  X(kLog1p, "log-plus-one")                     \
+  X(kLogistic, "logistic")                      \
+  X(kNegate, "negate")                          \
+  X(kNot, "not")                                \
+  X(kReducePrecision, "reduce-precision")       \
+  X(kRoundNearestAfz, "round-nearest-afz")      \
+  X(kRoundNearestEven, "round-nearest-even")    \
+  X(kRsqrt, "rsqrt")                            \
+  X(kSign, "sign")                              \
+  X(kSine, "sine")                              \
+  X(kSqrt, "sqrt")                              \
+  X(kTanh, "tanh")                              \
+  /* elementwise binary */                      \
+  X(kAdd, "add")                                \
+  X(kAnd, "and")                                \
+  X(kAtan2, "atan2")                            \
+  X(kCompare, "compare")                        \
+  X(kDivide, "divide")                          \
+  X(kMaximum, "maximum")                        \
+  X(kMinimum, "minimum")                        \
+  X(kMultiply, "multiply")                      \
+  X(kOr, "or")                                  \
+  X(kPower, "power")                            \
+  X(kRemainder, "remainder")                    \
+  X(kSubtract, "subtract")                      \
+  X(kXor, "xor")                                \
+  /* elementwise ternary */                     \
+  X(kClamp, "clamp")                            \
+  X(kSelect, "select")                          \
+  /* shape and data movement */                 \
+  X(kBitcast, "bitcast")                        \
+  X(kBroadcast, "broadcast")                    \
+  X(kConcatenate, "concatenate")                \
+  X(kDynamicSlice, "dynamic-slice")             \
+  X(kGetTupleElement, "get-tuple-element")      \
+  X(kPad, "pad")                                \
+  X(kReshape, "reshape")                        \
+  X(kReverse, "reverse")                        \
+  X(kSlice, "slice")                            \
+  X(kTranspose, "transpose")                    \
+  X(kTuple, "tuple")                            \
+  /* compute */                                 \
+  X(kCall, "call")                              \
+  X(kConvolution, "convolution")                \
+  X(kDot, "dot")                                \
+  X(kReduce, "reduce")                          \
+  X(kReduceWindow, "reduce-window")
+
+enum class Opcode : std::uint8_t {
+#define SYSTOLE_HLO_ENUM(e, n) e,
+  SYSTOLE_HLO_OPCODES(SYSTOLE_HLO_ENUM)
+#undef SYSTOLE_HLO_ENUM
+};
+
+std::string_view OpcodeName(Opcode opcode);
+std::optional<Opcode> OpcodeFromName(std::string_view name);
+bool IsElementwiseUnary(Opcode opcode);
+bool IsElementwiseBinary(Opcode opcode);
+
+enum class ComparisonDirection : std::uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };
+std::string_view ComparisonDirectionName(ComparisonDirection direction);  // "EQ", …
+
+// One dimension of `window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=1x1 rhs_dilate=1x1}`.
+struct WindowDim {
+  std::int64_t size = 1;
+  std::int64_t stride = 1;
+  std::int64_t pad_low = 0;
+  std::int64_t pad_high = 0;
+  std::int64_t lhs_dilation = 1;  // base dilation
+  std::int64_t rhs_dilation = 1;  // window dilation
+  bool reversal = false;
+};
+
+// `dim_labels=b01f_01io->b01f`: which dimension of each operand plays which role. Spatial
+// dimensions are listed in the order of their digits (0, 1, …).
+struct ConvDimensionNumbers {
+  std::int64_t input_batch = 0;
+  std::int64_t input_feature = 1;
+  std::vector<std::int64_t> input_spatial;
+  std::int64_t kernel_input_feature = 0;
+  std::int64_t kernel_output_feature = 1;
+  std::vector<std::int64_t> kernel_spatial;
+  std::int64_t output_batch = 0;
+  std::int64_t output_feature = 1;
+  std::vector<std::int64_t> output_spatial;
+};
+
+struct DotDimensionNumbers {
+  std::vector<std::int64_t> lhs_batch;
+  std::vector<std::int64_t> lhs_contracting;
+  std::vector<std::int64_t> rhs_batch;
+  std::vector<std::int64_t> rhs_contracting;
+};
+
+struct SliceDim {  // `[start:limit:stride]`
+  std::int64_t start = 0;
+  std::int64_t limit = 0;
+  std::int64_t stride = 1;
+};
+
+struct PadDim {  // `low_high_interior`
+  std::int64_t low = 0;
+  std::int64_t high = 0;
+  std::int64_t interior = 0;
+};
+
+class Computation;
+
+class Instruction {
+ public:
+  std::string name;  // without the leading '%'
+  Opcode opcode = Opcode::kParameter;
+  Shape shape;
+  std::vector<Instruction*> operands;
+  std::vector<Computation*> called;  // to_apply= / calls=
+  SourceLocation location;            // where the instruction was written, if parsed
+
+  // Typed attributes; which ones are meaningful depends on the opcode.
+  std::optional<Literal> literal;  // constant; literal->values is empty when printed `{...}`
+  bool literal_elided = false;
+  std::int64_t parameter_number = 0;
+  std::int64_t tuple_index = 0;       // get-tuple-element index=
+  std::int64_t iota_dimension = 0;
+  std::int64_t feature_group_count = 1;
+  std::int64_t batch_group_count = 1;
+  std::int64_t exponent_bits = 8;     // reduce-precision
+  std::int64_t mantissa_bits = 23;
+  std::vector<std::int64_t> dimensions;  // broadcast, transpose, reduce, concatenate, reverse
+  std::vector<std::int64_t> dynamic_slice_sizes;
+  std::vector<WindowDim> window;
+  ConvDimensionNumbers conv_dims;
+  DotDimensionNumbers dot_dims;
+  std::vector<SliceDim> slice;
+  std::vector<PadDim> padding;
+  ComparisonDirection comparison = ComparisonDirection::kEq;
+
+  // "%name = f32[2] add(%a, %b)" — for messages.
+  std::string Describe() const;
+};
+
+class Computation {
+ public:
+  std::string name;
+  std::vector<std::unique_ptr<Instruction>> instructions;  // in text order
+  Instruction* root = nullptr;
+  SourceLocation location;
+
+  // Parameters indexed by parameter number (nullptr where missing: the verifier reports it).
+  std::vector<Instruction*> Parameters() const;
+  // Instructions reachable from the root, every operand before its users.
+  std::vector<Instruction*> PostOrder() const;
+  Instruction* Find(std::string_view instruction_name) const;
+
+  // Adds `instruction` before `position` (at the end when nullptr) and returns it.
+  Instruction* Insert(std::unique_ptr<Instruction> instruction, const Instruction* position = nullptr);
+  // Makes every user of `from` (and the root) use `to` instead.
+  void ReplaceAllUses(const Instruction* from, Instruction* to);
+  // Removes instructions for which `dead` is true; they must have no remaining users.
+  template <typename Predicate>
+  void RemoveIf(Predicate dead) {
+    std::erase_if(instructions, [&](const std::unique_ptr<Instruction>& i) { return dead(*i); });
+  }
+  std::string UniqueName(std::string_view base) const;
+};
+
+class Module {
+ public:
+  std::string name;
+  std::vector<std::unique_ptr<Computation>> computations;  // callees before callers
+  Computation* entry = nullptr;
+
+  Computation* Find(std::string_view computation_name) const;
+  std::size_t InstructionCount() const;
+};
+
+}  // namespace systole::hlo

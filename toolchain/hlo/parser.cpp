@@ -1,0 +1,309 @@
+// Structure of HLO text: module header, computations, instructions, attributes. Names are
+// resolved once a computation (operands) or the module (called computations) is complete, so
+// forward references work as they do in XLA's own parser.
+#include "hlo/parser.hpp"
+
+#include <fmt/core.h>
+
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "hlo/parser_cursor.hpp"
+#include "hlo/parser_values.hpp"
+
+namespace systole::hlo {
+
+namespace {
+
+using detail::Cursor;
+using detail::Printable;
+
+struct NameReference {
+  std::string name;
+  SourceLocation location;
+};
+
+// What the parser learns about an instruction beyond the IR: names still to resolve.
+struct PendingInstruction {
+  Instruction* instruction = nullptr;
+  std::vector<NameReference> operands;
+  std::vector<NameReference> callees;
+};
+
+class ModuleParser {
+ public:
+  explicit ModuleParser(Cursor& cursor) : cursor_(cursor) {}
+
+  Module Parse() {
+    Module module;
+    module.name = "module";
+    if (cursor_.TryKeyword("HloModule")) {
+      module.name = std::string(cursor_.Name("a module name"));
+      while (cursor_.TryConsume(",")) {
+        cursor_.Name("a module attribute");
+        cursor_.Expect("=");
+        cursor_.SkipValue();
+      }
+      cursor_.TryConsume(":");  // old dumps: `HloModule name:`
+    }
+    Computation* marked_entry = nullptr;
+    while (!cursor_.AtEnd()) {
+      const bool is_entry = cursor_.TryKeyword("ENTRY");
+      Computation* computation = ParseComputation(module, is_entry);
+      if (is_entry) {
+        if (marked_entry != nullptr) {
+          cursor_.FailAt(computation->location, fmt::format("second ENTRY computation '{}' (the first is '{}')",
+                                                            computation->name, marked_entry->name));
+        }
+        marked_entry = computation;
+      }
+    }
+    if (module.computations.empty()) cursor_.Fail("a computation");
+    module.entry = marked_entry != nullptr ? marked_entry : module.computations.back().get();
+    ResolveCallees(module);
+    return module;
+  }
+
+ private:
+  Computation* ParseComputation(Module& module, bool is_entry) {
+    auto computation = std::make_unique<Computation>();
+    computation->location = cursor_.Location();
+    if (is_entry && cursor_.Peek() == '{') {
+      computation->name = "entry";
+    } else {
+      computation->name = std::string(cursor_.Name(is_entry ? "a computation name after ENTRY"
+                                                            : "a computation name, ENTRY or end of input"));
+    }
+    if (module.Find(computation->name) != nullptr) {
+      cursor_.FailAt(computation->location, fmt::format("computation '{}' is defined twice", computation->name));
+    }
+    if (cursor_.TryConsume("(")) ParseSignatureRest();
+    cursor_.Expect("{");
+    std::vector<PendingInstruction> pending;
+    std::unordered_map<std::string_view, Instruction*> by_name;
+    while (!cursor_.TryConsume("}")) {
+      if (cursor_.AtEnd()) cursor_.Fail(fmt::format("'}}' closing computation '{}'", computation->name));
+      const bool is_root = cursor_.TryKeyword("ROOT");
+      PendingInstruction parsed = ParseInstruction(*computation);
+      if (!by_name.emplace(parsed.instruction->name, parsed.instruction).second) {
+        cursor_.FailAt(parsed.instruction->location,
+                       fmt::format("instruction '{}' is defined twice in computation '{}'",
+                                   parsed.instruction->name, computation->name));
+      }
+      if (is_root) {
+        if (computation->root != nullptr) {
+          cursor_.FailAt(parsed.instruction->location,
+                         fmt::format("second ROOT '{}' in computation '{}' (the first is '{}')",
+                                     parsed.instruction->name, computation->name, computation->root->name));
+        }
+        computation->root = parsed.instruction;
+      }
+      pending.push_back(std::move(parsed));
+    }
+    if (computation->instructions.empty()) {
+      cursor_.FailAt(computation->location, fmt::format("computation '{}' has no instructions", computation->name));
+    }
+    if (computation->root == nullptr) computation->root = computation->instructions.back().get();
+    for (PendingInstruction& p : pending) {
+      for (const NameReference& operand : p.operands) {
+        const auto found = by_name.find(operand.name);
+        if (found == by_name.end()) {
+          cursor_.FailAt(operand.location, fmt::format("unknown operand '{}' of instruction '{}'", operand.name,
+                                                       p.instruction->name));
+        }
+        p.instruction->operands.push_back(found->second);
+      }
+      if (!p.callees.empty()) pending_calls_.push_back({p.instruction, std::move(p.callees)});
+    }
+    module.computations.push_back(std::move(computation));
+    return module.computations.back().get();
+  }
+
+  // `(a: f32[2], b: (f32[], s32[])) -> f32[2]` after the '('. The parameter instructions carry
+  // the same information, so the signature is checked for syntax only.
+  void ParseSignatureRest() {
+    if (!cursor_.TryConsume(")")) {
+      do {
+        cursor_.Name("a parameter name");
+        cursor_.Expect(":");
+        detail::ParseShape(cursor_);
+      } while (cursor_.TryConsume(","));
+      cursor_.Expect(")");
+    }
+    cursor_.Expect("->");
+    detail::ParseShape(cursor_);
+  }
+
+  PendingInstruction ParseInstruction(Computation& computation) {
+    PendingInstruction pending;
+    auto owned = std::make_unique<Instruction>();
+    Instruction& instruction = *owned;
+    pending.instruction = owned.get();
+    computation.instructions.push_back(std::move(owned));
+
+    instruction.location = cursor_.Location();
+    instruction.name = std::string(cursor_.Name("an instruction name, ROOT or '}'"));
+    cursor_.Expect("=");
+    instruction.shape = detail::ParseShape(cursor_);
+    const SourceLocation opcode_location = cursor_.Location();
+    const std::string_view opcode_name = cursor_.Name("an opcode");
+    const std::optional<Opcode> opcode = OpcodeFromName(opcode_name);
+    if (!opcode) {
+      cursor_.FailAt(opcode_location, fmt::format("unsupported op '{}' in instruction '{}'", Printable(opcode_name),
+                                                  instruction.name));
+    }
+    instruction.opcode = *opcode;
+    cursor_.Expect("(");
+    if (instruction.opcode == Opcode::kParameter) {
+      instruction.parameter_number = cursor_.Integer("a parameter number");
+      if (instruction.parameter_number < 0) cursor_.Fail("a non-negative parameter number");
+      cursor_.Expect(")");
+    } else if (instruction.opcode == Opcode::kConstant) {
+      instruction.literal = detail::ParseLiteral(cursor_, instruction.shape, instruction.literal_elided);
+      cursor_.Expect(")");
+    } else if (!cursor_.TryConsume(")")) {
+      do {
+        if (detail::AtShape(cursor_)) detail::ParseShape(cursor_);  // `add(f32[4] %a, …)`
+        const SourceLocation where = cursor_.Location();
+        pending.operands.push_back({std::string(cursor_.Name("an operand name")), where});
+      } while (cursor_.TryConsume(","));
+      cursor_.Expect(")");
+    }
+    while (cursor_.TryConsume(",")) ParseAttribute(instruction, pending);
+    return pending;
+  }
+
+  void ParseAttribute(Instruction& instruction, PendingInstruction& pending) {
+    const std::string_view name = cursor_.Name("an attribute name");
+    if (!cursor_.TryConsume("=")) return;  // a bare flag: nothing the front end needs
+    if (name == "dimensions") {
+      instruction.dimensions = detail::ParseIntegerList(cursor_);
+    } else if (name == "dynamic_slice_sizes") {
+      instruction.dynamic_slice_sizes = detail::ParseIntegerList(cursor_);
+    } else if (name == "lhs_batch_dims") {
+      instruction.dot_dims.lhs_batch = detail::ParseIntegerList(cursor_);
+    } else if (name == "rhs_batch_dims") {
+      instruction.dot_dims.rhs_batch = detail::ParseIntegerList(cursor_);
+    } else if (name == "lhs_contracting_dims") {
+      instruction.dot_dims.lhs_contracting = detail::ParseIntegerList(cursor_);
+    } else if (name == "rhs_contracting_dims") {
+      instruction.dot_dims.rhs_contracting = detail::ParseIntegerList(cursor_);
+    } else if (name == "to_apply" || name == "calls") {
+      ParseCallees(pending);
+    } else if (name == "window") {
+      instruction.window = detail::ParseWindow(cursor_);
+    } else if (name == "dim_labels") {
+      instruction.conv_dims = detail::ParseDimLabels(cursor_);
+    } else if (name == "slice") {
+      instruction.slice = detail::ParseSlice(cursor_);
+    } else if (name == "padding") {
+      instruction.padding = detail::ParsePadding(cursor_);
+    } else if (name == "direction" || name == "comparison_direction") {
+      instruction.comparison = detail::ParseComparisonDirection(cursor_);
+    } else if (name == "index") {
+      instruction.tuple_index = cursor_.Integer("a tuple index");
+    } else if (name == "iota_dimension") {
+      instruction.iota_dimension = cursor_.Integer("an iota dimension");
+    } else if (name == "feature_group_count") {
+      instruction.feature_group_count = cursor_.Integer("a feature group count");
+    } else if (name == "batch_group_count") {
+      instruction.batch_group_count = cursor_.Integer("a batch group count");
+    } else if (name == "exponent_bits") {
+      instruction.exponent_bits = cursor_.Integer("a number of exponent bits");
+    } else if (name == "mantissa_bits") {
+      instruction.mantissa_bits = cursor_.Integer("a number of mantissa bits");
+    } else {
+      cursor_.SkipValue();  // metadata, backend_config, sharding, frontend_attributes, …
+    }
+  }
+
+  void ParseCallees(PendingInstruction& pending) {
+    const bool braced = cursor_.TryConsume("{");
+    do {
+      const SourceLocation where = cursor_.Location();
+      pending.callees.push_back({std::string(cursor_.Name("a computation name")), where});
+    } while (braced && cursor_.TryConsume(","));
+    if (braced) cursor_.Expect("}");
+  }
+
+  void ResolveCallees(Module& module) {
+    for (const auto& [instruction, callees] : pending_calls_) {
+      for (const NameReference& callee : callees) {
+        Computation* computation = module.Find(callee.name);
+        if (computation == nullptr) {
+          cursor_.FailAt(callee.location, fmt::format("unknown computation '{}' called by instruction '{}'",
+                                                      callee.name, instruction->name));
+        }
+        instruction->called.push_back(computation);
+      }
+    }
+  }
+
+  Cursor& cursor_;
+  std::vector<std::pair<Instruction*, std::vector<NameReference>>> pending_calls_;
+};
+
+// Splits text at lines that start with `// -----`; each piece keeps its first line number.
+struct TextPiece {
+  std::string_view text;
+  std::uint32_t first_line;
+};
+
+std::vector<TextPiece> SplitModules(std::string_view text) {
+  std::vector<TextPiece> pieces;
+  std::size_t piece_start = 0;
+  std::uint32_t piece_line = 1;
+  std::size_t line_start = 0;
+  std::uint32_t line = 1;
+  while (line_start <= text.size()) {
+    std::size_t line_end = text.find('\n', line_start);
+    if (line_end == std::string_view::npos) line_end = text.size();
+    std::string_view content = text.substr(line_start, line_end - line_start);
+    while (!content.empty() && (content.front() == ' ' || content.front() == '\t')) content.remove_prefix(1);
+    if (content.starts_with("// -----")) {
+      pieces.push_back({text.substr(piece_start, line_start - piece_start), piece_line});
+      piece_start = line_end;  // the separator line's newline belongs to the next piece
+      piece_line = line;
+    }
+    if (line_end == text.size()) break;
+    line_start = line_end + 1;
+    ++line;
+  }
+  pieces.push_back({text.substr(piece_start), piece_line});
+  return pieces;
+}
+
+}  // namespace
+
+std::vector<Module> ParseModules(std::string_view text, std::string_view file_name) {
+  std::vector<Module> modules;
+  for (const TextPiece& piece : SplitModules(text)) {
+    Cursor cursor(piece.text, std::string(file_name), piece.first_line);
+    if (cursor.AtEnd()) continue;  // only comments between separators
+    modules.push_back(ModuleParser(cursor).Parse());
+  }
+  if (modules.empty()) {
+    throw HloError(SourceLocation{std::string(file_name), 1, 1}, "expected an HLO module, found end of input");
+  }
+  return modules;
+}
+
+Module ParseModule(std::string_view text, std::string_view file_name) {
+  std::vector<Module> modules = ParseModules(text, file_name);
+  if (modules.size() != 1) {
+    throw HloError(SourceLocation{std::string(file_name), 0, 0},
+                   fmt::format("expected one HLO module, found {} (separated by '// -----')", modules.size()));
+  }
+  return std::move(modules.front());
+}
+
+std::vector<Module> ParseModuleFile(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw HloError(fmt::format("cannot open {}", path.string()));
+  std::ostringstream text;
+  text << file.rdbuf();
+  return ParseModules(text.str(), path.string());
+}
+
+}  // namespace systole::hlo
