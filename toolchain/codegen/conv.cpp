@@ -1,0 +1,242 @@
+// Convolution as an implicit GEMM (docs/CODEGEN.md, "Convolution").
+//
+// A chunk is a block of output pixels of one image: whole output rows, or a piece of one row
+// when a row is longer than a chunk. Its k-steps are the kernel taps (ky, kx) in row-major
+// order, and within a tap the input-channel tiles of R channels. For each k-step and output
+// row, one strided LOAD gathers the input pixels the tap reads (stride = conv stride × Cin ×
+// element bytes); pixels that fall in the padding become zero rows (a LOAD of a zero row with
+// stride 0). Every tap is computed for every output pixel, padding or not, so the accumulation
+// order is the same for every pixel and does not depend on the chunking.
+//
+// Groups: a group whose channels fit the array is packed with its neighbours into a
+// block-diagonal weight tile (built on the device by a prologue of LOAD/STORE pairs into a
+// zero-initialised constant), so depthwise and grouped convolutions use R/Cin_g groups per
+// MATMUL instead of one; larger groups run one after another as dense convolutions.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <stdexcept>
+
+#include "codegen/kernels.hpp"
+
+namespace systole::codegen {
+
+namespace {
+
+using isa::MemSpace;
+
+void Require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("codegen: conv2d: " + what);
+}
+
+struct Geometry {
+  std::uint64_t batch, h, w, cin, kh, kw, cin_g, cout, oh, ow, groups;
+  ConvParams p;
+};
+
+// Output columns ox whose input column ox·sw + kx·dw − pad_left lies inside the image:
+// [first, last) (empty when first >= last).
+std::pair<std::int64_t, std::int64_t> ValidColumns(const Geometry& g, std::uint64_t kx) {
+  const std::int64_t offset = static_cast<std::int64_t>(kx * g.p.dilation_w) -
+                              static_cast<std::int64_t>(g.p.pad_left);
+  const auto sw = static_cast<std::int64_t>(g.p.stride_w);
+  const std::int64_t first = offset >= 0 ? 0 : (-offset + sw - 1) / sw;
+  const std::int64_t room = static_cast<std::int64_t>(g.w) - 1 - offset;
+  const std::int64_t last = room < 0 ? 0 : room / sw + 1;
+  return {first, std::min<std::int64_t>(last, static_cast<std::int64_t>(g.ow))};
+}
+
+void AddSegment(std::vector<RowSegment>& segments, RowSegment segment) {
+  if (segment.rows == 0) return;
+  if (segment.fill && !segments.empty() && segments.back().fill) {
+    segments.back().rows += segment.rows;
+    return;
+  }
+  segments.push_back(segment);
+}
+
+// One dense convolution over input channels [cin_base, cin_base + k_channels) producing output
+// channels [cout_base, cout_base + n): the groups handled by one EmitImplicitGemm call.
+// `weight(tap, channel_tile)` gives the weight rows of one k-step as (address, row stride).
+void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& input,
+                    const Tensor& weights, const std::optional<Tensor>& bias, const Tensor& out,
+                    const OutputTransform& transform, std::uint64_t cin_base,
+                    std::uint64_t k_channels, std::uint64_t cout_base, std::uint64_t n,
+                    const std::function<std::pair<std::uint64_t, std::uint64_t>(
+                        std::uint64_t, std::uint64_t)>& weight) {
+  const std::uint32_t r = builder.R();
+  const std::uint64_t e = input.ElementBytes(), out_e = out.ElementBytes();
+  const std::uint64_t taps = g.kh * g.kw, channel_tiles = (k_channels + r - 1) / r;
+  const bool raw = out.dtype == builder.AccumulatorType();
+  const GemmBuffers buffers = PlanGemmBuffers(
+      builder.config(), static_cast<std::uint32_t>(taps * channel_tiles), g.oh * g.ow, raw);
+
+  // Output rows per chunk, or pieces of one row when a row does not fit.
+  const std::uint64_t rows_per_chunk = std::max<std::uint64_t>(1, buffers.chunk_rows / g.ow);
+  const std::uint64_t pieces = (g.ow + buffers.chunk_rows - 1) / buffers.chunk_rows;
+  const std::uint64_t piece_w = (g.ow + pieces - 1) / pieces;
+
+  ImplicitGemm problem;
+  problem.n = static_cast<std::uint32_t>(n);
+  problem.a = input;
+  problem.weights = weights;
+  problem.out = out;
+  problem.bias = bias;
+  problem.bias_dram = bias ? bias->address + cout_base * 4 : 0;
+  problem.transform = transform;
+  problem.raw_output = raw;
+  for (std::uint64_t img = 0; img < g.batch; ++img) {
+    for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += pieces > 1 ? 1 : rows_per_chunk) {
+      const std::uint64_t oy_count = pieces > 1 ? 1 : std::min(rows_per_chunk, g.oh - oy0);
+      for (std::uint64_t ox0 = 0; ox0 < g.ow; ox0 += piece_w) {
+        const std::uint64_t width = pieces > 1 ? std::min(piece_w, g.ow - ox0) : g.ow;
+        Chunk chunk;
+        chunk.rows = static_cast<std::uint32_t>(oy_count * width);
+        chunk.out_dram = out.address + (((img * g.oh + oy0) * g.ow + ox0) * g.cout + cout_base) * out_e;
+        chunk.out_stride = g.cout * out_e;
+        for (std::uint64_t tap = 0; tap < taps; ++tap) {
+          const std::uint64_t ky = tap / g.kw, kx = tap % g.kw;
+          const auto [valid_first, valid_last] = ValidColumns(g, kx);
+          for (std::uint64_t ct = 0; ct < channel_tiles; ++ct) {
+            KStep step;
+            step.k = static_cast<std::uint32_t>(std::min<std::uint64_t>(r, k_channels - ct * r));
+            std::tie(step.weight_dram, step.weight_stride) = weight(tap, ct);
+            for (std::uint64_t dy = 0; dy < oy_count; ++dy) {
+              const auto base = static_cast<std::uint32_t>(dy * width);
+              const std::int64_t iy = static_cast<std::int64_t>((oy0 + dy) * g.p.stride_h +
+                                                                ky * g.p.dilation_h) -
+                                      static_cast<std::int64_t>(g.p.pad_top);
+              const auto lo = static_cast<std::uint64_t>(
+                  std::clamp<std::int64_t>(valid_first, static_cast<std::int64_t>(ox0),
+                                           static_cast<std::int64_t>(ox0 + width)));
+              const auto hi = static_cast<std::uint64_t>(
+                  std::clamp<std::int64_t>(valid_last, static_cast<std::int64_t>(lo),
+                                           static_cast<std::int64_t>(ox0 + width)));
+              if (iy < 0 || iy >= static_cast<std::int64_t>(g.h) || lo >= hi) {
+                AddSegment(step.segments, {base, static_cast<std::uint32_t>(width), true});
+                continue;
+              }
+              const std::uint64_t ix = lo * g.p.stride_w + kx * g.p.dilation_w - g.p.pad_left;
+              const std::uint64_t pixel = (img * g.h + static_cast<std::uint64_t>(iy)) * g.w + ix;
+              AddSegment(step.segments, {base, static_cast<std::uint32_t>(lo - ox0), true});
+              AddSegment(step.segments,
+                         {static_cast<std::uint32_t>(base + lo - ox0),
+                          static_cast<std::uint32_t>(hi - lo), false,
+                          input.address + (pixel * g.cin + cin_base + ct * r) * e,
+                          g.p.stride_w * g.cin * e});
+              AddSegment(step.segments, {static_cast<std::uint32_t>(base + hi - ox0),
+                                         static_cast<std::uint32_t>(ox0 + width - hi), true});
+            }
+            chunk.steps.push_back(std::move(step));
+          }
+        }
+        problem.chunks.push_back(std::move(chunk));
+      }
+    }
+  }
+  EmitImplicitGemm(builder, problem, buffers);
+}
+
+// Builds block-diagonal tiles for `per_tile` groups at a time: tile (block, tap) holds, for
+// group g' of the block, w[tap][i][(block·per_tile + g')·Cout_g + o] at row g'·Cin_g + i,
+// column g'·Cout_g + o. For each i, one LOAD brings the block's weights of input channel i
+// into consecutive UB rows (one per group) and one STORE writes them along the tile's
+// diagonal (stride Cin_g·C + Cout_g elements).
+Tensor PackGroups(ProgramBuilder& builder, const Geometry& g, const Tensor& weights,
+                  std::uint64_t per_tile, std::uint64_t blocks) {
+  const std::uint64_t r = builder.R(), c = builder.C(), e = weights.ElementBytes();
+  const std::uint64_t taps = g.kh * g.kw, cout_g = g.cout / g.groups;
+  const Tensor packed = builder.AddConstant(
+      fmt::format("conv_packed_weights_{}", builder.InstructionCount()),
+                                            weights.dtype, {blocks, taps, r, c});
+  constexpr std::uint64_t kStagingSlots = 4;
+  std::uint64_t slot = 0;
+  for (std::uint64_t block = 0; block < blocks; ++block) {
+    const std::uint64_t groups_here = std::min(per_tile, g.groups - block * per_tile);
+    for (std::uint64_t tap = 0; tap < taps; ++tap) {
+      const std::uint64_t tile = packed.address + (block * taps + tap) * r * c * e;
+      for (std::uint64_t i = 0; i < g.cin_g; ++i, ++slot) {
+        const std::uint64_t row = (slot % kStagingSlots) * per_tile;
+        const Access ub{Space::kUb, row, row + groups_here, true};
+        builder.Emit(LoadInsn(MemSpace::kUb,
+                              weights.address +
+                                  ((tap * g.cin_g + i) * g.cout + block * per_tile * cout_g) * e,
+                              cout_g * e, row, 0, groups_here, cout_g),
+                     {ub, ReadOf(weights)});
+        builder.Emit(StoreInsn(MemSpace::kUb, tile + i * c * e, (g.cin_g * c + cout_g) * e, row, 0,
+                               groups_here, cout_g),
+                     {{Space::kUb, row, row + groups_here, false}, WriteOf(packed)});
+      }
+    }
+  }
+  return packed;
+}
+
+}  // namespace
+
+void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
+            const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,
+            const OutputTransform& transform) {
+  Require(input.shape.size() == 4 && weights.shape.size() == 4 && out.shape.size() == 4,
+          "input, weights and out must be 4-D (NHWC, HWIO, NHWC)");
+  Require(params.stride_h > 0 && params.stride_w > 0 && params.dilation_h > 0 &&
+              params.dilation_w > 0 && params.groups > 0,
+          "strides, dilations and groups must be positive");
+  Geometry g{input.Dim(0), input.Dim(1), input.Dim(2), input.Dim(3), weights.Dim(0),
+             weights.Dim(1), weights.Dim(2), weights.Dim(3), 0, 0, params.groups, params};
+  Require(g.cin % g.groups == 0 && g.cout % g.groups == 0 && g.cin_g * g.groups == g.cin,
+          "channels must divide into groups (weights are [KH, KW, Cin/groups, Cout])");
+  const std::uint64_t span_h = (g.kh - 1) * params.dilation_h + 1;
+  const std::uint64_t span_w = (g.kw - 1) * params.dilation_w + 1;
+  Require(g.h + params.pad_top + params.pad_bottom >= span_h &&
+              g.w + params.pad_left + params.pad_right >= span_w,
+          "the kernel is larger than the padded image");
+  g.oh = (g.h + params.pad_top + params.pad_bottom - span_h) / params.stride_h + 1;
+  g.ow = (g.w + params.pad_left + params.pad_right - span_w) / params.stride_w + 1;
+  Require(out.Dim(0) == g.batch && out.Dim(1) == g.oh && out.Dim(2) == g.ow &&
+              out.Dim(3) == g.cout,
+          fmt::format("out must be {}x{}x{}x{}", g.batch, g.oh, g.ow, g.cout));
+  Require(input.dtype == builder.ElementType() && weights.dtype == builder.ElementType(),
+          "input and weights must have the configuration's element type");
+  const bool raw = out.dtype == builder.AccumulatorType();
+  Require(raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
+  Require(!raw || transform.func == isa::ActFunc::kNone, "a raw output takes no activation");
+  if (bias) {
+    Require(bias->dtype == builder.AccumulatorType() && bias->Elements() == g.cout,
+            "bias must be Cout accumulator-type elements");
+  }
+
+  builder.BeginKernel(fmt::format("conv2d {}x{}x{}x{} k{}x{} s{} g{} -> {}x{}", g.batch, g.h, g.w,
+                                  g.cin, g.kh, g.kw, params.stride_h, g.groups, g.oh, g.ow));
+  const std::uint64_t r = builder.R(), c = builder.C(), e = weights.ElementBytes();
+  const std::uint64_t cout_g = g.cout / g.groups;
+  const std::uint64_t per_tile =
+      g.groups > 1 && g.cin_g <= r && cout_g <= c ? std::min({g.groups, r / g.cin_g, c / cout_g})
+                                                  : 1;
+  if (per_tile > 1) {
+    const std::uint64_t blocks = (g.groups + per_tile - 1) / per_tile;
+    const Tensor packed = PackGroups(builder, g, weights, per_tile, blocks);
+    for (std::uint64_t block = 0; block < blocks; ++block) {
+      const std::uint64_t groups_here = std::min(per_tile, g.groups - block * per_tile);
+      const std::uint64_t taps = g.kh * g.kw;
+      EmitDenseSlice(builder, g, input, packed, bias, out, transform,
+                     block * per_tile * g.cin_g, groups_here * g.cin_g,
+                     block * per_tile * cout_g, groups_here * cout_g,
+                     [&](std::uint64_t tap, std::uint64_t) {
+                       return std::pair{packed.address + (block * taps + tap) * r * c * e, c * e};
+                     });
+    }
+    return;
+  }
+  for (std::uint64_t group = 0; group < g.groups; ++group) {
+    EmitDenseSlice(builder, g, input, weights, bias, out, transform, group * g.cin_g, g.cin_g,
+                   group * cout_g, cout_g, [&](std::uint64_t tap, std::uint64_t ct) {
+                     return std::pair{
+                         weights.address + ((tap * g.cin_g + ct * r) * g.cout + group * cout_g) * e,
+                         g.cout * e};
+                   });
+  }
+}
+
+}  // namespace systole::codegen

@@ -1,0 +1,82 @@
+// GEMM as an implicit GEMM whose row gathers are plain blocks of A.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "codegen/kernels.hpp"
+
+namespace systole::codegen {
+
+namespace {
+
+void Require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("codegen: gemm: " + what);
+}
+
+}  // namespace
+
+void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
+          const std::optional<Tensor>& bias, const Tensor& out,
+          const OutputTransform& transform) {
+  Require(a.shape.size() == 2 && b.shape.size() == 2 && out.shape.size() == 2,
+          "A, B and out must be matrices");
+  const std::uint64_t m = a.Dim(0), k = a.Dim(1), n = b.Dim(1);
+  Require(b.Dim(0) == k && out.Dim(0) == m && out.Dim(1) == n,
+          fmt::format("shapes {}x{} · {}x{} -> {}x{} do not agree", m, k, b.Dim(0), n,
+                      out.Dim(0), out.Dim(1)));
+  Require(m > 0 && k > 0 && n > 0, "empty matrix");
+  Require(a.dtype == builder.ElementType() && b.dtype == builder.ElementType(),
+          "A and B must have the configuration's element type");
+  const bool raw = out.dtype == builder.AccumulatorType();
+  Require(raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
+  Require(!raw || (transform.func == isa::ActFunc::kNone &&
+                   (transform.scale_bits == 0 || transform.scale_bits == 0x3F800000 ||
+                    (!builder.IsBf16() && transform.scale_bits == 1)) &&
+                   transform.shift == 0 && transform.zero_point == 0),
+          "a raw (accumulator-type) output takes no activation or scale");
+  if (bias) {
+    Require(bias->dtype == builder.AccumulatorType() && bias->Elements() == n,
+            "bias must be N accumulator-type elements");
+  }
+
+  const std::uint32_t r = builder.R();
+  const std::uint64_t e = a.ElementBytes();
+  const auto k_steps = static_cast<std::uint32_t>((k + r - 1) / r);
+  const GemmBuffers buffers = PlanGemmBuffers(builder.config(), k_steps, m, raw);
+
+  ImplicitGemm problem;
+  problem.n = static_cast<std::uint32_t>(n);
+  problem.a = a;
+  problem.weights = b;
+  problem.out = out;
+  problem.bias = bias;
+  problem.bias_dram = bias ? bias->address : 0;
+  problem.transform = transform;
+  problem.raw_output = raw;
+  // Equal chunks (the last one at most one row shorter) rather than a short tail.
+  const std::uint64_t chunks = (m + buffers.chunk_rows - 1) / buffers.chunk_rows;
+  std::uint64_t m0 = 0;
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    const std::uint64_t rows = (m - m0) / (chunks - c) + ((m - m0) % (chunks - c) != 0 ? 1 : 0);
+    Chunk chunk;
+    chunk.rows = static_cast<std::uint32_t>(rows);
+    chunk.out_dram = out.address + m0 * n * out.ElementBytes();
+    chunk.out_stride = n * out.ElementBytes();
+    for (std::uint32_t s = 0; s < k_steps; ++s) {
+      const std::uint64_t k0 = std::uint64_t{s} * r;
+      KStep step;
+      step.k = static_cast<std::uint32_t>(std::min<std::uint64_t>(r, k - k0));
+      step.weight_dram = b.address + k0 * n * e;
+      step.weight_stride = n * e;
+      step.segments.push_back({0, chunk.rows, false, a.address + (m0 * k + k0) * e, k * e});
+      chunk.steps.push_back(std::move(step));
+    }
+    problem.chunks.push_back(std::move(chunk));
+    m0 += rows;
+  }
+  builder.BeginKernel(fmt::format("gemm {}x{}x{}", m, k, n));
+  EmitImplicitGemm(builder, problem, buffers);
+}
+
+}  // namespace systole::codegen

@@ -1,0 +1,91 @@
+// The engine behind GEMM and convolution: a GEMM whose left operand rows are gathered by
+// LOADs that the caller describes (plain row blocks for GEMM, strided pixel gathers with zero
+// padding for convolution), tiled to the array and scheduled with double buffering.
+//
+// Problem: out[m, n] = epilogue(sum over k-steps s of A_s[m, 0:k_s] · W_s[0:k_s, n]) for the
+// rows m of each chunk and n < N. A chunk is a block of output rows that is computed together
+// (M rows of a GEMM, or a few output-image rows of a convolution); a k-step is one R-deep slice
+// of the reduction (a K tile of a GEMM, or one (tap, input-channel tile) of a convolution).
+// docs/CODEGEN.md explains the schedule; the accumulation order is:
+//   ACC = psum(step 0); ACC += psum(step 1); ... in step order (each psum in array row order);
+//   then ACTIVATE: + bias, × scale, function, convert   (or STORE of the raw accumulators).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "codegen/program_builder.hpp"
+
+namespace systole::codegen {
+
+// What ACTIVATE does to an accumulator row, as raw ISA field values (docs/ISA.md).
+struct OutputTransform {
+  isa::ActFunc func = isa::ActFunc::kNone;
+  std::uint32_t scale_bits = 0;  // fp32 bits (bf16) or int32 multiplier (int8); 0 means 1
+  std::uint8_t shift = 0;        // int8: right shift after the multiply
+  std::int8_t zero_point = 0;    // int8: added before saturation
+  std::uint16_t lo_bits = 0;     // clamp bounds: bf16 bits (bf16) or int16 (int8)
+  std::uint16_t hi_bits = 0;
+
+  static OutputTransform Float(isa::ActFunc func = isa::ActFunc::kNone, float scale = 1.0f,
+                               float lo = 0.0f, float hi = 0.0f);
+  static OutputTransform Quantized(std::int32_t multiplier, std::uint8_t shift,
+                                   std::int8_t zero_point, isa::ActFunc func = isa::ActFunc::kNone,
+                                   std::int16_t lo = 0, std::int16_t hi = 0);
+};
+
+// Consecutive rows of one k-step's UB slot: gathered from device memory, or filled from a
+// constant row (padding).
+struct RowSegment {
+  std::uint32_t first_row = 0;   // within the chunk
+  std::uint32_t rows = 0;
+  bool fill = false;             // true: rows of zeros
+  std::uint64_t dram = 0;        // gathered: element 0 of the first row
+  std::uint64_t stride = 0;      // gathered: bytes between rows
+};
+
+struct KStep {
+  std::uint32_t k = 0;                  // elements per row, <= R
+  std::uint64_t weight_dram = 0;        // W_s[0][0]
+  std::uint64_t weight_stride = 0;      // bytes between W_s rows
+  std::vector<RowSegment> segments;     // cover rows [0, chunk rows) in order
+};
+
+struct Chunk {
+  std::uint32_t rows = 0;
+  std::vector<KStep> steps;
+  std::uint64_t out_dram = 0;    // out[row 0][n = 0]
+  std::uint64_t out_stride = 0;  // bytes between output rows
+};
+
+struct ImplicitGemm {
+  std::uint32_t n = 0;                 // output columns
+  std::vector<Chunk> chunks;
+  Tensor a, weights, out;              // for dependency tracking (whole tensors)
+  std::optional<Tensor> bias;          // fp32 / int32, indexed from bias_dram
+  std::uint64_t bias_dram = 0;         // bias[n = 0]
+  OutputTransform transform;           // ignored when the output is raw
+  bool raw_output = false;             // STORE the accumulators (fp32 / int32) directly
+};
+
+// How the UB and the accumulators are divided: `chunk_rows` is the most rows a chunk may have.
+struct GemmBuffers {
+  std::uint32_t chunk_rows = 0;
+  std::uint32_t a_buffers = 0;    // UB slots of (k-steps x chunk_rows) rows: 2 = double-buffered
+  std::uint32_t acc_buffers = 0;  // accumulator slots of chunk_rows + 1 (bias) rows
+  std::uint32_t out_buffers = 0;  // UB slots of chunk_rows rows for ACTIVATE results
+  std::uint32_t max_steps = 0;
+};
+
+// The largest chunk that fits with the most buffering, for chunks of at most `max_steps`
+// k-steps and `wanted_rows` rows. Throws std::invalid_argument if not even one row fits.
+GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
+                            std::uint64_t wanted_rows, bool raw_output);
+
+// Emits the whole problem. Every chunk must have at most buffers.max_steps steps and
+// buffers.chunk_rows rows.
+void EmitImplicitGemm(ProgramBuilder& builder, const ImplicitGemm& problem,
+                      const GemmBuffers& buffers);
+
+}  // namespace systole::codegen

@@ -1,0 +1,73 @@
+// The kernel library: each function appends the instructions of one operation to a
+// ProgramBuilder. Tensors are row-major in device memory; images are NHWC (one UB row per
+// pixel, channels along the row, as POOL expects). Element types follow the configuration:
+// bf16 configurations take bf16 operands and fp32 biases, int8 configurations int8 operands
+// and int32 biases. docs/CODEGEN.md describes tiling, scheduling and numerics.
+//
+// Every kernel throws std::invalid_argument for shapes or types it cannot handle.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "codegen/implicit_gemm.hpp"
+#include "codegen/program_builder.hpp"
+
+namespace systole::codegen {
+
+// out[M,N] = transform(A[M,K] · B[K,N] + bias[N]).
+// `out` has the element type (ACTIVATE applies bias and transform) or the accumulator type
+// fp32 / int32 (the accumulators are stored directly: the bias, if any, is their starting
+// value and the transform must be the identity).
+void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
+          const std::optional<Tensor>& bias, const Tensor& out,
+          const OutputTransform& transform = {});
+
+struct ConvParams {
+  std::uint32_t stride_h = 1, stride_w = 1;
+  std::uint32_t dilation_h = 1, dilation_w = 1;
+  std::uint32_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  std::uint32_t groups = 1;
+};
+
+// out[N,OH,OW,Cout] = transform(conv(in[N,H,W,Cin], w[KH,KW,Cin/groups,Cout]) + bias[Cout]).
+// Implicit GEMM: no im2col copy. Padding is written as zero UB rows; groups small enough to
+// share the array are packed into block-diagonal weight tiles (depthwise included).
+void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
+            const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,
+            const OutputTransform& transform = {});
+
+enum class PoolKind : std::uint8_t { kMax, kAverage };
+struct PoolParams {
+  PoolKind kind = PoolKind::kMax;
+  std::uint32_t window_h = 2, window_w = 2;
+  std::uint32_t stride_h = 2, stride_w = 2;
+  std::uint32_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  // Average: the POOL scale. 0 picks 1/(window_h·window_w) (bf16: fp32 bits; int8: the
+  // multiplier round(2^16 / window size) with shift 16). Padding counts in the average.
+  std::uint32_t scale_bits = 0;
+  std::uint8_t shift = 0;
+};
+// The POOL scale and shift an average pool uses ({0, 0} for max).
+std::pair<std::uint32_t, std::uint8_t> EffectivePoolScale(const Config& config,
+                                                          const PoolParams& params);
+// out[N,OH,OW,C] = pool(in[N,H,W,C]).
+void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
+            const PoolParams& params);
+
+struct ElementwiseParams {
+  isa::VecOp op = isa::VecOp::kAdd;
+  isa::ActFunc func = isa::ActFunc::kNone;
+  std::uint16_t lo_bits = 0, hi_bits = 0;  // clamp bounds (bf16 bits / int16)
+  std::uint8_t shift = 0;                  // int8 mul: right shift of the product
+};
+// out = func(a op b). `b` has a's shape, or is one row (shape [last dim of a]) broadcast to
+// every row of a.
+void Elementwise(ProgramBuilder& builder, const Tensor& a, const Tensor& b, const Tensor& out,
+                 const ElementwiseParams& params);
+// out = func(a) (relu, relu6, clamp), as VECTOR max(a, a) with the function.
+void Activation(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::ActFunc func,
+                std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);
+
+}  // namespace systole::codegen
