@@ -1,0 +1,152 @@
+// systole_dma_load — the LOAD unit: device memory → unified-buffer or accumulator rows.
+//
+// `load mem=ub|acc, dram=A, stride=S, row=r, col=c, rows=n, elems=e` (docs/ISA.md): for each
+// row i, the e elements at A + i*S land in elements c..c+e-1 of buffer row r+i; the rest of the
+// row is untouched (a lane-masked write). Rows stream through systole_row_reader, so row i+1's
+// words are requested while row i's come back. The sequencer has checked every operand.
+module systole_dma_load #(
+    parameter integer ROWS = 4,
+    parameter integer COLS = 4,
+    parameter integer BF16 = 0,
+    parameter integer UB_ROWS = 1024,
+    parameter integer ACC_ROWS = 64,
+    parameter integer EW = BF16 != 0 ? 16 : 8,
+    parameter integer W = ROWS > COLS ? ROWS : COLS,
+    parameter integer UB_AW = $clog2(UB_ROWS),
+    parameter integer ACC_AW = $clog2(ACC_ROWS)
+) (
+    input  logic                 clk,
+    input  logic                 rst,
+    input  logic                 cmd_valid,
+    output logic                 cmd_ready,
+    input  logic [255:0]         cmd_insn,
+    output logic                 done,
+    // unified-buffer write port (shared)
+    output logic                 ub_wr_req,
+    output logic [UB_AW-1:0]     ub_wr_addr,
+    output logic [W-1:0]         ub_wr_lanes,
+    output logic [W*EW-1:0]      ub_wr_data,
+    input  logic                 ub_wr_gnt,
+    // accumulator write port (shared; the MXU has priority)
+    output logic                 acc_wr_req,
+    output logic [ACC_AW-1:0]    acc_wr_addr,
+    output logic [COLS-1:0]      acc_wr_lanes,
+    output logic [COLS*32-1:0]   acc_wr_data,
+    input  logic                 acc_wr_gnt,
+    // device memory
+    output logic                 mem_req_valid,
+    input  logic                 mem_req_ready,
+    output logic [47:0]          mem_req_addr,
+    input  logic                 mem_rsp_valid,
+    input  logic [255:0]         mem_rsp_rdata,
+    // performance events
+    output logic [31:0]          bytes_to_ub,
+    output logic [31:0]          bytes_to_acc,
+    output logic                 stall_memory
+);
+  `include "systole_isa.svh"
+
+  localparam integer E = EW / 8;
+  localparam integer UB_BYTES = W * E;
+  localparam integer ACC_BYTES = COLS * 4;
+  localparam integer ROW_BYTES = UB_BYTES > ACC_BYTES ? UB_BYTES : ACC_BYTES;
+
+  // ---- The instruction being executed ---------------------------------------------------
+  logic        active;
+  logic        to_acc;
+  logic [47:0] next_addr;   // device address of the next row to request
+  logic [31:0] stride;
+  logic [23:0] first_row;
+  logic [15:0] col;
+  logic [15:0] elems;
+  logic [15:0] jobs_left;   // rows not yet handed to the reader
+  logic [15:0] rows_done;   // rows written to the buffer
+
+  logic [15:0] total_rows;
+  wire [15:0] elem_bytes = to_acc ? 16'd4 : 16'(E);
+
+  assign cmd_ready = !active;
+  wire take = cmd_valid && cmd_ready;
+
+  // ---- Row reader --------------------------------------------------------------------------
+  logic                   row_valid, row_ready, job_ready, reader_idle;
+  logic [ROW_BYTES*8-1:0] row_data;
+  wire                    job_valid = active && jobs_left != 0;
+
+  systole_row_reader #(.ROW_BYTES(ROW_BYTES)) u_reader (
+      .clk, .rst,
+      .job_valid, .job_ready,
+      .job_addr(next_addr),
+      .job_len(16'(32'(elems) * 32'(elem_bytes))),
+      .job_dst(16'(32'(col) * 32'(elem_bytes))),
+      .row_valid, .row_ready, .row_data,
+      .mem_req_valid, .mem_req_ready, .mem_req_addr, .mem_rsp_valid, .mem_rsp_rdata,
+      .stall_memory, .idle(reader_idle)
+  );
+
+  // ---- Writes: one finished row at a time -------------------------------------------------
+  logic [W-1:0]    ub_lanes;
+  logic [COLS-1:0] acc_lanes;
+  always_comb begin
+    for (int i = 0; i < W; i++) ub_lanes[i] = 32'(i) >= 32'(col) && 32'(i) < 32'(col) + 32'(elems);
+    for (int i = 0; i < COLS; i++) acc_lanes[i] = 32'(i) >= 32'(col) && 32'(i) < 32'(col) + 32'(elems);
+  end
+
+  assign ub_wr_req    = row_valid && !to_acc;
+  assign ub_wr_addr   = UB_AW'(32'(first_row) + 32'(rows_done));
+  assign ub_wr_lanes  = ub_lanes;
+  assign ub_wr_data   = row_data[UB_BYTES*8-1:0];
+  assign acc_wr_req   = row_valid && to_acc;
+  assign acc_wr_addr  = ACC_AW'(32'(first_row) + 32'(rows_done));
+  assign acc_wr_lanes = acc_lanes;
+  assign acc_wr_data  = row_data[ACC_BYTES*8-1:0];
+  assign row_ready    = to_acc ? acc_wr_gnt : ub_wr_gnt;
+  wire   row_written  = row_valid && row_ready;
+
+  wire [31:0] row_bytes = 32'(elems) * 32'(elem_bytes);
+  assign bytes_to_ub  = row_written && !to_acc ? row_bytes : 32'd0;
+  assign bytes_to_acc = row_written && to_acc ? row_bytes : 32'd0;
+
+  always_ff @(posedge clk) begin
+    done <= 1'b0;
+    if (rst) begin
+      active <= 1'b0;
+      jobs_left <= '0;
+      rows_done <= '0;
+    end else if (take) begin
+      active     <= 1'b1;
+      to_acc     <= cmd_insn[LOAD_MEM_LSB];
+      next_addr  <= cmd_insn[LOAD_DRAM_LSB +: LOAD_DRAM_WIDTH];
+      stride     <= cmd_insn[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH];
+      first_row  <= cmd_insn[LOAD_ROW_LSB +: LOAD_ROW_WIDTH];
+      col        <= cmd_insn[LOAD_COL_LSB +: LOAD_COL_WIDTH];
+      elems      <= cmd_insn[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH];
+      jobs_left  <= cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
+      total_rows <= cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
+      rows_done  <= '0;
+    end else if (active) begin
+      if (job_valid && job_ready) begin
+        jobs_left <= jobs_left - 16'd1;
+        next_addr <= next_addr + 48'(stride);
+      end
+      if (row_written) begin
+        rows_done <= rows_done + 16'd1;
+        if (rows_done + 16'd1 == total_rows) begin
+          active <= 1'b0;
+          done <= 1'b1;
+        end
+      end
+    end
+  end
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) begin
+    if (!rst && take) begin
+      assert (cmd_insn[7:0] == OP_LOAD)
+      else $error("systole_dma_load: offered opcode 0x%02x", cmd_insn[7:0]);
+    end
+  end
+`endif
+  // reader_idle is for assertions and debugging only.
+  wire unused_ok = &{1'b0, reader_idle};
+endmodule

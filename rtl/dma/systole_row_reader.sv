@@ -1,0 +1,181 @@
+// systole_row_reader — gathers rows from device memory for LOAD and LOAD_WEIGHTS.
+//
+// A job is one row: `len` bytes starting at byte address `addr`, to be placed at byte `dst`
+// of a ROW_BYTES-wide row. The reader requests the 32-byte words that cover the bytes (one per
+// cycle while credits last), keeps the responses in order in a small FIFO, and assembles the
+// row with a byte shifter; bytes outside [dst, dst+len) are zero. Jobs overlap: the requests of
+// the next row go out while the words of this one come back, so a stream of rows runs at the
+// memory's rate.
+//
+//   jobs ──► request generator ──► mem_req            mem_rsp ──► response FIFO ──► assembler ──► rows
+//     └──────────────────────────► job FIFO (for the assembler) ─────────────────────┘
+//
+// The memory port has no back-pressure on responses, so a request is issued only when the
+// response FIFO has room for it (CREDITS words in flight or buffered).
+module systole_row_reader #(
+    parameter integer ROW_BYTES = 32,
+    parameter integer CREDITS = 8,
+    parameter integer JOB_DEPTH = 4
+) (
+    input  logic                   clk,
+    input  logic                   rst,
+    // jobs
+    input  logic                   job_valid,
+    output logic                   job_ready,
+    input  logic [47:0]            job_addr,
+    input  logic [15:0]            job_len,     // 1..ROW_BYTES
+    input  logic [15:0]            job_dst,     // dst + len <= ROW_BYTES
+    // assembled rows, in job order
+    output logic                   row_valid,
+    input  logic                   row_ready,
+    output logic [ROW_BYTES*8-1:0] row_data,
+    // device memory (read-only requester)
+    output logic                   mem_req_valid,
+    input  logic                   mem_req_ready,
+    output logic [47:0]            mem_req_addr,
+    input  logic                   mem_rsp_valid,
+    input  logic [255:0]           mem_rsp_rdata,
+    // a request was ready to go but memory refused it (PERF_STALL_MEMORY)
+    output logic                   stall_memory,
+    output logic                   idle
+);
+  localparam integer CW = $clog2(CREDITS + 1);
+  localparam integer JW = $clog2(JOB_DEPTH);
+  localparam integer RW = $clog2(CREDITS);
+
+  if (ROW_BYTES < 1) begin : g_check_row
+    systole_param_error_row_reader_ROW_BYTES_must_be_positive u_error ();
+  end
+  if (CREDITS < 2 || (CREDITS & (CREDITS - 1)) != 0) begin : g_check_credits
+    systole_param_error_row_reader_CREDITS_must_be_a_power_of_two u_error ();
+  end
+  if (JOB_DEPTH < 2 || (JOB_DEPTH & (JOB_DEPTH - 1)) != 0) begin : g_check_jobs
+    systole_param_error_row_reader_JOB_DEPTH_must_be_a_power_of_two u_error ();
+  end
+
+  // ---- Job FIFO: what the assembler needs to place each row's words ---------------------
+  logic [47:0] jq_addr [JOB_DEPTH];
+  logic [15:0] jq_len  [JOB_DEPTH];
+  logic [15:0] jq_dst  [JOB_DEPTH];
+  logic [JW:0] jq_head, jq_tail;  // extra bit tells full from empty
+  wire         jq_full  = (jq_tail - jq_head) == (JW + 1)'(JOB_DEPTH);
+  wire         jq_empty = jq_tail == jq_head;
+
+  // ---- Request generator -----------------------------------------------------------------
+  // Works on one job at a time: words from the job's first to its last word address.
+  logic        gen_active;
+  logic [42:0] gen_word;      // current word address / 32
+  logic [42:0] gen_last;      // last word address / 32
+  logic [CW-1:0] credits_used;  // words requested and not yet consumed by the assembler
+
+  // Address of the job's last byte, in words (its low 5 bits select a byte, unused here).
+  wire [42:0] job_end_word = 43'((job_addr + 48'(job_len) - 48'd1) >> 5);
+  assign job_ready = !gen_active && !jq_full;
+  wire job_take = job_valid && job_ready;
+
+  assign mem_req_valid = gen_active && (credits_used != CW'(CREDITS));
+  assign mem_req_addr  = {gen_word, 5'b0};
+  wire   req_fire      = mem_req_valid && mem_req_ready;
+  assign stall_memory  = mem_req_valid && !mem_req_ready;
+
+  // ---- Response FIFO ---------------------------------------------------------------------
+  logic [255:0] rq_data [CREDITS];
+  logic [RW:0]  rq_head, rq_tail;
+  wire          rq_empty = rq_head == rq_tail;
+
+  // ---- Assembler -------------------------------------------------------------------------
+  logic [ROW_BYTES*8-1:0] row_buf;
+  logic                   row_full;     // row_buf holds a finished row waiting for row_ready
+  logic [15:0]            asm_word;     // index of the next word within the current job
+  wire  [47:0]            a_addr = jq_addr[jq_head[JW-1:0]];
+  wire  [15:0]            a_len  = jq_len[jq_head[JW-1:0]];
+  wire  [15:0]            a_dst  = jq_dst[jq_head[JW-1:0]];
+  wire  [42:0]            a_end_word = 43'((a_addr + 48'(a_len) - 48'd1) >> 5);
+  wire  [15:0]            a_words = 16'(a_end_word - a_addr[47:5]) + 16'd1;
+  wire                    a_last = asm_word == a_words - 16'd1;
+  wire                    consume = !rq_empty && !jq_empty && !row_full;
+  wire                    rsp_word_taken = consume;
+
+  // Byte p of the row comes from byte b = p + delta of the current word, where
+  // delta = (addr mod 32) + 32*... : the word's first byte is data byte 32*w - (addr mod 32).
+  logic signed [19:0] delta;
+  always_comb delta = 20'(a_addr[4:0]) - 20'(a_dst) - 20'(32 * 32'(asm_word));
+
+  logic [ROW_BYTES*8-1:0] placed;
+  always_comb begin
+    placed = row_buf;
+    for (int p = 0; p < ROW_BYTES; p++) begin
+      logic signed [19:0] b;
+      b = 20'(p) + delta;
+      if (32'(p) >= 32'(a_dst) && 32'(p) < 32'(a_dst) + 32'(a_len) && b >= 0 && b < 32) begin
+        placed[p*8 +: 8] = rq_data[rq_head[RW-1:0]][b[4:0]*8 +: 8];
+      end
+    end
+  end
+
+  assign row_valid = row_full;
+  assign row_data  = row_buf;
+  assign idle = !gen_active && jq_empty && rq_empty && !row_full && credits_used == '0;
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      gen_active <= 1'b0;
+      gen_word <= '0;
+      gen_last <= '0;
+      credits_used <= '0;
+      jq_head <= '0;
+      jq_tail <= '0;
+      rq_head <= '0;
+      rq_tail <= '0;
+      row_full <= 1'b0;
+      row_buf <= '0;
+      asm_word <= '0;
+    end else begin
+      if (job_take) begin
+        gen_active <= 1'b1;
+        gen_word <= job_addr[47:5];
+        gen_last <= job_end_word;
+        jq_addr[jq_tail[JW-1:0]] <= job_addr;
+        jq_len[jq_tail[JW-1:0]] <= job_len;
+        jq_dst[jq_tail[JW-1:0]] <= job_dst;
+        jq_tail <= jq_tail + 1'b1;
+      end else if (req_fire) begin
+        if (gen_word == gen_last) gen_active <= 1'b0;
+        gen_word <= gen_word + 43'd1;
+      end
+      credits_used <= credits_used + CW'(req_fire) - CW'(rsp_word_taken);
+      if (mem_rsp_valid) begin
+        rq_data[rq_tail[RW-1:0]] <= mem_rsp_rdata;
+        rq_tail <= rq_tail + 1'b1;
+      end
+      if (row_full && row_ready) begin
+        row_full <= 1'b0;
+        row_buf <= '0;
+      end
+      if (consume) begin
+        rq_head <= rq_head + 1'b1;
+        if (a_last) begin
+          row_buf <= placed;
+          row_full <= 1'b1;
+          asm_word <= '0;
+          jq_head <= jq_head + 1'b1;
+        end else begin
+          row_buf <= placed;
+          asm_word <= asm_word + 16'd1;
+        end
+      end
+    end
+  end
+
+`ifndef SYNTHESIS
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      assert (!(mem_rsp_valid && (rq_tail - rq_head) == (RW + 1)'(CREDITS)))
+      else $error("systole_row_reader: response arrived with the response FIFO full");
+      assert (!job_take || (job_len != 0 && 32'(job_dst) + 32'(job_len) <= ROW_BYTES))
+      else $error("systole_row_reader: job of %0d bytes at row byte %0d does not fit %0d bytes",
+                  job_len, job_dst, ROW_BYTES);
+    end
+  end
+`endif
+endmodule

@@ -1,0 +1,118 @@
+// MemoryPort: device memory in C++ behind a Verilated top's device-memory port (the `mem_*`
+// pins of rtl/README.md: 32-byte words, one response per request, in order).
+//
+// Until the HBM controller exists (issue 4) this is the memory system: it accepts one request
+// per cycle (or, with `ready_percent` < 100, on a random subset of cycles, to exercise
+// back-pressure), and answers each after `latency` cycles, in order — reads with the data as it
+// was when the request was accepted, writes with an acknowledgement after applying the byte
+// strobes. An access outside the memory is an RTL bug (the sequencer checks every range): it
+// throws std::out_of_range naming the cycle and address instead of touching anything.
+//
+// Drive it once per clock edge, around the harness's Tick():
+//
+//   port.BeforeEdge(sim.dut(), sim.Cycle());   // present a response, sample a request
+//   sim.Tick();
+//   port.AfterEdge();
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "device_memory.hpp"
+
+namespace systole::rtl {
+
+struct MemoryPortOptions {
+  unsigned latency = 8;         // cycles from request to response
+  unsigned ready_percent = 100; // share of cycles a request is accepted on
+  std::uint64_t seed = 1;
+};
+
+class MemoryPort {
+ public:
+  static constexpr unsigned kWordBytes = 32;
+
+  MemoryPort(model::DeviceMemory& memory, const MemoryPortOptions& options = {})
+      : memory_(memory), options_(options), rng_(options.seed) {}
+
+  template <class Model>
+  void BeforeEdge(Model& m, std::uint64_t cycle) {
+    // A response whose time has come is presented for exactly this cycle.
+    presenting_ = !pending_.empty() && pending_.front().due <= cycle;
+    m.mem_rsp_valid = presenting_;
+    if (presenting_) {
+      for (unsigned i = 0; i < 8; ++i) m.mem_rsp_rdata[i] = pending_.front().data[i];
+    }
+    m.mem_req_ready = options_.ready_percent >= 100 || rng_() % 100 < options_.ready_percent;
+    m.eval();
+    if (!(m.mem_req_valid && m.mem_req_ready)) return;
+
+    Response response;
+    response.due = cycle + options_.latency;
+    const std::uint64_t address = m.mem_req_addr;
+    if (address % kWordBytes != 0 || !memory_.Contains(address, kWordBytes)) {
+      throw std::out_of_range("memory port: cycle " + std::to_string(cycle) +
+                              ": request for address 0x" + ToHex(address) +
+                              (address % kWordBytes != 0 ? " (not a multiple of 32)"
+                                                         : " outside device memory"));
+    }
+    std::uint8_t bytes[kWordBytes];
+    memory_.Read(address, bytes);
+    if (m.mem_req_write) {
+      const std::uint32_t strobes = m.mem_req_wstrb;
+      for (unsigned b = 0; b < kWordBytes; ++b) {
+        if ((strobes >> b) & 1u) bytes[b] = static_cast<std::uint8_t>(m.mem_req_wdata[b / 4] >> (8 * (b % 4)));
+      }
+      memory_.Write(address, bytes);
+      ++writes_;
+    } else {
+      for (unsigned i = 0; i < 8; ++i) {
+        response.data[i] = std::uint32_t{bytes[4 * i]} | std::uint32_t{bytes[4 * i + 1]} << 8 |
+                           std::uint32_t{bytes[4 * i + 2]} << 16 |
+                           std::uint32_t{bytes[4 * i + 3]} << 24;
+      }
+      ++reads_;
+    }
+    // Keep responses in order even if the latency were to change between requests.
+    if (!pending_.empty() && pending_.back().due > response.due) response.due = pending_.back().due;
+    pending_.push_back(response);
+  }
+
+  void AfterEdge() {
+    if (presenting_) pending_.pop_front();
+    presenting_ = false;
+  }
+
+  bool Idle() const { return pending_.empty(); }
+  std::uint64_t Reads() const { return reads_; }
+  std::uint64_t Writes() const { return writes_; }
+
+ private:
+  struct Response {
+    std::uint64_t due = 0;
+    std::uint32_t data[8] = {};
+  };
+  static std::string ToHex(std::uint64_t value) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string text;
+    do {
+      text.insert(text.begin(), kDigits[value % 16]);
+      value /= 16;
+    } while (value != 0);
+    return text;
+  }
+
+  model::DeviceMemory& memory_;
+  MemoryPortOptions options_;
+  std::mt19937_64 rng_;
+  std::deque<Response> pending_;
+  bool presenting_ = false;
+  std::uint64_t reads_ = 0;
+  std::uint64_t writes_ = 0;
+};
+
+}  // namespace systole::rtl
