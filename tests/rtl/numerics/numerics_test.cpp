@@ -1,0 +1,188 @@
+// rtl/numerics/ against sim/model/numerics.hpp, bit for bit: directed corner cases (signed
+// zeros, subnormals, min/max normal, infinities, NaNs, rounding ties, cancellation, exponent
+// gaps, the underflow and overflow edges of products) and over a million random operand pairs
+// per operator, mixing raw bit patterns with operands of nearby exponents so that every
+// alignment, normalisation and rounding path runs.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "Vvl_numerics.h"
+#include "numerics.hpp"
+#include "rtl/harness.hpp"
+#include "rtl_test_util.hpp"
+
+namespace systole::rtl {
+namespace {
+
+namespace m = systole::model;
+
+// Evaluates the test top on one operand triple and compares every output with the model.
+// Returns the number of mismatches (each one reported).
+class NumericsBench {
+ public:
+  explicit NumericsBench(std::uint64_t seed) : sim_("numerics", {.trace_path = {}, .seed = seed}) {}
+
+  int Check(std::uint32_t a, std::uint32_t b, unsigned shift) {
+    sim_->a = a;
+    sim_->b = b;
+    sim_->shift = shift;
+    sim_.Eval();
+    int bad = 0;
+    const auto expect = [&](const char* what, std::uint64_t got, std::uint64_t want) {
+      if (got != want) {
+        ++bad;
+        if (reported_++ < 20) {
+          ADD_FAILURE() << what << std::hex << ": a=0x" << a << " b=0x" << b << std::dec
+                        << " shift=" << shift << std::hex << " rtl=0x" << got << " model=0x"
+                        << want;
+        }
+      }
+    };
+    expect("add", sim_->add_y, m::AddF32(a, b));
+    expect("sub", sim_->sub_y, m::SubF32(a, b));
+    expect("mul", sim_->mul_y, m::MulF32(a, b));
+    expect("max", sim_->max_y, m::MaxF32(a, b));
+    expect("min", sim_->min_y, m::MinF32(a, b));
+    expect("to_bf16", sim_->bf16_y, m::F32ToBf16(a));
+    expect("bf16_to_fp32", sim_->widen_y, m::Bf16ToF32(static_cast<std::uint16_t>(a)));
+    if (shift <= 62) {
+      const std::int64_t q = m::Requantize(static_cast<std::int32_t>(a),
+                                           static_cast<std::int32_t>(b), shift);
+      expect("requant", sim_->requant_y, static_cast<std::uint64_t>(q));
+    }
+    const auto wide = static_cast<std::int64_t>(std::uint64_t{b} << 32 | a);
+    expect("sat_int8", sim_->sat_y, static_cast<std::uint8_t>(m::SaturateInt8(wide)));
+    ++checked_;
+    return bad;
+  }
+  std::uint64_t checked() const { return checked_; }
+
+ private:
+  Harness<Vvl_numerics> sim_;
+  std::uint64_t checked_ = 0;
+  int reported_ = 0;
+};
+
+// Values at every boundary of the format.
+std::vector<std::uint32_t> Specials() {
+  std::vector<std::uint32_t> v = {
+      0x00000000, 0x80000000,              // zeros
+      0x00000001, 0x80000001, 0x007FFFFF,  // subnormals
+      0x807FFFFF, 0x00400000,
+      0x00800000, 0x80800000, 0x00800001,  // min normal and next
+      0x00FFFFFF, 0x01000000,
+      0x7F7FFFFF, 0xFF7FFFFF, 0x7F7FFFFE,  // max normal
+      0x7F000000, 0x7E800000,
+      0x7F800000, 0xFF800000,              // infinities
+      0x7FC00000, 0xFFC00000, 0x7F800001,  // NaNs
+      0xFFFFFFFF, 0x7FBFFFFF,
+      0x3F800000, 0xBF800000, 0x3F800001,  // 1, -1, 1 + ulp
+      0x3F7FFFFF, 0x40000000, 0x40C00000,  // 1 - ulp/2, 2, 6
+      0x33800000, 0x33800001, 0x34000000,  // 2^-24 (half an ulp of 1), 2^-23
+      0x3F808000, 0x3F818000, 0x3F80FFFF,  // bf16 ties
+      0x1F800000, 0x20000000, 0x5F800000,  // 2^-64, 2^-63, 2^64: products at the edges
+      0x00FFFFFE, 0x3F000000, 0x3EFFFFFF,
+  };
+  return v;
+}
+
+TEST(Numerics, DirectedCornerCases) {
+  const std::uint64_t seed = test::Seed();
+  NumericsBench bench(seed);
+  const auto specials = Specials();
+  int bad = 0;
+  for (std::uint32_t a : specials) {
+    for (std::uint32_t b : specials) {
+      for (unsigned shift : {0u, 1u, 31u, 62u}) bad += bench.Check(a, b, shift);
+    }
+  }
+  // Named cases from docs/NUMERICS.md, so a reader sees them pinned.
+  EXPECT_EQ(bench.Check(0x00000000, 0x80000000, 0), 0);  // (+0) + (-0) = +0
+  EXPECT_EQ(bench.Check(0x3F800000, 0xBF800000, 0), 0);  // x + (-x) = +0
+  EXPECT_EQ(bench.Check(0x7F800000, 0xFF800000, 0), 0);  // inf + -inf = NaN
+  EXPECT_EQ(bench.Check(0x7F800000, 0x00000000, 0), 0);  // inf × 0 = NaN
+  EXPECT_EQ(bench.Check(0x7F800000, 0x00000001, 0), 0);  // inf × subnormal (flushed) = NaN
+  // Products just below 2^-126: 1.f × 2^-127 with f all ones rounds up to 2^-126 (kept),
+  // one ulp less is flushed.
+  for (std::uint32_t frac : {0x7FFFFFu, 0x7FFFFEu, 0x400000u, 0u}) {
+    for (std::uint32_t ea = 1; ea < 127; ea += 5) {
+      const std::uint32_t a = ea << 23 | frac;
+      const std::uint32_t b = (127 - ea) << 23;  // a × b = 1.f × 2^-127 exactly
+      bad += bench.Check(a, b, 0);
+      bad += bench.Check(a, b | 1, 0);
+      bad += bench.Check(a | 0x80000000, b, 0);
+      bad += bench.Check(a, (128 - ea) << 23, 0);  // exactly min-normal range
+    }
+  }
+  // Rounding ties of addition: 1 + k × 2^-24 for small k, both signs.
+  for (std::uint32_t k = 0; k < 64; ++k) {
+    for (std::uint32_t gap = 20; gap < 30; ++gap) {
+      const std::uint32_t small = (127 - gap) << 23 | (k << 17);
+      bad += bench.Check(0x3F800000 | k, small, 0);
+      bad += bench.Check(0x3F800000 | k, small | 0x80000000, 0);
+    }
+  }
+  // Requantization: half-up rounding of negative and positive values at every shift.
+  for (unsigned shift = 0; shift <= 62; ++shift) {
+    for (std::uint32_t v : {0u, 1u, 3u, 0xFFFFFFFDu, 0x80000000u, 0x7FFFFFFFu, 0xFFFFFFFFu}) {
+      for (std::uint32_t s : {1u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 3u}) {
+        bad += bench.Check(v, s, shift);
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+  std::cout << "[ checked  ] " << bench.checked() << " operand sets\n";
+}
+
+// A random fp32 pattern of one of several kinds.
+std::uint32_t RandomOperand(std::mt19937_64& rng, std::uint32_t other) {
+  static const std::vector<std::uint32_t> specials = Specials();
+  switch (rng() % 8) {
+    case 0: return specials[rng() % specials.size()];
+    case 1:
+    case 2: {  // exponent within ±26 of the other operand: alignment, cancellation, ties
+      const int e = static_cast<int>((other >> 23) & 0xFF) + static_cast<int>(rng() % 53) - 26;
+      const auto exponent = static_cast<std::uint32_t>(e < 0 ? 0 : (e > 255 ? 255 : e));
+      std::uint32_t frac = static_cast<std::uint32_t>(rng()) & 0x7FFFFF;
+      if (rng() % 4 == 0) frac = (other & 0x7FFFFF) ^ (static_cast<std::uint32_t>(rng()) & 0xF);
+      if (rng() % 8 == 0) frac &= ~0xFFFu;  // short fractions: exact sums and ties
+      return static_cast<std::uint32_t>(rng() & 1) << 31 | exponent << 23 | frac;
+    }
+    case 3: {  // exponent such that the product lands near 2^-126 or 2^128
+      const int target = rng() % 2 ? 127 + 1 : 127 + 128;
+      const int e = target - static_cast<int>((other >> 23) & 0xFF) + static_cast<int>(rng() % 5) - 2;
+      const auto exponent = static_cast<std::uint32_t>(e < 1 ? 1 : (e > 254 ? 254 : e));
+      std::uint32_t frac = static_cast<std::uint32_t>(rng()) & 0x7FFFFF;
+      if (rng() % 2) frac |= 0x7FFF00;
+      return static_cast<std::uint32_t>(rng() & 1) << 31 | exponent << 23 | frac;
+    }
+    case 4: {  // small integers (requant, saturation) and low-bit patterns
+      return static_cast<std::uint32_t>(static_cast<std::int32_t>(rng() % 1024) - 512);
+    }
+    default: return static_cast<std::uint32_t>(rng());
+  }
+}
+
+TEST(Numerics, RandomOperandsMatchTheModel) {
+  const std::uint64_t seed = test::Seed();
+  std::mt19937_64 rng(seed);
+  NumericsBench bench(seed);
+  constexpr int kPairs = 1'500'000;  // every operand set checks every operator
+  int bad = 0;
+  for (int i = 0; i < kPairs && bad < 100; ++i) {
+    const std::uint32_t a = RandomOperand(rng, static_cast<std::uint32_t>(rng()));
+    const std::uint32_t b = RandomOperand(rng, a);
+    const auto shift = static_cast<unsigned>(rng() % 63);
+    bad += rng() % 2 ? bench.Check(a, b, shift) : bench.Check(b, a, shift);
+  }
+  EXPECT_EQ(bad, 0);
+  std::cout << "[ checked  ] " << bench.checked() << " random operand sets\n";
+}
+
+}  // namespace
+}  // namespace systole::rtl
