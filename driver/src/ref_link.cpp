@@ -1,6 +1,4 @@
 // `ref`: the golden model, in process. Launches run to completion when the host waits.
-#include <fmt/format.h>
-
 #include "golden_model.hpp"
 #include "systole/link.hpp"
 
@@ -33,16 +31,6 @@ class RefLink final : public Link {
 
 }  // namespace
 
-std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
-  if (uri == "ref") return std::make_unique<RefLink>(config);
-  if (uri == "rtl" || uri == "systemc" || uri.starts_with("tcp://") || uri.starts_with("usb://") ||
-      uri.starts_with("pcie://")) {
-    throw LinkError(fmt::format("device '{}': this backend is not built yet (available: ref)", uri));
-  }
-  throw LinkError(fmt::format(
-      "device '{}': unknown URI (expected ref, rtl, systemc, tcp://HOST:PORT, usb://VID:PID, "
-      "pcie://DDDD:BB:DD.F)",
-      uri));
-}
+std::unique_ptr<Link> OpenRefLink(const Config& config) { return std::make_unique<RefLink>(config); }
 
 }  // namespace systole

@@ -1,30 +1,38 @@
 // A link: the small interface every Systole backend speaks — register read/write, device
-// memory block read/write, and waiting for the interrupt. The driver is written once on top of
-// it, so adding a board means adding a link. docs/REGISTERS.md says what the registers mean.
+// memory block read/write, and waiting for the interrupt. The driver (device.hpp) is written
+// once on top of it, so adding a board means adding a link. docs/REGISTERS.md says what the
+// registers mean; docs/DRIVER.md shows the layers.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "config/config.hpp"
+#include "systole/memory_allocator.hpp"
 
 namespace systole {
 
-// A link could not be opened or an access failed. The message names the device and the cause.
+// A link could not be opened or an access failed. what() is "device 'URI': CAUSE"; cause()
+// is the part after the device, for callers that name the device themselves.
 class LinkError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  LinkError(std::string_view uri, const std::string& cause);
+  const std::string& cause() const { return cause_; }
+
+ private:
+  std::string cause_;
 };
 
 class Link {
  public:
-  virtual ~Link() = default;
-  Link() = default;
+  virtual ~Link();
+  Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
@@ -37,10 +45,28 @@ class Link {
   // Waits until the device raises its interrupt line or has nothing left to run, at most
   // `timeout`. Returns false on timeout.
   virtual bool WaitForInterrupt(std::chrono::milliseconds timeout) = 0;
+
+  // Device-memory allocation. A link that owns its device needs nothing more than these
+  // defaults, which keep the books on the host (first fit over CFG_MEM_SIZE bytes). A link to
+  // a shared device (tcp://) asks the device's owner, which also enforces isolation.
+  // `at`: exactly this address (a multiple of kAllocationAlignment). Throws LinkError when
+  // there is no room.
+  virtual std::uint64_t Allocate(std::uint64_t bytes, std::uint64_t alignment,
+                                 std::optional<std::uint64_t> at);
+  // Releases the allocation starting at `address`. Throws LinkError if there is none.
+  virtual void Free(std::uint64_t address);
+
+ private:
+  std::unique_ptr<MemoryAllocator> allocator_;  // the default books, made on first use
 };
 
 // Opens a link by URI. `config` selects the configuration for devices that are built on
-// demand (the in-process models); hardware reports its own. Supported so far: "ref".
+// demand (the in-process models); hardware and servers report their own. Supported: "ref",
+// "tcp://HOST:PORT[?token=TOKEN]" (the token may also come from $SYSTOLE_TOKEN).
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
+
+// The backends OpenLink dispatches to, for code that builds links directly.
+std::unique_ptr<Link> OpenRefLink(const Config& config);
+std::unique_ptr<Link> OpenTcpLink(std::string_view uri);
 
 }  // namespace systole

@@ -1,0 +1,46 @@
+#include "systole/launch_footprint.hpp"
+
+namespace systole {
+
+using isa::Field;
+using isa::Opcode;
+
+std::optional<TouchedRange> DmaRangeOf(const isa::Instruction& insn, const Config& config) {
+  // Field widths bound every product below ((2^16 - 1) * (2^32 - 1) + 2^20), so nothing
+  // overflows; rows is at least 1 for every decodable instruction.
+  switch (insn.opcode) {
+    case Opcode::kLoad:
+    case Opcode::kStore: {
+      const bool acc = insn[Field::kMem] == static_cast<unsigned>(isa::MemSpace::kAcc);
+      const std::uint64_t element = acc ? kAccumulatorElementBytes : ElementBytes(config.dtype);
+      const std::uint64_t rows = insn[Field::kRows];
+      const std::uint64_t span = (rows == 0 ? 0 : (rows - 1) * insn[Field::kStride]) +
+                                 insn[Field::kElems] * element;
+      return TouchedRange{insn[Field::kDram], span, insn.opcode == Opcode::kStore, 0};
+    }
+    case Opcode::kLoadWeights: {
+      const std::uint64_t rows = insn[Field::kRows];
+      const std::uint64_t span = (rows == 0 ? 0 : (rows - 1) * insn[Field::kStride]) +
+                                 insn[Field::kCols] * ElementBytes(config.dtype);
+      return TouchedRange{insn[Field::kDram], span, false, 0};
+    }
+    default: return std::nullopt;
+  }
+}
+
+LaunchFootprint FootprintOf(std::span<const isa::Word> words, const Config& config) {
+  LaunchFootprint footprint;
+  for (std::size_t index = 0; index < words.size(); ++index) {
+    ++footprint.fetched;
+    isa::Instruction insn;
+    if (isa::Decode(words[index], insn)) break;  // the sequencer faults here, before any effect
+    if (auto range = DmaRangeOf(insn, config)) {
+      range->instruction = index;
+      footprint.data.push_back(*range);
+    }
+    if (insn.opcode == Opcode::kHalt) break;
+  }
+  return footprint;
+}
+
+}  // namespace systole

@@ -1,0 +1,53 @@
+// OpenLink's dispatch on the URI scheme, and the default (host-side) allocation books.
+#include <fmt/format.h>
+
+#include "regs/regmap.hpp"
+#include "systole/link.hpp"
+
+namespace systole {
+
+LinkError::LinkError(std::string_view uri, const std::string& cause)
+    : std::runtime_error(fmt::format("device '{}': {}", uri, cause)), cause_(cause) {}
+
+Link::Link() = default;
+Link::~Link() = default;
+
+std::uint64_t Link::Allocate(std::uint64_t bytes, std::uint64_t alignment,
+                             std::optional<std::uint64_t> at) {
+  if (!allocator_) {
+    const std::uint64_t memory_bytes =
+        ReadRegister(regs::OffsetOf("CFG_MEM_SIZE_LO")) |
+        (std::uint64_t{ReadRegister(regs::OffsetOf("CFG_MEM_SIZE_HI"))} << 32);
+    allocator_ = std::make_unique<MemoryAllocator>(memory_bytes);
+  }
+  if (at) {
+    if (!allocator_->AllocateAt(*at, bytes)) {
+      throw LinkError(Uri(), fmt::format("cannot allocate {} bytes at 0x{:x}: taken, misaligned "
+                                         "or outside the {} bytes of device memory",
+                                         bytes, *at, allocator_->memory_bytes()));
+    }
+    return *at;
+  }
+  if (auto address = allocator_->Allocate(bytes, alignment)) return *address;
+  throw LinkError(Uri(), fmt::format("no room for {} bytes in the {} bytes of device memory", bytes,
+                                     allocator_->memory_bytes()));
+}
+
+void Link::Free(std::uint64_t address) {
+  if (!allocator_ || !allocator_->Free(address)) {
+    throw LinkError(Uri(), fmt::format("no allocation starts at 0x{:x}", address));
+  }
+}
+
+std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
+  if (uri == "ref") return OpenRefLink(config);
+  if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
+  if (uri == "rtl" || uri == "systemc" || uri.starts_with("usb://") || uri.starts_with("pcie://")) {
+    throw LinkError(uri, "this backend is not built yet (available: ref, tcp://HOST:PORT)");
+  }
+  throw LinkError(uri,
+                  "unknown URI (expected ref, rtl, systemc, tcp://HOST:PORT, usb://VID:PID, "
+                  "pcie://DDDD:BB:DD.F)");
+}
+
+}  // namespace systole

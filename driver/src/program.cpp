@@ -1,0 +1,199 @@
+// Device::Load and Program: put a program's words and data into device memory — at its own
+// addresses when they are free, otherwise moved, with its DMA addresses rewritten.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "device_state.hpp"
+#include "systole/launch_footprint.hpp"
+
+namespace systole {
+
+using detail::Guarded;
+using detail::ProgramRegion;
+
+namespace {
+
+struct Interval {
+  std::uint64_t start;
+  std::uint64_t end;
+};
+
+// Every range the program needs, widened to whole allocation units, clipped to device memory
+// (a range outside it is the device's to fault on, not ours to move), merged where they touch.
+std::vector<Interval> Footprint(const assembly::Program& program, const Config& config) {
+  std::vector<Interval> ranges;
+  auto add = [&](std::uint64_t address, std::uint64_t bytes) {
+    if (bytes == 0 || address >= config.memory_bytes) return;
+    const std::uint64_t end = std::min(address + std::min(bytes, config.memory_bytes),
+                                       config.memory_bytes);
+    const std::uint64_t unit = kAllocationAlignment;
+    const std::uint64_t start = address / unit * unit;
+    ranges.push_back({start, std::min((end + unit - 1) / unit * unit, config.memory_bytes)});
+  };
+  add(program.text_address, program.TextBytes());
+  for (const auto& segment : program.data) add(segment.address, segment.bytes.size());
+  for (const auto& input : program.inputs) add(input.address, input.Bytes());
+  for (const auto& output : program.outputs) add(output.address, output.Bytes());
+  for (const TouchedRange& range : FootprintOf(program.words, config).data) {
+    add(range.address, range.bytes);
+  }
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::vector<Interval> merged;
+  for (const Interval& range : ranges) {
+    if (!merged.empty() && range.start <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, range.end);
+    } else {
+      merged.push_back(range);
+    }
+  }
+  return merged;
+}
+
+const ProgramRegion* RegionHolding(const std::vector<ProgramRegion>& regions,
+                                   std::uint64_t address, std::uint64_t bytes) {
+  for (const ProgramRegion& region : regions) {
+    if (address >= region.start && address < region.end && bytes <= region.end - address) {
+      return &region;
+    }
+  }
+  return nullptr;
+}
+
+std::uint64_t Moved(const ProgramRegion& region, std::uint64_t address) {
+  return region.buffer.address() + (address - region.start);
+}
+
+// The words with every LOAD, STORE and LOAD_WEIGHTS address moved to where its region lives.
+std::vector<isa::Word> Relocated(const assembly::Program& program,
+                                 const std::vector<ProgramRegion>& regions, const Config& config) {
+  std::vector<isa::Word> words = program.words;
+  for (const TouchedRange& range : FootprintOf(program.words, config).data) {
+    const ProgramRegion* region = RegionHolding(regions, range.address, range.bytes);
+    if (region == nullptr) {
+      throw std::runtime_error(fmt::format(
+          "cannot move the program: instruction {} touches 0x{:x}..0x{:x}, outside device memory",
+          range.instruction, range.address, range.address + range.bytes));
+    }
+    isa::Instruction insn = isa::DecodeOrThrow(words[range.instruction]);
+    insn[isa::Field::kDram] = Moved(*region, range.address);
+    words[range.instruction] = isa::EncodeOrThrow(insn);
+  }
+  return words;
+}
+
+}  // namespace
+
+Program Device::Load(const assembly::Program& program) {
+  return Guarded(*state_, "load program", [&] {
+    if (const auto problems = assembly::ValidateProgram(program); !problems.empty()) {
+      throw std::runtime_error(problems.front().message);
+    }
+    auto loaded = std::make_shared<detail::ProgramState>();
+    loaded->device = state_;
+    loaded->source = program;
+    const std::vector<Interval> footprint = Footprint(program, state_->config);
+
+    // First choice: every region where the program put it (identical to a private device).
+    bool in_place = true;
+    for (const Interval& range : footprint) {
+      try {
+        loaded->regions.push_back({range.start, range.end, AllocateAt(range.start, range.end - range.start)});
+      } catch (const DeviceError&) {
+        in_place = false;
+        break;
+      }
+    }
+    if (!in_place) {
+      loaded->regions.clear();  // frees what was taken
+      for (const Interval& range : footprint) {
+        loaded->regions.push_back({range.start, range.end, Allocate(range.end - range.start)});
+      }
+    }
+
+    Program handle(loaded);
+    for (const assembly::DataSegment& segment : program.data) {
+      const std::uint64_t address = handle.DeviceAddress(segment.address);
+      state_->link->WriteMemory(address, segment.bytes);
+    }
+    const std::vector<isa::Word> words =
+        in_place ? program.words : Relocated(program, loaded->regions, state_->config);
+    std::vector<std::uint8_t> text;
+    text.reserve(words.size() * isa::kInstructionBytes);
+    for (const isa::Word& word : words) text.insert(text.end(), word.begin(), word.end());
+    state_->link->WriteMemory(handle.text_address(), text);
+    return handle;
+  });
+}
+
+// ---- Program -----------------------------------------------------------------------------------
+
+const assembly::Program& Program::source() const { return state_->source; }
+
+std::uint64_t Program::DeviceAddress(std::uint64_t address) const {
+  if (const ProgramRegion* region = RegionHolding(state_->regions, address, 1)) {
+    return Moved(*region, address);
+  }
+  throw DeviceError(state_->device->uri, "program address",
+                    fmt::format("the program does not use address 0x{:x}", address));
+}
+
+std::uint64_t Program::text_address() const {
+  if (state_->source.words.empty()) return state_->source.text_address;
+  return DeviceAddress(state_->source.text_address);
+}
+
+namespace {
+std::size_t IndexOf(const std::vector<assembly::TensorDesc>& tensors, std::string_view name,
+                    const std::string& device, std::string_view what) {
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].name == name) return i;
+  }
+  throw DeviceError(device, fmt::format("find {}", what),
+                    fmt::format("the program has no {} called '{}'", what, name));
+}
+}  // namespace
+
+void Program::WriteInput(std::size_t index, std::span<const std::uint8_t> bytes) {
+  const std::string& uri = state_->device->uri;
+  if (index >= state_->source.inputs.size()) {
+    throw DeviceError(uri, "write input", fmt::format("the program has no input {}", index));
+  }
+  const assembly::TensorDesc& input = state_->source.inputs[index];
+  if (bytes.size() != input.Bytes()) {
+    throw DeviceError(uri, "write input", fmt::format("input '{}' takes {} bytes, not {}",
+                                                      input.name, input.Bytes(), bytes.size()));
+  }
+  const std::uint64_t address = DeviceAddress(input.address);
+  Guarded(*state_->device, "write input",
+          [&] { state_->device->link->WriteMemory(address, bytes); });
+}
+
+void Program::WriteInput(std::string_view name, std::span<const std::uint8_t> bytes) {
+  WriteInput(IndexOf(state_->source.inputs, name, state_->device->uri, "input"), bytes);
+}
+
+std::vector<std::uint8_t> Program::ReadOutput(std::size_t index) const {
+  const std::string& uri = state_->device->uri;
+  if (index >= state_->source.outputs.size()) {
+    throw DeviceError(uri, "read output", fmt::format("the program has no output {}", index));
+  }
+  const assembly::TensorDesc& output = state_->source.outputs[index];
+  std::vector<std::uint8_t> bytes(output.Bytes());
+  const std::uint64_t address = DeviceAddress(output.address);
+  Guarded(*state_->device, "read output",
+          [&] { state_->device->link->ReadMemory(address, bytes); });
+  return bytes;
+}
+
+std::vector<std::uint8_t> Program::ReadOutput(std::string_view name) const {
+  return ReadOutput(IndexOf(state_->source.outputs, name, state_->device->uri, "output"));
+}
+
+Run Program::Launch() {
+  Device device(state_->device);
+  return device.Launch(text_address(), static_cast<std::uint32_t>(state_->source.words.size()));
+}
+
+}  // namespace systole

@@ -1,0 +1,251 @@
+// DeviceServer: the TCP side. One io_context on one thread accepts clients and moves frames;
+// the DeviceHost's worker does everything else. Each connection reads a header, then its
+// payload (Boost.Asio's header→body loop), and writes replies through a queue.
+#include <fmt/format.h>
+
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
+#include <boost/asio.hpp>
+#include <deque>
+
+#include "device_host.hpp"
+#include "systole/server.hpp"
+
+namespace systole {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+// Requests a client may have in the device host's queue before its connection stops reading:
+// bounds the memory one client can make the server hold to this many frames.
+constexpr std::uint32_t kMaxRequestsInFlight = 4;
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, server::DeviceHost& host, std::uint64_t id,
+             std::uint32_t max_payload, std::atomic<std::uint32_t>& clients)
+      : socket_(std::move(socket)), host_(host), id_(id), max_payload_(max_payload),
+        clients_(clients) {}
+
+  void Start() {
+    started_ = true;
+    ++clients_;
+    std::weak_ptr<Connection> weak = weak_from_this();
+    auto executor = socket_.get_executor();
+    host_.Open(id_, [weak, executor](std::vector<std::uint8_t> frame, bool close) {
+      asio::post(executor, [weak, frame = std::move(frame), close]() mutable {
+        if (auto self = weak.lock()) self->Reply(std::move(frame), close);
+      });
+    });
+    ReadHeader();
+  }
+
+  // Refuses a client the server has no room for.
+  void Refuse(std::string_view why) {
+    Write(protocol::EncodeErrorFrame(0, protocol::ErrorCode::kTooManyClients, why), true);
+  }
+
+ private:
+  void ReadHeader() {
+    if (in_flight_ >= kMaxRequestsInFlight) {
+      reading_paused_ = true;
+      return;
+    }
+    asio::async_read(socket_, asio::buffer(header_),
+                     [self = shared_from_this()](boost::system::error_code error, std::size_t) {
+                       if (error) return self->Shutdown();
+                       self->OnHeader();
+                     });
+  }
+
+  void OnHeader() {
+    if (auto error = protocol::ParseHeader(header_, max_payload_, fields_)) {
+      // The stream cannot be trusted past a bad header: say why, then hang up.
+      return Write(protocol::EncodeErrorFrame(error->request_id, error->code, error->message), true);
+    }
+    payload_.resize(fields_.payload_bytes);
+    asio::async_read(socket_, asio::buffer(payload_),
+                     [self = shared_from_this()](boost::system::error_code error, std::size_t) {
+                       if (error) return self->Shutdown();  // vanished mid-frame
+                       self->OnPayload();
+                     });
+  }
+
+  void OnPayload() {
+    if (!protocol::PayloadMatches(header_, payload_)) {
+      // The length was sane, so the stream is still in step: drop the frame, keep going.
+      const protocol::DecodeError error = protocol::ChecksumError(header_, payload_);
+      Write(protocol::EncodeErrorFrame(error.request_id, error.code, error.message), false);
+    } else {
+      ++in_flight_;
+      host_.Deliver(id_, protocol::Frame{fields_.type, fields_.request_id, std::move(payload_)});
+      payload_ = {};
+    }
+    ReadHeader();
+  }
+
+  void Reply(std::vector<std::uint8_t> frame, bool close) {
+    if (in_flight_ > 0) --in_flight_;
+    Write(std::move(frame), close);
+    if (reading_paused_ && in_flight_ < kMaxRequestsInFlight && !closed_) {
+      reading_paused_ = false;
+      ReadHeader();
+    }
+  }
+
+  void Write(std::vector<std::uint8_t> frame, bool close_after) {
+    if (closed_) return;
+    writes_.push_back({std::move(frame), close_after});
+    if (writes_.size() == 1) WriteNext();
+  }
+
+  void WriteNext() {
+    asio::async_write(socket_, asio::buffer(writes_.front().bytes),
+                      [self = shared_from_this()](boost::system::error_code error, std::size_t) {
+                        if (error) return self->Shutdown();
+                        const bool close = self->writes_.front().close_after;
+                        self->writes_.pop_front();
+                        if (close) return self->Shutdown();
+                        if (!self->writes_.empty()) self->WriteNext();
+                      });
+  }
+
+  void Shutdown() {
+    if (closed_) return;
+    closed_ = true;
+    writes_.clear();
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+    if (started_) {
+      host_.Close(id_);
+      --clients_;
+    }
+  }
+
+  struct PendingWrite {
+    std::vector<std::uint8_t> bytes;
+    bool close_after;
+  };
+
+  tcp::socket socket_;
+  server::DeviceHost& host_;
+  std::uint64_t id_;
+  std::uint32_t max_payload_;
+  std::atomic<std::uint32_t>& clients_;
+  protocol::Header header_{};
+  protocol::HeaderFields fields_;
+  std::vector<std::uint8_t> payload_;
+  std::deque<PendingWrite> writes_;
+  std::uint32_t in_flight_ = 0;
+  bool reading_paused_ = false;
+  bool started_ = false;
+  bool closed_ = false;
+};
+
+asio::ip::address ParseAddress(const std::string& address) {
+  if (address == "localhost") return asio::ip::address_v4::loopback();
+  boost::system::error_code error;
+  const asio::ip::address parsed = asio::ip::make_address(address, error);
+  if (error) {
+    throw ServerError(fmt::format("'{}' is not an IP address (use e.g. 127.0.0.1, ::1, 0.0.0.0)",
+                                  address));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+struct DeviceServer::Impl {
+  Impl(std::unique_ptr<Link> device, ServerOptions server_options)
+      : options(std::move(server_options)), host(std::move(device), options), acceptor(io) {}
+
+  void Accept() {
+    acceptor.async_accept([this](boost::system::error_code error, tcp::socket socket) {
+      if (error) {
+        if (error == asio::error::operation_aborted) return;
+        return Accept();
+      }
+      boost::system::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      auto connection = std::make_shared<Connection>(std::move(socket), host, ++next_id,
+                                                     options.max_payload, clients);
+      if (clients.load() >= options.max_clients) {
+        connection->Refuse(fmt::format("the server already has {} clients", options.max_clients));
+      } else {
+        connection->Start();
+      }
+      Accept();
+    });
+  }
+
+  ServerOptions options;
+  server::DeviceHost host;
+  asio::io_context io;
+  tcp::acceptor acceptor;
+  std::atomic<std::uint32_t> clients{0};
+  std::uint64_t next_id = 0;
+  std::thread io_thread;
+  std::mutex stop_mutex;
+  std::condition_variable stopped_cv;
+  bool stopped = false;
+};
+
+DeviceServer::DeviceServer(std::unique_ptr<Link> device, ServerOptions options) {
+  const asio::ip::address address = ParseAddress(options.address);
+  if (!address.is_loopback() && options.token.empty()) {
+    throw ServerError(fmt::format(
+        "refusing to listen on {} without a token: anyone who can reach it could use the "
+        "device. Pass --token-file FILE (clients send the token: tcp://HOST:PORT?token=… or "
+        "SYSTOLE_TOKEN), or listen on 127.0.0.1",
+        options.address));
+  }
+  impl_ = std::make_unique<Impl>(std::move(device), std::move(options));
+  try {
+    const tcp::endpoint endpoint(address, impl_->options.port);
+    impl_->acceptor.open(endpoint.protocol());
+    impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
+    impl_->acceptor.bind(endpoint);
+    impl_->acceptor.listen();
+  } catch (const boost::system::system_error& error) {
+    impl_->host.Stop();
+    throw ServerError(fmt::format("cannot listen on {}:{}: {}", impl_->options.address,
+                                  impl_->options.port, error.code().message()));
+  }
+  impl_->Accept();
+  impl_->io_thread = std::thread([this] { impl_->io.run(); });
+}
+
+DeviceServer::~DeviceServer() { Stop(); }
+
+std::uint16_t DeviceServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+std::string DeviceServer::endpoint() const {
+  const tcp::endpoint local = impl_->acceptor.local_endpoint();
+  const std::string host = local.address().to_string();
+  return local.address().is_v6() ? fmt::format("[{}]:{}", host, local.port())
+                                  : fmt::format("{}:{}", host, local.port());
+}
+
+std::uint32_t DeviceServer::clients() const { return impl_->host.sessions(); }
+std::uint64_t DeviceServer::launches() const { return impl_->host.launches(); }
+
+void DeviceServer::Wait() {
+  std::unique_lock lock(impl_->stop_mutex);
+  impl_->stopped_cv.wait(lock, [this] { return impl_->stopped; });
+}
+
+void DeviceServer::Stop() {
+  {
+    std::lock_guard lock(impl_->stop_mutex);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  // The worker first: after it stops nothing posts to the io_context any more.
+  impl_->host.Stop();
+  impl_->io.stop();
+  if (impl_->io_thread.joinable()) impl_->io_thread.join();
+  impl_->stopped_cv.notify_all();
+}
+
+}  // namespace systole
