@@ -110,6 +110,16 @@ std::unique_ptr<Instruction> MakeConstant(const Computation& computation, const 
   return constant;
 }
 
+// Folding is an optimization: an instruction the interpreter cannot evaluate (an unsupported
+// convolution, say) stays in the module and is reported if and when it is run.
+std::optional<Literal> TryEvaluate(const Instruction& instruction, const std::vector<const Literal*>& operands) {
+  try {
+    return EvaluateInstruction(instruction, operands);
+  } catch (const HloError&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 PassResult ConstantFolding::Run(Module& module) {
@@ -128,9 +138,10 @@ PassResult ConstantFolding::Run(Module& module) {
       if (all_constant && instruction->shape.Elements() <= max_elements_) {
         std::vector<const Literal*> operands;
         for (const Instruction* operand : instruction->operands) operands.push_back(&*operand->literal);
-        Literal value = EvaluateInstruction(*instruction, operands);
+        std::optional<Literal> value = TryEvaluate(*instruction, operands);
+        if (!value) continue;
         Instruction* constant =
-            computation->Insert(MakeConstant(*computation, instruction->name + ".folded", std::move(value)), instruction);
+            computation->Insert(MakeConstant(*computation, instruction->name + ".folded", std::move(*value)), instruction);
         computation->ReplaceAllUses(instruction, constant);
         changed = true;
       } else if (elementwise && all_splat && !instruction->shape.dims.empty()) {
@@ -140,9 +151,10 @@ PassResult ConstantFolding::Run(Module& module) {
         scalar_op.shape.minor_to_major.clear();
         std::vector<const Literal*> operands;
         for (const Instruction* operand : instruction->operands) operands.push_back(&*SplatSource(*operand)->literal);
-        Literal value = EvaluateInstruction(scalar_op, operands);
+        std::optional<Literal> value = TryEvaluate(scalar_op, operands);
+        if (!value) continue;
         Instruction* constant =
-            computation->Insert(MakeConstant(*computation, instruction->name + ".folded", std::move(value)), instruction);
+            computation->Insert(MakeConstant(*computation, instruction->name + ".folded", std::move(*value)), instruction);
         auto broadcast = std::make_unique<Instruction>();
         broadcast->name = computation->UniqueName(instruction->name + ".splat");
         broadcast->opcode = Opcode::kBroadcast;
