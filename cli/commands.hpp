@@ -10,5 +10,6 @@ void AddAsmCommand(CLI::App& app);     // asm.cpp: assembly -> program bundle
 void AddDisasmCommand(CLI::App& app);  // disasm.cpp: bundle or raw words -> assembly
 void AddRunCommand(CLI::App& app);     // run.cpp: run a program on a device
 void AddGenCommand(CLI::App& app);     // gen.cpp: regenerate files derived from the definitions
+void AddHloCommand(CLI::App& app);     // hlo.cpp: check HLO text, run it on the reference interpreter
 
 }  // namespace systole::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   systole::cli::AddDisasmCommand(app);
   systole::cli::AddRunCommand(app);
   systole::cli::AddGenCommand(app);
+  systole::cli::AddHloCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
