@@ -28,6 +28,21 @@ TEST(Builder, AddsOneTokenPerCrossUnitDependencyAndChecksTheFifo) {
   EXPECT_EQ(second.wait, 0);
 }
 
+// Prefetched loads are consumed long after they are emitted, so their tokens are outstanding
+// across many instructions; with a tiny token_capacity the builder must move signals later
+// instead of overflowing (the model would fault with TOKEN_OVERFLOW).
+TEST(Builder, KeepsOutstandingTokensWithinTheCapacity) {
+  Config config = LoadConfig("tiny");
+  config.token_capacity = 8;
+  ProgramBuilder builder(config);
+  const Tensor a = builder.AddInput("A", DataType::kInt8, {90, 40});
+  const Tensor b = builder.AddInput("B", DataType::kInt8, {40, 9});
+  const Tensor out = builder.AddOutput("out", DataType::kInt32, {90, 9});
+  Gemm(builder, a, b, std::nullopt, out);
+  const assembly::Program program = builder.Finish();
+  RunOnModel(config, program, {});
+}
+
 TEST(Builder, PlacesTheInstructionsAfterTheDataAndValidates) {
   ProgramBuilder builder(LoadConfig("small"));
   const Tensor in = builder.AddInput("in", DataType::kBf16, {3, 5});

@@ -192,12 +192,28 @@ void ProgramBuilder::Emit(isa::Instruction insn, std::span<const Access> accesse
   units_.push_back(static_cast<std::uint8_t>(unit));
   Track(index, unit, accesses, needs);
   for (unsigned producer = 0; producer < isa::kNumUnits; ++producer) {
-    const std::int64_t need = needs[producer];
+    std::int64_t need = needs[producer];
     if (producer == unit || need < 0 || last_signaller_[producer][unit] >= need) continue;
+    // Every earlier waiter on this pair comes before this one and every earlier signaller
+    // before `need`, so the most tokens outstanding on the new one's span is at its signal:
+    // the earlier tokens whose waits come after it, plus itself.
+    const auto open_at = [&](std::int64_t signaller) {
+      const auto& waits = waiters_[producer][unit];
+      return static_cast<std::uint64_t>(
+          waits.end() - std::upper_bound(waits.begin(), waits.end(), signaller));
+    };
+    // Past half the capacity, signal from the producer unit's latest instruction instead: it
+    // completes after `need`, and every later consumer of anything up to it needs no token.
+    if (2 * (open_at(need) + 1) > config_.token_capacity) need = latest_on_unit_[producer];
+    if (open_at(need) + 1 > config_.token_capacity) {
+      throw std::logic_error("codegen: dependency tokens would exceed token_capacity");
+    }
     instructions_[static_cast<std::size_t>(need)].signal |= static_cast<std::uint8_t>(1u << unit);
     insn.wait |= static_cast<std::uint8_t>(1u << producer);
     last_signaller_[producer][unit] = need;
+    waiters_[producer][unit].push_back(index);
   }
+  latest_on_unit_[unit] = index;
   instructions_.push_back(insn);
 }
 

@@ -9,9 +9,12 @@
 //    (read-after-write, write-after-read, write-after-write) and connects the two with one
 //    dependency token, setting the signal bit on the producer retroactively. A producer is
 //    only signalled when a consumer needs it and every token is consumed by the instruction
-//    that asked for it, so at most one token is ever outstanding per unit pair
-//    (token_capacity is never approached) and no wait can underflow. Instructions of one
-//    unit need no tokens: a unit runs and completes its instructions in order (docs/ISA.md);
+//    that asked for it, so no wait can underflow. In program order a token is outstanding from
+//    its signaller to its waiter; when a consumer sits far behind its producer (prefetches)
+//    and more than half of token_capacity would be outstanding, the signal moves to the producer
+//    unit's latest instruction, which completes later and so still orders the pair.
+//    Instructions of one unit need no tokens: a unit runs and completes its instructions in
+//    order (docs/ISA.md);
 //  * the weight FIFO rules are checked as instructions are emitted, as are field ranges
 //    (isa::Encode), so a kernel bug throws here instead of faulting on the device.
 #pragma once
@@ -129,6 +132,9 @@ class ProgramBuilder {
   std::vector<Record> records_;
   // last_signaller_[p][c]: the latest instruction on p whose token c has consumed.
   std::array<std::array<std::int64_t, isa::kNumUnits>, isa::kNumUnits> last_signaller_{};
+  // waiters_[p][c]: every instruction that waited on p -> c, in program order.
+  std::array<std::array<std::vector<std::int64_t>, isa::kNumUnits>, isa::kNumUnits> waiters_;
+  std::array<std::int64_t, isa::kNumUnits> latest_on_unit_{-1, -1, -1, -1, -1};
   std::size_t fifo_pushes_ = 0, fifo_pops_ = 0;
   bool stationary_ = false;
   std::vector<std::pair<std::size_t, std::string>> kernels_;  // first instruction, name
