@@ -1,0 +1,186 @@
+// systole_vector_lane — one element lane of the vector unit (ACTIVATE, VECTOR, POOL), the
+// per-element arithmetic of docs/ISA.md in the order sim/model/vector_unit.cpp applies it.
+//
+// Three steps, two pipeline registers (the unit never stalls the pipeline: it only reads rows
+// whose results have a free output slot):
+//   step 1 (the cycle the row data arrives):
+//     ACTIVATE  v = bias ? v + bias[j] : v              (fp32 add / wrapping int32 add)
+//     VECTOR    x op y, or x and y for mul             (add, sub = add of −y, max, min)
+//     POOL      running = first ? (sum ? 0 + x : x) : (sum ? running + x : max(running, x))
+//   step 2: the multiply — ACTIVATE scale, VECTOR mul, POOL sum scale (fp32 multiply / int64
+//     requantization (v·S + 2^(s−1)) >>> s); the others pass through.
+//   step 3: the function (relu, relu6, clamp), then bf16 rounding / zero point and int8
+//     saturation. POOL has no function; only ACTIVATE has a zero point (the unit passes
+//     func = none and zp = 0 for the others).
+// BF16 = 1 builds the fp32 datapath from rtl/numerics/, BF16 = 0 the integer one.
+module systole_vector_lane #(
+    parameter integer BF16 = 0,
+    parameter integer EW = (BF16 != 0) ? 16 : 8
+) (
+    input  logic          clk,
+    // Per-instruction configuration, stable while the instruction runs.
+    input  logic [1:0]    mode,       // 0 ACTIVATE, 1 VECTOR, 2 POOL
+    input  logic [2:0]    vop,        // VECTOR op (0 add, 1 sub, 2 mul, 3 max, 4 min)
+    input  logic [1:0]    func,       // 0 none, 1 relu, 2 relu6, 3 clamp
+    input  logic          bias_en,    // ACTIVATE: add the bias row
+    input  logic          pool_sum,   // POOL: sum (else max)
+    input  logic [31:0]   scale,      // ACTIVATE / POOL scale, 0 already replaced by 1
+    input  logic [5:0]    shift,      // int8 right shift of the multiply
+    input  logic [7:0]    zp,         // int8 ACTIVATE zero point (0 otherwise)
+    input  logic [15:0]   lo,         // clamp bounds: bf16 bits or int16
+    input  logic [15:0]   hi,
+    // Row data of the cycle (valid when one of the strobes below is high).
+    input  logic [31:0]   acc_in,     // this lane's accumulator element
+    input  logic [EW-1:0] ub_in,      // this lane's unified-buffer element
+    input  logic          bias_load,  // acc_in is the bias element
+    input  logic          x_load,     // ub_in is VECTOR operand x (the row of a)
+    input  logic          run_update, // ub_in is a POOL window element that is not the last
+    input  logic          pool_first, // ... and it is the first of its window
+    // The pipeline registers load every cycle: the result of the element that completes a row
+    // in cycle t (ACTIVATE row, VECTOR y, last POOL window element) is on y in cycle t + 2.
+    output logic [EW-1:0] y
+);
+  localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1;
+  localparam logic [2:0] VOP_SUB = 3'd1, VOP_MUL = 3'd2, VOP_MIN = 3'd4;
+  localparam logic [1:0] FUNC_NONE = 2'd0, FUNC_RELU = 2'd1, FUNC_RELU6 = 2'd2;
+
+  if (BF16 != 0) begin : g_fp
+    logic [15:0] x_q;
+    logic [31:0] bias_q, run_q;
+    logic [31:0] ub_w, x_w, lo_w, hi_w;
+    logic [31:0] add_a, add_b, add_y, mm_a, mm_b, mm_y, pool_v, s1_v, s1_m;
+    logic        s1_mul, mm_min;
+    logic [31:0] p1_v, p1_m, p2_v, mul_y;
+    logic        p1_mul;
+    logic [31:0] f_max_b, f_max_y, f_min_b, f_min_y, f_v;
+
+    systole_bf16_to_fp32 u_widen_ub (.a(ub_in), .y(ub_w));
+    systole_bf16_to_fp32 u_widen_x (.a(x_q), .y(x_w));
+    systole_bf16_to_fp32 u_widen_lo (.a(lo), .y(lo_w));
+    systole_bf16_to_fp32 u_widen_hi (.a(hi), .y(hi_w));
+
+    // Step 1.
+    always_comb begin
+      if (mode == MODE_ACT) begin
+        add_a = acc_in;
+        add_b = bias_q;
+      end else if (mode == MODE_VEC) begin
+        add_a = x_w;
+        add_b = (vop == VOP_SUB) ? {~ub_w[31], ub_w[30:0]} : ub_w;
+      end else begin
+        add_a = pool_first ? 32'd0 : run_q;
+        add_b = ub_w;
+      end
+      mm_a = (mode == MODE_VEC) ? x_w : run_q;
+      mm_b = ub_w;
+      mm_min = (mode == MODE_VEC) && (vop == VOP_MIN);
+    end
+    systole_fp32_add u_add (.a(add_a), .b(add_b), .y(add_y));
+    systole_fp32_minmax u_mm (.a(mm_a), .b(mm_b), .is_min(mm_min), .y(mm_y));
+
+    assign pool_v = pool_sum ? add_y : (pool_first ? ub_w : mm_y);
+    always_comb begin
+      if (mode == MODE_ACT) begin
+        s1_v = bias_en ? add_y : acc_in;
+        s1_m = scale;
+        s1_mul = 1'b1;
+      end else if (mode == MODE_VEC) begin
+        if (vop == VOP_MUL) s1_v = x_w;
+        else if (vop >= 3'd3) s1_v = mm_y;
+        else s1_v = add_y;
+        s1_m = ub_w;
+        s1_mul = vop == VOP_MUL;
+      end else begin
+        s1_v = pool_v;
+        s1_m = scale;
+        s1_mul = pool_sum;
+      end
+    end
+
+    always_ff @(posedge clk) begin
+      if (bias_load) bias_q <= acc_in;
+      if (x_load) x_q <= ub_in;
+      if (run_update) run_q <= pool_v;
+      p1_v <= s1_v;
+      p1_m <= s1_m;
+      p1_mul <= s1_mul;
+      p2_v <= p1_mul ? mul_y : p1_v;
+    end
+
+    // Step 2.
+    systole_fp32_mul u_mul (.a(p1_v), .b(p1_m), .y(mul_y));
+
+    // Step 3: relu = max(v, +0); relu6 = min(max(v, +0), 6); clamp = min(max(v, L), H).
+    assign f_max_b = (func == 2'd3) ? lo_w : 32'd0;
+    assign f_min_b = (func == FUNC_RELU6) ? 32'h40C0_0000 : hi_w;
+    systole_fp32_minmax u_fmax (.a(p2_v), .b(f_max_b), .is_min(1'b0), .y(f_max_y));
+    systole_fp32_minmax u_fmin (.a(f_max_y), .b(f_min_b), .is_min(1'b1), .y(f_min_y));
+    assign f_v = (func == FUNC_NONE) ? p2_v : ((func == FUNC_RELU) ? f_max_y : f_min_y);
+    systole_fp32_to_bf16 u_round (.a(f_v), .y(y));
+
+    // The integer-only configuration inputs.
+    logic unused_int;
+    assign unused_int = ^{shift, zp};
+  end else begin : g_int
+    logic [7:0] x_q;
+    logic [31:0] bias_q, run_q;
+    logic signed [31:0] ub_s, x_s, pool_v, s1_v, s1_m, p1_v, p1_m;
+    logic        s1_mul, p1_mul;
+    logic [63:0] req_y;
+    logic signed [63:0] p2_v, f_v, f_lo, f_hi, z_v;
+
+    assign ub_s = $signed({{24{ub_in[EW-1]}}, ub_in});
+    assign x_s = $signed({{24{x_q[7]}}, x_q});
+
+    // Step 1.
+    always_comb begin
+      if (pool_sum) pool_v = (pool_first ? 32'sd0 : $signed(run_q)) + ub_s;
+      else if (pool_first || ub_s > $signed(run_q)) pool_v = ub_s;
+      else pool_v = $signed(run_q);
+      if (mode == MODE_ACT) begin
+        s1_v = bias_en ? $signed(acc_in + bias_q) : $signed(acc_in);
+        s1_m = $signed(scale);
+        s1_mul = 1'b1;
+      end else if (mode == MODE_VEC) begin
+        case (vop)
+          3'd0: s1_v = x_s + ub_s;
+          3'd1: s1_v = x_s - ub_s;
+          3'd3: s1_v = (x_s > ub_s) ? x_s : ub_s;
+          3'd4: s1_v = (x_s < ub_s) ? x_s : ub_s;
+          default: s1_v = x_s;  // mul: x × y in step 2
+        endcase
+        s1_m = ub_s;
+        s1_mul = vop == VOP_MUL;
+      end else begin
+        s1_v = pool_v;
+        s1_m = $signed(scale);
+        s1_mul = pool_sum;
+      end
+    end
+
+    always_ff @(posedge clk) begin
+      if (bias_load) bias_q <= acc_in;
+      if (x_load) x_q <= ub_in;
+      if (run_update) run_q <= pool_v;
+      p1_v <= s1_v;
+      p1_m <= s1_m;
+      p1_mul <= s1_mul;
+      p2_v <= p1_mul ? $signed(req_y) : {{32{p1_v[31]}}, p1_v};
+    end
+
+    // Step 2.
+    systole_requant u_requant (.v(p1_v), .s(p1_m), .shift(shift), .y(req_y));
+
+    // Step 3: min(max(v, L), H) as the model writes it; then + zp and saturation.
+    assign f_lo = (func == 2'd3) ? {{48{lo[15]}}, lo} : 64'sd0;
+    assign f_hi = (func == 2'd3) ? {{48{hi[15]}}, hi} : 64'sd6;
+    always_comb begin
+      if (func == FUNC_NONE) f_v = p2_v;
+      else if (func == FUNC_RELU) f_v = (p2_v < 64'sd0) ? 64'sd0 : p2_v;
+      else if (p2_v < f_lo) f_v = (f_lo > f_hi) ? f_hi : f_lo;
+      else f_v = (p2_v > f_hi) ? f_hi : p2_v;
+    end
+    assign z_v = f_v + {{56{zp[7]}}, zp};
+    systole_sat_int8 u_sat (.v(z_v), .y(y));
+  end
+endmodule
