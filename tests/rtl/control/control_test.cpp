@@ -744,7 +744,7 @@ TYPED_TEST_SUITE(Control, Models, ModelNames);
 // respected, INSNS and MACS equal the model's.
 TYPED_TEST(Control, LegalProgramsMatchTheModel) {
   const std::uint64_t seed = test::Seed();
-  test::Waveform wave(false);
+  test::Waveform wave;  // cheap enough to trace always: kept only if the test fails
   ControlTest<TypeParam> t(ConfigOf<TypeParam>::kName, seed, wave.Path());
   for (int i = 0; i < 200 && !::testing::Test::HasFatalFailure(); ++i) {
     const auto program = t.gen().Legal(static_cast<unsigned>(t.gen().R(1, 60)));
@@ -760,7 +760,7 @@ TYPED_TEST(Control, LegalProgramsMatchTheModel) {
 // and FAULT_PC and dispatches exactly the instructions before the fault.
 TYPED_TEST(Control, IllegalProgramsFaultLikeTheModel) {
   const std::uint64_t seed = test::Seed();
-  test::Waveform wave(false);
+  test::Waveform wave;  // cheap enough to trace always: kept only if the test fails
   ControlTest<TypeParam> t(ConfigOf<TypeParam>::kName, seed, wave.Path());
   auto& g = t.gen();
   const Config& c = t.config();
