@@ -9,6 +9,7 @@ void AddInfoCommand(CLI::App& app);    // info.cpp: a configuration or a device'
 void AddAsmCommand(CLI::App& app);     // asm.cpp: assembly -> program bundle
 void AddDisasmCommand(CLI::App& app);  // disasm.cpp: bundle or raw words -> assembly
 void AddRunCommand(CLI::App& app);     // run.cpp: run a program on a device
+void AddServeCommand(CLI::App& app);   // serve.cpp: host a device for network clients
 void AddGenCommand(CLI::App& app);     // gen.cpp: regenerate files derived from the definitions
 void AddHloCommand(CLI::App& app);     // hlo.cpp: check HLO text, run it on the reference interpreter
 

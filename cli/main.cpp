@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   systole::cli::AddAsmCommand(app);
   systole::cli::AddDisasmCommand(app);
   systole::cli::AddRunCommand(app);
+  systole::cli::AddServeCommand(app);
   systole::cli::AddGenCommand(app);
   systole::cli::AddHloCommand(app);
   try {

@@ -1,5 +1,5 @@
-// systole run: load a program (assembly or bundle) onto a device, supply its inputs, launch it
-// through the registers exactly as a driver would, and report outputs and counters.
+// systole run: load a program (assembly or bundle) onto a device through the driver API
+// (systole/device.hpp), supply its inputs, launch it, and report outputs and counters.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -12,9 +12,8 @@
 #include "config/config.hpp"
 #include "npy/npy.hpp"
 #include "numerics/bf16.hpp"
-#include "regs/identity.hpp"
 #include "regs/regmap.hpp"
-#include "systole/link.hpp"
+#include "systole/device.hpp"
 #include "tensor_text.hpp"
 
 namespace systole::cli {
@@ -133,11 +132,6 @@ std::vector<npy::Array> InputArrays(const Program& program, const RunOptions& op
   return arrays;
 }
 
-std::uint64_t ReadCounter(Link& link, std::uint32_t lo) {
-  const std::uint64_t low = link.ReadRegister(lo);  // latches the high half
-  return low | (std::uint64_t{link.ReadRegister(lo + 4)} << 32);
-}
-
 void RunProgram(const RunOptions& options) {
   const Program program = assembly::LoadProgram(options.program);
   std::string config_name = options.config;
@@ -149,9 +143,8 @@ void RunProgram(const RunOptions& options) {
   const Config config = LoadConfig(config_name);
   const auto wall_start = std::chrono::steady_clock::now();
 
-  std::unique_ptr<Link> link = OpenLink(options.device, config);
-  const Config reported =
-      regs::DecodeIdentity([&link](std::uint32_t offset) { return link->ReadRegister(offset); });
+  Device device = Device::Open(options.device, config);
+  const Config& reported = device.config();
   if (reported.rows != config.rows || reported.cols != config.cols ||
       reported.dtype != config.dtype) {
     throw std::runtime_error(fmt::format(
@@ -160,10 +153,8 @@ void RunProgram(const RunOptions& options) {
         config.name, config.rows, config.cols, DTypeName(config.dtype)));
   }
 
-  // Device memory image: data segments, inputs, then the instructions.
-  for (const assembly::DataSegment& segment : program.data) {
-    link->WriteMemory(segment.address, segment.bytes);
-  }
+  // Device memory image: data segments and instructions (Load), then the inputs.
+  systole::Program loaded = device.Load(program);
   const std::vector<npy::Array> inputs = InputArrays(program, options);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const TensorDesc& input = program.inputs[i];
@@ -173,45 +164,34 @@ void RunProgram(const RunOptions& options) {
       AppendElement(input.dtype, inputs[i].values[k], bytes,
                     fmt::format("input '{}' element {}", input.name, k));
     }
-    link->WriteMemory(input.address, bytes);
+    loaded.WriteInput(i, bytes);
   }
-  std::vector<std::uint8_t> text;
-  for (const isa::Word& word : program.words) text.insert(text.end(), word.begin(), word.end());
-  link->WriteMemory(program.text_address, text);
 
-  // Launch through the registers, as a driver does.
-  using regs::FieldOf;
-  using regs::OffsetOf;
-  link->WriteRegister(OffsetOf("CTRL"), regs::Place(1, FieldOf("CTRL", "CLEAR_COUNTERS")));
-  link->WriteRegister(OffsetOf("IRQ_ENABLE"), regs::Mask(FieldOf("IRQ_ENABLE", "DONE")) |
-                                                  regs::Mask(FieldOf("IRQ_ENABLE", "ERROR")));
-  link->WriteRegister(OffsetOf("CMD_PC_LO"), static_cast<std::uint32_t>(program.text_address));
-  link->WriteRegister(OffsetOf("CMD_PC_HI"), static_cast<std::uint32_t>(program.text_address >> 32));
-  link->WriteRegister(OffsetOf("CMD_COUNT"), static_cast<std::uint32_t>(program.words.size()));
-  link->WriteRegister(OffsetOf("DOORBELL"), 1);
-  if (!link->WaitForInterrupt(std::chrono::milliseconds(options.timeout_ms))) {
-    throw std::runtime_error(fmt::format("device {}: no interrupt within {} ms", options.device,
-                                         options.timeout_ms));
-  }
-  const std::uint32_t irq = link->ReadRegister(OffsetOf("IRQ_STATUS"));
-  link->WriteRegister(OffsetOf("IRQ_STATUS"), irq);
-  const auto error = static_cast<regs::ErrorCode>(link->ReadRegister(OffsetOf("ERROR_CODE")));
-  if (error != regs::ErrorCode::kNone) {
-    const std::uint64_t fault_pc = link->ReadRegister(OffsetOf("FAULT_PC_LO")) |
-                                   (std::uint64_t{link->ReadRegister(OffsetOf("FAULT_PC_HI"))} << 32);
-    const std::uint64_t index = (fault_pc - program.text_address) / isa::kInstructionBytes;
+  device.ClearCounters();
+  systole::Run run = loaded.Launch();
+  try {
+    if (!run.Wait(std::chrono::milliseconds(options.timeout_ms))) {
+      throw std::runtime_error(fmt::format("device {}: no interrupt within {} ms", options.device,
+                                           options.timeout_ms));
+    }
+  } catch (const RunError& error) {
+    const std::uint64_t fault_pc = error.fault_pc();
+    const std::uint64_t index =
+        fault_pc >= loaded.text_address()
+            ? (fault_pc - loaded.text_address()) / isa::kInstructionBytes
+            : 0;
     const std::string where = program.SourceOf(index);
     throw std::runtime_error(fmt::format(
         "device {} stopped with {} ({}) at pc 0x{:x} (instruction {}{})", options.device,
-        regs::ErrorName(error), regs::ErrorDescription(error), fault_pc, index,
+        regs::ErrorName(error.code()), regs::ErrorDescription(error.code()), fault_pc, index,
         where.empty() ? "" : ", " + where));
   }
 
   // Outputs and counters.
   std::vector<npy::Array> outputs;
-  for (const TensorDesc& output : program.outputs) {
-    std::vector<std::uint8_t> bytes(output.Bytes());
-    link->ReadMemory(output.address, bytes);
+  for (std::size_t i = 0; i < program.outputs.size(); ++i) {
+    const TensorDesc& output = program.outputs[i];
+    const std::vector<std::uint8_t> bytes = loaded.ReadOutput(i);
     npy::Array array{NpyTypeOf(output.dtype), output.shape, {}};
     for (std::uint64_t k = 0; k < output.Elements(); ++k) {
       array.values.push_back(ReadElement(output.dtype, &bytes[k * assembly::DataTypeBytes(output.dtype)]));
@@ -223,9 +203,7 @@ void RunProgram(const RunOptions& options) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   nlohmann::ordered_json counters;
-  for (const regs::Counter& counter : regs::Counters()) {
-    counters[std::string(counter.name)] = ReadCounter(*link, counter.lo);
-  }
+  for (const auto& [name, value] : device.ReadCounters().values) counters[name] = value;
   const double cycles = counters["CYCLES"].get<double>();
   const double utilization =
       cycles > 0 ? counters["MACS"].get<double>() / (cycles * static_cast<double>(config.PeakMacsPerCycle())) : 0.0;
@@ -273,7 +251,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("program", options->program, "Assembly (.s) or program bundle (.sbin)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("-d,--device", options->device, "Device URI (ref, …)")->capture_default_str();
+  cmd->add_option("-d,--device", options->device, "Device URI (ref, tcp://HOST:PORT, …)")->capture_default_str();
   cmd->add_option("-c,--config", options->config,
                   "Configuration (default: the program's .config, else small)");
   auto* inputs = cmd->add_option("--inputs", options->inputs,

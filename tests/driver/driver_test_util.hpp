@@ -1,0 +1,55 @@
+// Small programs for the driver tests, assembled from text.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "asm/assembler.hpp"
+
+namespace systole::driver_test {
+
+// On `tiny` (4x4 int8): Y = X * scale, X and Y 2x4 int8, through the MXU with weights
+// scale * identity. Every client of a test uses the same addresses, so a shared server must move
+// all but one of them.
+inline assembly::Program ScaleProgram(int scale) {
+  return assembly::Assemble(fmt::format(R"(.config tiny
+.data  W, at=0x1000, dtype=int8
+.values {0},0,0,0, 0,{0},0,0, 0,0,{0},0, 0,0,0,{0}
+.input  X, at=0x2000, dtype=int8, shape=2x4
+.output Y, at=0x3000, dtype=int8, shape=2x4
+load mem=ub, dram=X, stride=4, row=0, rows=2, elems=4, signal=mxu
+load_weights dram=W, stride=4, rows=4, cols=4
+matmul ub=0, acc=0, rows=2, k=4, pop, wait=load, signal=vector
+activate acc=0, ub=8, rows=2, scale=1, wait=mxu, signal=store
+store mem=ub, dram=Y, stride=4, row=8, rows=2, elems=4, wait=vector
+halt
+)",
+                                        scale),
+                            fmt::format("scale{}.s", scale));
+}
+
+inline std::vector<std::uint8_t> ScaleInput(int seed) {
+  std::vector<std::uint8_t> x(8);
+  for (int i = 0; i < 8; ++i) {
+    x[static_cast<std::size_t>(i)] =
+        static_cast<std::uint8_t>(static_cast<std::int8_t>((i * 3 + seed) % 7 - 3));
+  }
+  return x;
+}
+
+inline std::vector<std::uint8_t> ScaleExpected(int scale, const std::vector<std::uint8_t>& x) {
+  std::vector<std::uint8_t> y;
+  for (std::uint8_t v : x) {
+    y.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(v) * scale));
+  }
+  return y;
+}
+
+inline std::string Example(const std::string& name) {
+  return std::string(SYSTOLE_SOURCE_DIR) + "/examples/asm/" + name;
+}
+
+}  // namespace systole::driver_test

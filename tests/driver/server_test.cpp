@@ -1,0 +1,203 @@
+// The device server in process: the same results and counters as ref, 32 clients at once,
+// isolation between them, limits, and the token rule.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "driver_test_util.hpp"
+#include "systole/device.hpp"
+#include "systole/server.hpp"
+
+namespace {
+
+using namespace systole;
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+
+ServerOptions Loopback() {
+  ServerOptions options;
+  options.port = 0;
+  return options;
+}
+
+struct Outcome {
+  std::vector<std::vector<std::uint8_t>> outputs;
+  Counters counters;
+};
+
+Outcome RunExample(Device& device, const assembly::Program& source) {
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::uint8_t>(k % 5);
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  EXPECT_TRUE(program.Launch().Wait(milliseconds(10000)));
+  Outcome outcome;
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
+    outcome.outputs.push_back(program.ReadOutput(i));
+  }
+  outcome.counters = device.ReadCounters();
+  return outcome;
+}
+
+TEST(Server, SameResultsAndCountersAsRef) {
+  for (const char* name : {"mlp_int8.s", "mlp_bf16.s", "conv_pool_tiny.s"}) {
+    SCOPED_TRACE(name);
+    const assembly::Program source = assembly::AssembleFile(driver_test::Example(name));
+    const Config config = LoadConfig(source.config.value_or("small"));
+    Device ref = Device::Open("ref", config);
+    const Outcome expected = RunExample(ref, source);
+
+    DeviceServer server(OpenRefLink(config), Loopback());
+    Device remote = Device::Open("tcp://" + server.endpoint(), LoadConfig("tiny"));
+    EXPECT_EQ(remote.config().name, config.name) << "the server's device reports itself";
+    const Outcome got = RunExample(remote, source);
+    EXPECT_EQ(got.outputs, expected.outputs);
+    EXPECT_EQ(got.counters, expected.counters);
+    EXPECT_GT(got.counters["MACS"], 0u);
+  }
+}
+
+TEST(Server, ThirtyTwoClientsGetExactlyTheirOwnResults) {
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  const std::string uri = "tcp://" + server.endpoint();
+  constexpr int kClients = 32;
+  std::vector<std::string> failures(kClients);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      try {
+        Device device = Device::Open(uri, LoadConfig("tiny"));
+        const int scale = c - 16;  // every client a different program
+        Program program = device.Load(driver_test::ScaleProgram(scale));
+        for (int round = 0; round < 3; ++round) {
+          const auto x = driver_test::ScaleInput(c + round);
+          program.WriteInput(0, x);
+          device.ClearCounters();
+          if (!program.Launch().Wait(milliseconds(20000))) throw std::runtime_error("timed out");
+          if (program.ReadOutput(0) != driver_test::ScaleExpected(scale, x)) {
+            throw std::runtime_error(fmt::format("round {}: wrong output", round));
+          }
+          if (device.ReadCounters()["INSNS"] != 6) throw std::runtime_error("counters mixed up");
+        }
+      } catch (const std::exception& error) {
+        failures[static_cast<std::size_t>(c)] = error.what();
+      }
+    });
+  }
+  for (std::thread& client : clients) client.join();
+  for (int c = 0; c < kClients; ++c) {
+    EXPECT_EQ(failures[static_cast<std::size_t>(c)], "") << "client " << c;
+  }
+  EXPECT_EQ(server.launches(), 3u * kClients);
+}
+
+TEST(Server, ClientsCannotTouchEachOthersMemory) {
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  const std::string uri = "tcp://" + server.endpoint();
+  Device alice = Device::Open(uri, LoadConfig("tiny"));
+  Device mallory = Device::Open(uri, LoadConfig("tiny"));
+  Buffer secret = alice.AllocateAt(0x8000, 64);
+  secret.Write(std::vector<std::uint8_t>(64, 0xAB));
+
+  std::vector<std::uint8_t> bytes(64);
+  try {
+    mallory.link().ReadMemory(0x8000, bytes);
+    FAIL() << "read another client's memory";
+  } catch (const LinkError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("OUT_OF_BOUNDS"));
+  }
+  EXPECT_THROW(mallory.link().WriteMemory(0x8000, bytes), LinkError);
+  EXPECT_THROW(mallory.AllocateAt(0x8000, 64), DeviceError) << "taken";
+
+  // A program that reads alice's memory: instructions in mallory's buffer, DMA outside it.
+  const assembly::Program thief = assembly::Assemble(
+      ".config tiny\n"
+      "load mem=ub, dram=0x8000, stride=4, row=0, rows=1, elems=4, signal=store\n"
+      "store mem=ub, dram=0x8000, stride=4, row=0, rows=1, elems=4, wait=load\n"
+      "halt\n");
+  Buffer text = mallory.Allocate(thief.TextBytes());
+  std::vector<std::uint8_t> words;
+  for (const auto& word : thief.words) words.insert(words.end(), word.begin(), word.end());
+  text.Write(words);
+  try {
+    mallory.Launch(text.address(), 3).Wait(milliseconds(5000));
+    FAIL() << "ran a program outside its memory";
+  } catch (const RunError& error) {
+    EXPECT_EQ(error.code(), regs::ErrorCode::kDramRange);
+    EXPECT_EQ(error.fault_pc(), text.address());
+  }
+  EXPECT_EQ(secret.Read(), std::vector<std::uint8_t>(64, 0xAB));
+
+  // A STORE over the program's own instructions could smuggle in an unchecked one.
+  const assembly::Program rewriter = assembly::Assemble(
+      ".config tiny\n.text at=0x10000\n"
+      "store mem=ub, dram=0x10020, stride=4, row=0, rows=8, elems=4\n"  // over the HALT
+      "halt\n");
+  Program loaded = mallory.Load(rewriter);
+  try {
+    loaded.Launch().Wait(milliseconds(5000));
+    FAIL() << "stored over its own instructions";
+  } catch (const RunError& error) {
+    EXPECT_EQ(error.code(), regs::ErrorCode::kDramRange);
+  }
+}
+
+TEST(Server, AllocationLimitPerClient) {
+  ServerOptions options = Loopback();
+  options.max_allocation_bytes = 4096;
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
+  Device device = Device::Open("tcp://" + server.endpoint(), LoadConfig("tiny"));
+  Buffer a = device.Allocate(4000);
+  try {
+    device.Allocate(128);
+    FAIL();
+  } catch (const DeviceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("NO_MEMORY"));
+    EXPECT_THAT(error.what(), HasSubstr("limit of 4096"));
+  }
+}
+
+TEST(Server, PublicAddressNeedsAToken) {
+  ServerOptions options = Loopback();
+  options.address = "0.0.0.0";
+  try {
+    DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
+    FAIL() << "listened on 0.0.0.0 without a token";
+  } catch (const ServerError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("without a token"));
+  }
+  options.token = "s3cret";
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
+  const std::string endpoint = "127.0.0.1:" + std::to_string(server.port());
+  try {
+    Device::Open("tcp://" + endpoint, LoadConfig("tiny"));
+    FAIL() << "connected without the token";
+  } catch (const DeviceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("UNAUTHORIZED"));
+  }
+  EXPECT_THROW(Device::Open("tcp://" + endpoint + "?token=wrong", LoadConfig("tiny")),
+               DeviceError);
+  Device device = Device::Open("tcp://" + endpoint + "?token=s3cret", LoadConfig("tiny"));
+  EXPECT_EQ(device.config().name, "tiny");
+}
+
+TEST(Server, RefusesClientsBeyondTheLimit) {
+  ServerOptions options = Loopback();
+  options.max_clients = 2;
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
+  const std::string uri = "tcp://" + server.endpoint();
+  Device a = Device::Open(uri, LoadConfig("tiny"));
+  Device b = Device::Open(uri, LoadConfig("tiny"));
+  try {
+    Device::Open(uri, LoadConfig("tiny"));
+    FAIL();
+  } catch (const DeviceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("TOO_MANY_CLIENTS"));
+  }
+}
+
+}  // namespace
