@@ -35,9 +35,11 @@ module systole_vector_unit #(
     // Nothing in this unit lives across instructions, so a launch has nothing to clear.
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic                  launch_start,
+    /* verilator lint_on UNUSEDSIGNAL */
     input  logic                  cmd_valid,
     output logic                  cmd_ready,
     // Only this unit's fields are read: the header's tokens and reserved bits are not.
+    /* verilator lint_off UNUSEDSIGNAL */
     input  logic [255:0]          cmd_insn,
     /* verilator lint_on UNUSEDSIGNAL */
     output logic                  done,

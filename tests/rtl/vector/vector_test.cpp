@@ -21,7 +21,8 @@ using isa::VecOp;
 
 constexpr std::uint64_t kWindow = 192;  // UB rows the tests fill and use
 
-class VectorUnit : public ::testing::Test {
+// One suite name per configuration (VECTOR_SUITE, e.g. VectorTiny), so test names stay unique.
+class VECTOR_SUITE : public ::testing::Test {
  protected:
   void SetUp() override {
     seed_ = test::Seed();
@@ -158,7 +159,7 @@ class VectorUnit : public ::testing::Test {
   std::unique_ptr<Bench<Model>> bench_;
 };
 
-TEST_F(VectorUnit, ActivateEveryFunctionWithAndWithoutBias) {
+TEST_F(VECTOR_SUITE, ActivateEveryFunctionWithAndWithoutBias) {
   for (int func = 0; func < 4; ++func) {
     for (int bias = 0; bias < 2; ++bias) {
       for (int rep = 0; rep < 3; ++rep) {
@@ -171,7 +172,7 @@ TEST_F(VectorUnit, ActivateEveryFunctionWithAndWithoutBias) {
   }
 }
 
-TEST_F(VectorUnit, VectorEveryOperationAndFunction) {
+TEST_F(VECTOR_SUITE, VectorEveryOperationAndFunction) {
   for (int op = 0; op < 5; ++op) {
     for (int func = 0; func < 4; ++func) {
       for (int bcast = 0; bcast < 2; ++bcast) {
@@ -183,7 +184,7 @@ TEST_F(VectorUnit, VectorEveryOperationAndFunction) {
   }
 }
 
-TEST_F(VectorUnit, VectorOverlappingDestination) {
+TEST_F(VECTOR_SUITE, VectorOverlappingDestination) {
   // In place, and shifted one row forward or back over either operand: each row must read the
   // rows the earlier rows of the same instruction wrote.
   for (const auto& [a, b, dst, bcast] :
@@ -199,7 +200,7 @@ TEST_F(VectorUnit, VectorOverlappingDestination) {
   }
 }
 
-TEST_F(VectorUnit, PoolMaxAndSumShapes) {
+TEST_F(VECTOR_SUITE, PoolMaxAndSumShapes) {
   struct Shape { int in_w, out_h, out_w, win_h, win_w, stride_h, stride_w; };
   for (const Shape& s : {Shape{1, 1, 1, 1, 1, 1, 1}, Shape{4, 2, 2, 2, 2, 2, 2},
                          Shape{5, 3, 3, 3, 3, 1, 1}, Shape{7, 2, 3, 3, 2, 2, 3},
@@ -216,7 +217,7 @@ TEST_F(VectorUnit, PoolMaxAndSumShapes) {
   }
 }
 
-TEST_F(VectorUnit, ThroughputWithEveryGrant) {
+TEST_F(VECTOR_SUITE, ThroughputWithEveryGrant) {
   const std::uint64_t rows = std::min<std::uint64_t>(64, bench_->acc_rows());
   const std::uint64_t act = bench_->Run(Activate(ActFunc::kRelu, true, 0, 0, rows));
   const std::uint64_t vec = bench_->Run(Vector(VecOp::kAdd, ActFunc::kNone, false, 0, 64, 128, 64));
@@ -228,7 +229,7 @@ TEST_F(VectorUnit, ThroughputWithEveryGrant) {
   EXPECT_LE(pool, 64 + 8);      // one read per window element
 }
 
-TEST_F(VectorUnit, RandomInstructionSequences) {
+TEST_F(VECTOR_SUITE, RandomInstructionSequences) {
   int ran = 0;
   for (int i = 0; i < 400 && !HasFailure(); ++i) {
     const isa::Instruction insn = RandomInstruction();
