@@ -119,7 +119,8 @@ void DeviceHost::HandleEvent(Event& event) {
 
 void DeviceHost::HandleRequest(Session& session, const protocol::Frame& frame) {
   bool close = false;
-  std::vector<std::uint8_t> reply;
+  std::uint16_t type = static_cast<std::uint16_t>(MessageType::kError);
+  std::vector<std::uint8_t> payload;
   try {
     if (frame.request_id <= session.last_request_id) {
       throw ProtocolError(ErrorCode::kOutOfOrder,
@@ -142,17 +143,18 @@ void DeviceHost::HandleRequest(Session& session, const protocol::Frame& frame) {
     if (session.wait) {
       throw ProtocolError(ErrorCode::kOutOfOrder, "a WAIT is still pending");
     }
-    auto payload = Respond(session, frame);
-    if (!payload) return;  // a WAIT: answered later
-    reply = protocol::EncodeFrame(protocol::ReplyType(static_cast<MessageType>(frame.type)),
-                                  frame.request_id, *payload);
+    auto reply = Respond(session, frame);
+    if (!reply) return;  // a WAIT: answered later
+    type = protocol::ReplyType(static_cast<MessageType>(frame.type));
+    payload = std::move(*reply);
   } catch (const ProtocolError& error) {
     close = error.code() == ErrorCode::kUnauthorized || error.code() == ErrorCode::kBadVersion;
-    reply = protocol::EncodeErrorFrame(frame.request_id, error.code(), error.what());
+    payload = protocol::ErrorPayload(error.code(), error.what());
   } catch (const std::exception& error) {
-    reply = protocol::EncodeErrorFrame(frame.request_id, ErrorCode::kDevice, error.what());
+    payload = protocol::ErrorPayload(ErrorCode::kDevice, error.what());
   }
-  session.send()(std::move(reply), close);
+  const protocol::Header header = protocol::EncodeHeader(type, frame.request_id, payload);
+  session.send()(header, std::move(payload), close);
 }
 
 void DeviceHost::AnswerWaits(bool timeouts_only) {
@@ -161,10 +163,10 @@ void DeviceHost::AnswerWaits(bool timeouts_only) {
     if (!session.wait) continue;
     const bool satisfied = !timeouts_only && session.WaitSatisfied();
     if (!satisfied && now < session.wait->deadline) continue;
-    const std::uint8_t interrupt = satisfied ? 1 : 0;
-    session.send()(protocol::EncodeFrame(protocol::ReplyType(MessageType::kWait),
-                                         session.wait->request_id, {&interrupt, 1}),
-                   false);
+    std::vector<std::uint8_t> payload = {static_cast<std::uint8_t>(satisfied ? 1 : 0)};
+    const protocol::Header header = protocol::EncodeHeader(
+        protocol::ReplyType(MessageType::kWait), session.wait->request_id, payload);
+    session.send()(header, std::move(payload), false);
     session.wait.reset();
   }
 }

@@ -103,11 +103,16 @@ std::vector<std::uint8_t> EncodeFrame(std::uint16_t type, std::uint32_t request_
   return frame;
 }
 
-std::vector<std::uint8_t> EncodeErrorFrame(std::uint32_t request_id, ErrorCode code,
-                                           std::string_view message) {
+std::vector<std::uint8_t> ErrorPayload(ErrorCode code, std::string_view message) {
   PayloadWriter payload;
   payload.U32(static_cast<std::uint32_t>(code)).String(message);
-  return EncodeFrame(static_cast<std::uint16_t>(MessageType::kError), request_id, payload.bytes());
+  return std::move(payload.bytes());
+}
+
+std::vector<std::uint8_t> EncodeErrorFrame(std::uint32_t request_id, ErrorCode code,
+                                           std::string_view message) {
+  return EncodeFrame(static_cast<std::uint16_t>(MessageType::kError), request_id,
+                     ErrorPayload(code, message));
 }
 
 // ---- FrameDecoder ------------------------------------------------------------------------------

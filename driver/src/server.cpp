@@ -30,11 +30,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start() {
     started_ = true;
     ++clients_;
-    std::weak_ptr<Connection> weak = weak_from_this();
+    // The session's sender keeps the connection alive while its requests are with the host
+    // (reading may be paused then, with no handler holding it); the host drops the sender when
+    // Shutdown closes the session.
     auto executor = socket_.get_executor();
-    host_.Open(id_, [weak, executor](std::vector<std::uint8_t> frame, bool close) {
-      asio::post(executor, [weak, frame = std::move(frame), close]() mutable {
-        if (auto self = weak.lock()) self->Reply(std::move(frame), close);
+    host_.Open(id_, [self = shared_from_this(), executor](protocol::Header header,
+                                                          std::vector<std::uint8_t> payload,
+                                                          bool close) {
+      asio::post(executor, [self, header, payload = std::move(payload), close]() mutable {
+        self->Reply(header, std::move(payload), close);
       });
     });
     ReadHeader();
@@ -42,7 +46,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Refuses a client the server has no room for.
   void Refuse(std::string_view why) {
-    Write(protocol::EncodeErrorFrame(0, protocol::ErrorCode::kTooManyClients, why), true);
+    WriteError(0, protocol::ErrorCode::kTooManyClients, why, true);
   }
 
  private:
@@ -61,7 +65,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnHeader() {
     if (auto error = protocol::ParseHeader(header_, max_payload_, fields_)) {
       // The stream cannot be trusted past a bad header: say why, then hang up.
-      return Write(protocol::EncodeErrorFrame(error->request_id, error->code, error->message), true);
+      return WriteError(error->request_id, error->code, error->message, true);
     }
     payload_.resize(fields_.payload_bytes);
     asio::async_read(socket_, asio::buffer(payload_),
@@ -75,7 +79,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (!protocol::PayloadMatches(header_, payload_)) {
       // The length was sane, so the stream is still in step: drop the frame, keep going.
       const protocol::DecodeError error = protocol::ChecksumError(header_, payload_);
-      Write(protocol::EncodeErrorFrame(error.request_id, error.code, error.message), false);
+      WriteError(error.request_id, error.code, error.message, false);
     } else {
       ++in_flight_;
       host_.Deliver(id_, protocol::Frame{fields_.type, fields_.request_id, std::move(payload_)});
@@ -84,23 +88,34 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ReadHeader();
   }
 
-  void Reply(std::vector<std::uint8_t> frame, bool close) {
+  void Reply(const protocol::Header& header, std::vector<std::uint8_t> payload, bool close) {
     if (in_flight_ > 0) --in_flight_;
-    Write(std::move(frame), close);
+    Write(header, std::move(payload), close);
     if (reading_paused_ && in_flight_ < kMaxRequestsInFlight && !closed_) {
       reading_paused_ = false;
       ReadHeader();
     }
   }
 
-  void Write(std::vector<std::uint8_t> frame, bool close_after) {
+  void WriteError(std::uint32_t request_id, protocol::ErrorCode code, std::string_view message,
+                  bool close_after) {
+    std::vector<std::uint8_t> payload = protocol::ErrorPayload(code, message);
+    const protocol::Header header = protocol::EncodeHeader(
+        static_cast<std::uint16_t>(protocol::MessageType::kError), request_id, payload);
+    Write(header, std::move(payload), close_after);
+  }
+
+  void Write(const protocol::Header& header, std::vector<std::uint8_t> payload, bool close_after) {
     if (closed_) return;
-    writes_.push_back({std::move(frame), close_after});
+    writes_.push_back({header, std::move(payload), close_after});
     if (writes_.size() == 1) WriteNext();
   }
 
   void WriteNext() {
-    asio::async_write(socket_, asio::buffer(writes_.front().bytes),
+    const PendingWrite& next = writes_.front();
+    const std::array<asio::const_buffer, 2> buffers = {asio::buffer(next.header),
+                                                       asio::buffer(next.payload)};
+    asio::async_write(socket_, buffers,
                       [self = shared_from_this()](boost::system::error_code error, std::size_t) {
                         if (error) return self->Shutdown();
                         const bool close = self->writes_.front().close_after;
@@ -124,7 +139,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   struct PendingWrite {
-    std::vector<std::uint8_t> bytes;
+    protocol::Header header;
+    std::vector<std::uint8_t> payload;
     bool close_after;
   };
 

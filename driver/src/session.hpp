@@ -18,11 +18,14 @@
 
 #include "regs/regmap.hpp"
 #include "systole/memory_allocator.hpp"
+#include "systole/protocol.hpp"
 
 namespace systole::server {
 
-// Sends one frame to the client; `close` closes the connection after it.
-using SendFrame = std::function<void(std::vector<std::uint8_t> frame, bool close)>;
+// Sends one frame to the client, header and payload apart so that a large payload is never
+// copied; `close` closes the connection after it.
+using SendFrame =
+    std::function<void(protocol::Header header, std::vector<std::uint8_t> payload, bool close)>;
 
 struct QueuedLaunch {
   std::uint64_t pc = 0;

@@ -146,6 +146,16 @@ TEST(Server, ClientsCannotTouchEachOthersMemory) {
   }
 }
 
+TEST(Server, LargeBuffersRoundTripInChunks) {
+  DeviceServer server(OpenRefLink(LoadConfig("small")), Loopback());
+  Device device = Device::Open("tcp://" + server.endpoint(), LoadConfig("small"));
+  std::vector<std::uint8_t> data((9u << 20) + 123);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7 + i / 4096);
+  Buffer buffer = device.Allocate(data.size());
+  buffer.Write(data);
+  EXPECT_EQ(buffer.Read(), data);
+}
+
 TEST(Server, AllocationLimitPerClient) {
   ServerOptions options = Loopback();
   options.max_allocation_bytes = 4096;

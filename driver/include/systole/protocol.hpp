@@ -93,6 +93,7 @@ std::vector<std::uint8_t> EncodeFrame(std::uint16_t type, std::uint32_t request_
                                       std::span<const std::uint8_t> payload);
 std::vector<std::uint8_t> EncodeErrorFrame(std::uint32_t request_id, ErrorCode code,
                                            std::string_view message);
+std::vector<std::uint8_t> ErrorPayload(ErrorCode code, std::string_view message);
 
 // Why a stream stopped decoding (or a frame was dropped).
 struct DecodeError {
