@@ -57,6 +57,7 @@ fuzz: setup ## Build the libFuzzer targets with clang and run each for FUZZ_SECO
 
 bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
+	$(BUILD)/bench/driver_link_bench
 
 generate: build ## Regenerate files derived from the ISA/register definitions
 	$(SYSTOLE) gen all --root .
