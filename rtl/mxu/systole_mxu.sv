@@ -220,21 +220,24 @@ module systole_mxu #(
   end
 
   // ---- S: the UB row enters the array ------------------------------------------------------
-  logic              s_valid, s_bank, s_accumulate, s_last;
-  logic [ACC_AW-1:0] s_acc;
-  logic [ROWS-1:0]   s_mask;
-  logic [ROWS*EW-1:0] s_row;
+  // The row's control travels beside the array in shift registers: bit/field d is stage S + d
+  // (d = 0 is S itself, d = LAT is T).
+  logic [LAT:0]              p_valid, p_accumulate, p_last;
+  logic [(LAT+1)*ACC_AW-1:0] p_acc;
+  logic                      s_bank;
+  logic [ROWS-1:0]           s_mask;
+  logic [ROWS*EW-1:0]        s_row;
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      s_valid <= 1'b0;
+      p_valid <= '0;
     end else begin
-      s_valid <= issue;
+      p_valid <= {p_valid[LAT-1:0], issue};
     end
+    p_accumulate <= {p_accumulate[LAT-1:0], act_accumulate};
+    p_last <= {p_last[LAT-1:0], issue_last};
+    p_acc <= {p_acc[LAT*ACC_AW-1:0], act_acc};
     s_bank <= issue_bank;
-    s_accumulate <= act_accumulate;
-    s_last <= issue_last;
-    s_acc <= act_acc;
     s_mask <= act_mask;
   end
 
@@ -243,7 +246,7 @@ module systole_mxu #(
       s_row[t*EW +: EW] = s_mask[t] ? ub_rd_data[t*EW +: EW] : '0;  // +0 beyond k
     end
   end
-  assign busy_event = s_valid;
+  assign busy_event = p_valid[0];
 
   logic [COLS*32-1:0] array_out;
   systole_systolic_array #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .EW(EW)) u_array (
@@ -256,29 +259,11 @@ module systole_mxu #(
       .out_row(array_out)
   );
 
-  // ---- the row's control travels beside the array: p_*[d] is stage S + d ----------------------
-  logic              p_valid      [LAT+1];
-  logic              p_accumulate [LAT+1];
-  logic              p_last       [LAT+1];
-  logic [ACC_AW-1:0] p_acc        [LAT+1];
-
-  assign p_valid[0] = s_valid;
-  assign p_accumulate[0] = s_accumulate;
-  assign p_last[0] = s_last;
-  assign p_acc[0] = s_acc;
-  always_ff @(posedge clk) begin
-    for (int d = 1; d <= LAT; d++) begin
-      if (rst) p_valid[d] <= 1'b0;
-      else p_valid[d] <= p_valid[d-1];
-      p_accumulate[d] <= p_accumulate[d-1];
-      p_last[d] <= p_last[d-1];
-      p_acc[d] <= p_acc[d-1];
-    end
-  end
-
   // ---- accumulate: read at T-1, add at T, write at T+1 ------------------------------------------
+  logic [ACC_AW-1:0] t_acc;  // the row's accumulator address at T
   assign acc_rd_en = p_valid[LAT-1] && p_accumulate[LAT-1];
-  assign acc_rd_addr = p_acc[LAT-1];
+  assign acc_rd_addr = p_acc[(LAT-1)*ACC_AW +: ACC_AW];
+  assign t_acc = p_acc[LAT*ACC_AW +: ACC_AW];
 
   logic               wr_valid, wr_last, wr2_valid;
   logic [ACC_AW-1:0]  wr_addr, wr2_addr;
@@ -287,8 +272,8 @@ module systole_mxu #(
   // The row's current ACC contents: the newest of the two writes the RAM read missed, else
   // the RAM.
   always_comb begin
-    if (wr_valid && wr_addr == p_acc[LAT]) acc_old = wr_data;
-    else if (wr2_valid && wr2_addr == p_acc[LAT]) acc_old = wr2_data;
+    if (wr_valid && wr_addr == t_acc) acc_old = wr_data;
+    else if (wr2_valid && wr2_addr == t_acc) acc_old = wr2_data;
     else acc_old = acc_rd_data;
   end
 
@@ -313,7 +298,7 @@ module systole_mxu #(
       done <= wr_valid && wr_last;
     end
     wr_last <= p_last[LAT];
-    wr_addr <= p_acc[LAT];
+    wr_addr <= t_acc;
     wr_data <= acc_new;
     wr2_addr <= wr_addr;
     wr2_data <= wr_data;

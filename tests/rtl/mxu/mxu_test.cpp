@@ -370,7 +370,7 @@ Op Mm(std::uint32_t ub, std::uint32_t acc, std::uint32_t rows, std::uint32_t k, 
 
 // ---- directed tests -------------------------------------------------------------------------
 
-TEST(Mxu, LatencyAndOneMatmul) {
+TEST(MXU_SUITE, LatencyAndOneMatmul) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave;
   MxuBench bench(seed, wave.Path());
@@ -387,7 +387,7 @@ TEST(Mxu, LatencyAndOneMatmul) {
                            stats.first_acc_write - stats.first_ub_read);
 }
 
-TEST(Mxu, KBelowRMasksTheRestOfTheRow) {
+TEST(MXU_SUITE, KBelowRMasksTheRestOfTheRow) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave;
   MxuBench bench(seed, wave.Path());
@@ -405,7 +405,7 @@ TEST(Mxu, KBelowRMasksTheRestOfTheRow) {
   bench.Run(ep);
 }
 
-TEST(Mxu, PopAndReuseOfTheStationaryTile) {
+TEST(MXU_SUITE, PopAndReuseOfTheStationaryTile) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave;
   MxuBench bench(seed, wave.Path());
@@ -428,7 +428,7 @@ TEST(Mxu, PopAndReuseOfTheStationaryTile) {
   EXPECT_GT(stats.stall_wfifo, 0u);
 }
 
-TEST(Mxu, AccumulateAndOverwrite) {
+TEST(MXU_SUITE, AccumulateAndOverwrite) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave;
   MxuBench bench(seed, wave.Path());
@@ -444,7 +444,7 @@ TEST(Mxu, AccumulateAndOverwrite) {
 
 // K tiling: consecutive MATMULs accumulate into the same rows, the later ones reading what the
 // earlier ones are still writing (forwarding), down to rows=1.
-TEST(Mxu, BackToBackAccumulationIntoTheSameRows) {
+TEST(MXU_SUITE, BackToBackAccumulationIntoTheSameRows) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave;
   MxuBench bench(seed, wave.Path());
@@ -471,7 +471,7 @@ TEST(Mxu, BackToBackAccumulationIntoTheSameRows) {
   bench.Run(ep);
 }
 
-TEST(Mxu, SpecialValues) {
+TEST(MXU_SUITE, SpecialValues) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave;
   MxuBench bench(seed, wave.Path());
@@ -507,7 +507,7 @@ TEST(Mxu, SpecialValues) {
 }
 
 // Tiles left in the FIFO at the end of a launch are gone in the next one.
-TEST(Mxu, LaunchStartClearsTheWeightFifo) {
+TEST(MXU_SUITE, LaunchStartClearsTheWeightFifo) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave;
   MxuBench bench(seed, wave.Path());
@@ -578,14 +578,22 @@ Episode RandomEpisode(MxuBench& bench, std::uint32_t ops) {
   return ep;
 }
 
-TEST(Mxu, RandomSequences) {
+TEST(MXU_SUITE, RandomSequences) {
   const std::uint64_t seed = test::Seed();
   test::Waveform wave(false);  // traced with SYSTOLE_WAVES=1
   MxuBench bench(seed, wave.Path());
-  const int episodes = bench.R() * bench.C() > 64 ? 8 : 200;
+  const int episodes = bench.R() * bench.C() > 64 ? 80 : 2000;
+  std::uint64_t matmuls = 0, rows = 0, stalls = 0, cycles = 0;
   for (int i = 0; i < episodes && !::testing::Test::HasFailure(); ++i) {
-    bench.Run(RandomEpisode(bench, 40));
+    const std::uint64_t start = bench.Cycle();
+    const RunStats stats = bench.Run(RandomEpisode(bench, 40));
+    matmuls += stats.matmuls;
+    rows += stats.matmul_rows;
+    stalls += stats.stall_wfifo;
+    cycles += bench.Cycle() - start;
   }
+  std::cout << fmt::format("[ random   ] {} episodes: {} MATMULs, {} input rows, {} stall_wfifo "
+                           "cycles, {} cycles\n", episodes, matmuls, rows, stalls, cycles);
 }
 
 // ---- performance ---------------------------------------------------------------------------
@@ -623,9 +631,9 @@ void Utilization(std::uint32_t rows_per_matmul, std::uint32_t matmuls, const cha
   EXPECT_GE(utilization, 0.95);
 }
 
-TEST(Mxu, UtilizationLargeGemm) { Utilization(256, 24, "rows=256"); }
+TEST(MXU_SUITE, UtilizationLargeGemm) { Utilization(256, 24, "rows=256"); }
 // The shortest MATMULs that still hide the tile swap: rows = R + C.
-TEST(Mxu, UtilizationRowsRPlusC) { Utilization(0, 64, "rows=R+C"); }
+TEST(MXU_SUITE, UtilizationRowsRPlusC) { Utilization(0, 64, "rows=R+C"); }
 
 }  // namespace
 }  // namespace systole::rtl
