@@ -13,6 +13,10 @@
 find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
 
 set(SYSTOLE_RTL_DIR ${SYSTOLE_SOURCE_DIR}/rtl)
+# The whole core: every .sv under rtl/, and the parameters systole_core takes.
+file(GLOB_RECURSE systole_core_sources CONFIGURE_DEPENDS ${SYSTOLE_RTL_DIR}/*.sv)
+set(SYSTOLE_CORE_PARAMS ROWS COLS BF16 UB_ROWS ACC_ROWS WFIFO_TILES CMDQ_DEPTH TOKEN_CAP
+    MEM_BYTES_LO MEM_BYTES_HI MEM_CHANNELS INTERLEAVE_LOG2 CLOCK_MHZ NAME0 NAME1 NAME2 NAME3)
 
 # systole_rtl_params(OUT CONFIG <config> PARAMS <names...>): the -GNAME=VALUE arguments.
 function(systole_rtl_params out)
@@ -60,4 +64,22 @@ function(systole_verilate name)
   target_compile_options(${name} PRIVATE -g0 -w)
   get_target_property(includes ${name} INTERFACE_INCLUDE_DIRECTORIES)
   set_target_properties(${name} PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${includes}")
+endfunction()
+
+# systole_rtl_tool_params(CHPARAM_OUT IVERILOG_OUT TOP <module> CONFIG <config> PARAMS <names...>)
+# The same parameters for the other tools: a Yosys `chparam -set ... <top>` command and Icarus
+# `-P<top>.NAME=VALUE` arguments.
+function(systole_rtl_tool_params chparam_out iverilog_out)
+  cmake_parse_arguments(ARG "" "TOP;CONFIG" "PARAMS" ${ARGN})
+  systole_rtl_params(gargs CONFIG ${ARG_CONFIG} PARAMS ${ARG_PARAMS})
+  set(chparam "chparam")
+  set(iverilog)
+  foreach(arg IN LISTS gargs)
+    string(REGEX MATCH "^-G([A-Z0-9_]+)=(.*)$" _ "${arg}")
+    string(APPEND chparam " -set ${CMAKE_MATCH_1} ${CMAKE_MATCH_2}")
+    list(APPEND iverilog "-P${ARG_TOP}.${CMAKE_MATCH_1}=${CMAKE_MATCH_2}")
+  endforeach()
+  string(APPEND chparam " ${ARG_TOP}")
+  set(${chparam_out} "${chparam}" PARENT_SCOPE)
+  set(${iverilog_out} ${iverilog} PARENT_SCOPE)
 endfunction()

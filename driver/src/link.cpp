@@ -42,8 +42,9 @@ void Link::Free(std::uint64_t address) {
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "ref") return OpenRefLink(config);
   if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
-  if (uri == "rtl" || uri == "systemc" || uri.starts_with("usb://") || uri.starts_with("pcie://")) {
-    throw LinkError(uri, "this backend is not built yet (available: ref, tcp://HOST:PORT)");
+  if (uri == "rtl") return OpenRtlLink(config);
+  if (uri == "systemc" || uri.starts_with("usb://") || uri.starts_with("pcie://")) {
+    throw LinkError(uri, "this backend is not built yet (available: ref, rtl, tcp://HOST:PORT)");
   }
   throw LinkError(uri,
                   "unknown URI (expected ref, rtl, systemc, tcp://HOST:PORT, usb://VID:PID, "

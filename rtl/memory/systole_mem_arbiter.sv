@@ -48,8 +48,9 @@ module systole_mem_arbiter #(
 
   logic [N-1:0] gnt;
   // The choice does not depend on mem_req_ready (valid never waits for ready, as in AXI).
+  // Nothing goes out during reset: the requesters' state is not yet defined.
   systole_rr_arbiter #(.N(N)) u_pick (
-      .clk, .rst, .enable(!full), .req(req_valid), .gnt, .advance(mem_req_ready)
+      .clk, .rst, .enable(!full && !rst), .req(req_valid), .gnt, .advance(mem_req_ready)
   );
 
   logic [IW-1:0] chosen;

@@ -26,7 +26,7 @@ module systole_rr_arbiter #(
   always_comb begin
     gnt = '0;
     for (int k = 2 * N - 1; k >= 0; k--) begin
-      if (enable && k > int'(last) && k <= int'(last) + N && req[k%N]) begin
+      if (enable && k > 32'(last) && k <= 32'(last) + N && req[k%N]) begin
         gnt = '0;
         gnt[k%N] = 1'b1;
       end

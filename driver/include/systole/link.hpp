@@ -68,5 +68,8 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
 // The backends OpenLink dispatches to, for code that builds links directly.
 std::unique_ptr<Link> OpenRefLink(const Config& config);
 std::unique_ptr<Link> OpenTcpLink(std::string_view uri);
+// The Verilated core (sim/rtl); throws LinkError when this build has no RTL (SYSTOLE_RTL=OFF)
+// or no core for the configuration.
+std::unique_ptr<Link> OpenRtlLink(const Config& config);
 
 }  // namespace systole

@@ -1,0 +1,185 @@
+// CoreSim<Model>: RtlDevice for one Verilated systole_core. Included only by the generated
+// per-configuration translation units (rtl_device_<config>.cpp), one model each.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "device_memory.hpp"
+#include "regs/regmap.hpp"
+#include "rtl/harness.hpp"
+#include "rtl/memory_port.hpp"
+#include "rtl/rtl_device.hpp"
+
+namespace systole::rtl {
+
+template <class Model>
+class CoreSim final : public RtlDevice {
+ public:
+  CoreSim(const Config& config, const RtlDeviceOptions& options)
+      : config_(config),
+        memory_(config.memory_bytes),
+        port_(memory_, {.latency = options.memory_latency,
+                        .ready_percent = options.memory_ready_percent,
+                        .seed = options.seed}),
+        sim_("systole_core/" + config.name, {.trace_path = options.trace_path, .seed = options.seed}) {
+    sim_->reg_valid = 0;
+    sim_->reg_write = 0;
+    sim_->reg_addr = 0;
+    sim_->reg_wdata = 0;
+    sim_->host_req_valid = 0;
+    sim_->host_req_write = 0;
+    sim_->host_req_addr = 0;
+    sim_->host_req_wstrb = 0;
+    for (unsigned i = 0; i < 8; ++i) sim_->host_req_wdata[i] = 0;
+    sim_->mem_req_ready = 0;
+    sim_->mem_rsp_valid = 0;
+    sim_.Reset(8);
+  }
+
+  const Config& config() const override { return config_; }
+  std::uint64_t Cycle() const override { return sim_.Cycle(); }
+
+  std::uint32_t ReadRegister(std::uint32_t offset) override {
+    sim_->reg_valid = 1;
+    sim_->reg_write = 0;
+    sim_->reg_addr = offset;
+    Step();
+    sim_->reg_valid = 0;
+    for (int i = 0; i < 16; ++i) {
+      sim_.Eval();
+      if (sim_->reg_rvalid) return sim_->reg_rdata;
+      Step();
+    }
+    throw std::runtime_error("rtl: register read at 0x" + std::to_string(offset) +
+                             " got no response");
+  }
+
+  void WriteRegister(std::uint32_t offset, std::uint32_t value) override {
+    sim_->reg_valid = 1;
+    sim_->reg_write = 1;
+    sim_->reg_addr = offset;
+    sim_->reg_wdata = value;
+    Step();
+    sim_->reg_valid = 0;
+    sim_->reg_write = 0;
+  }
+
+  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
+    CheckRange(address, bytes.size(), "write");
+    HostTransfer(address, bytes.size(), true, bytes.data(), nullptr);
+  }
+  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
+    CheckRange(address, bytes.size(), "read");
+    HostTransfer(address, bytes.size(), false, nullptr, bytes.data());
+  }
+
+  bool RunUntilIdle(std::uint64_t max_cycles) override {
+    const std::uint64_t start = sim_.Cycle();
+    constexpr std::uint32_t kStatus = regs::OffsetOf("STATUS");
+    constexpr auto kBusy = regs::FieldOf("STATUS", "BUSY");
+    constexpr auto kLevel = regs::FieldOf("STATUS", "CMDQ_LEVEL");
+    while (true) {
+      const std::uint32_t status = ReadRegister(kStatus);
+      if (regs::Extract(status, kBusy) == 0 && regs::Extract(status, kLevel) == 0) return true;
+      if (sim_.Cycle() - start >= max_cycles) return false;
+      Run(64);
+    }
+  }
+
+  void Run(std::uint64_t cycles) override {
+    for (std::uint64_t i = 0; i < cycles; ++i) Step();
+  }
+
+  bool InterruptLine() override {
+    sim_.Eval();
+    return sim_->irq != 0;
+  }
+
+ private:
+  // One clock edge with the device memory serviced.
+  void Step() {
+    port_.BeforeEdge(sim_.dut(), sim_.Cycle());
+    sim_.Tick();
+    port_.AfterEdge();
+  }
+
+  void CheckRange(std::uint64_t address, std::uint64_t length, const char* what) const {
+    if (!memory_.Contains(address, length)) {
+      throw std::out_of_range("rtl: host " + std::string(what) + " of " + std::to_string(length) +
+                              " bytes at 0x" + Hex(address) + " is outside device memory (" +
+                              std::to_string(memory_.Size()) + " bytes)");
+    }
+  }
+
+  // Streams the words covering [address, address+length) through the host port: one request
+  // per accepted cycle, responses collected in order. Reads mark the wanted bytes in wstrb.
+  void HostTransfer(std::uint64_t address, std::uint64_t length, bool write,
+                    const std::uint8_t* in, std::uint8_t* out) {
+    if (length == 0) return;
+    const std::uint64_t first = address / 32, last = (address + length - 1) / 32;
+    std::uint64_t next = first, answered = first;
+    std::uint64_t guard = 0;
+    while (answered <= last) {
+      if (next <= last) {
+        const std::uint64_t base = next * 32;
+        std::uint32_t strobes = 0;
+        std::uint8_t word[32] = {};
+        for (unsigned b = 0; b < 32; ++b) {
+          const std::uint64_t a = base + b;
+          if (a >= address && a < address + length) {
+            strobes |= 1u << b;
+            if (write) word[b] = in[a - address];
+          }
+        }
+        sim_->host_req_valid = 1;
+        sim_->host_req_write = write;
+        sim_->host_req_addr = base;
+        sim_->host_req_wstrb = strobes;
+        for (unsigned i = 0; i < 8; ++i) {
+          std::uint32_t v;
+          std::memcpy(&v, word + 4 * i, 4);
+          sim_->host_req_wdata[i] = v;
+        }
+      } else {
+        sim_->host_req_valid = 0;
+      }
+      port_.BeforeEdge(sim_.dut(), sim_.Cycle());
+      const bool accepted = sim_->host_req_valid && sim_->host_req_ready;
+      if (sim_->host_rsp_valid) {
+        if (!write) {
+          const std::uint64_t base = answered * 32;
+          for (unsigned b = 0; b < 32; ++b) {
+            const std::uint64_t a = base + b;
+            if (a >= address && a < address + length) {
+              out[a - address] = static_cast<std::uint8_t>(sim_->host_rsp_rdata[b / 4] >> (8 * (b % 4)));
+            }
+          }
+        }
+        ++answered;
+      }
+      sim_.Tick();
+      port_.AfterEdge();
+      if (accepted) ++next;
+      if (++guard > 64 * (last - first + 1) + 100000) {
+        throw std::runtime_error("rtl: host port stopped answering");
+      }
+    }
+    sim_->host_req_valid = 0;
+  }
+
+  static std::string Hex(std::uint64_t value) {
+    char buffer[24];
+    std::snprintf(buffer, sizeof buffer, "%llx", static_cast<unsigned long long>(value));
+    return buffer;
+  }
+
+  Config config_;
+  model::DeviceMemory memory_;
+  MemoryPort port_;
+  Harness<Model> sim_;
+};
+
+}  // namespace systole::rtl

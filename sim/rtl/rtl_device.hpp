@@ -1,0 +1,60 @@
+// RtlDevice: the Verilated Systole core as a device — the same host-side surface as the golden
+// model (32-bit registers, device-memory block access, run, interrupt line), so the driver's
+// `rtl` link and the whole-core tests treat both alike.
+//
+// The core is simulated cycle by cycle with its device memory in C++ (rtl/memory_port.hpp).
+// Host memory accesses go through the core's host port and arbiter as a real host's would, so
+// they take cycles and count in PERF_BYTES_HOST. One Verilated model is built per
+// configuration (SYSTOLE_RTL_CONFIGS in sim/rtl/CMakeLists.txt, parameters baked in at
+// Verilation); MakeRtlDevice() refuses other configurations with the list of built ones.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace systole::rtl {
+
+struct RtlDeviceOptions {
+  unsigned memory_latency = 8;        // cycles from a device-memory request to its response
+  unsigned memory_ready_percent = 100;  // < 100: the memory refuses requests at random
+  std::uint64_t seed = 1;             // X initialisation and memory back-pressure
+  std::filesystem::path trace_path;   // FST waveform of the whole run, if set
+};
+
+class RtlDevice {
+ public:
+  virtual ~RtlDevice() = default;
+  RtlDevice() = default;
+  RtlDevice(const RtlDevice&) = delete;
+  RtlDevice& operator=(const RtlDevice&) = delete;
+
+  virtual const Config& config() const = 0;
+  // Register access through the core's register bus (takes a couple of cycles each).
+  virtual std::uint32_t ReadRegister(std::uint32_t offset) = 0;
+  virtual void WriteRegister(std::uint32_t offset, std::uint32_t value) = 0;
+  // Device memory through the host port. Throws std::out_of_range naming the range when any
+  // byte lies outside device memory (nothing is transferred then).
+  virtual void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) = 0;
+  virtual void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) = 0;
+  // Clocks the core until no launch is running or queued. Returns false if that takes more
+  // than `max_cycles`.
+  virtual bool RunUntilIdle(std::uint64_t max_cycles) = 0;
+  // Clocks `cycles` cycles.
+  virtual void Run(std::uint64_t cycles) = 0;
+  virtual bool InterruptLine() = 0;
+  virtual std::uint64_t Cycle() const = 0;
+};
+
+// The configurations this build has a Verilated core for ("small", "small-int8", "tiny").
+std::vector<std::string> BuiltRtlConfigs();
+// Throws std::invalid_argument naming the configuration and the built ones when `config` is
+// not one of them (by name and contents: an edited configuration needs a new Verilation).
+std::unique_ptr<RtlDevice> MakeRtlDevice(const Config& config, const RtlDeviceOptions& options = {});
+
+}  // namespace systole::rtl
