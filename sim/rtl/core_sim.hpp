@@ -2,8 +2,9 @@
 // per-configuration translation units (rtl_device_<config>.cpp), one model each.
 #pragma once
 
-#include <algorithm>
-#include <cstring>
+#include <fmt/format.h>
+
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "rtl/harness.hpp"
 #include "rtl/memory_port.hpp"
 #include "rtl/rtl_device.hpp"
+#include "rtl/signals.hpp"
 
 namespace systole::rtl {
 
@@ -53,8 +55,7 @@ class CoreSim final : public RtlDevice {
       if (sim_->reg_rvalid) return sim_->reg_rdata;
       Step();
     }
-    throw std::runtime_error("rtl: register read at 0x" + std::to_string(offset) +
-                             " got no response");
+    throw std::runtime_error(fmt::format("rtl: register read at 0x{:03x} got no response", offset));
   }
 
   void WriteRegister(std::uint32_t offset, std::uint32_t value) override {
@@ -108,9 +109,9 @@ class CoreSim final : public RtlDevice {
 
   void CheckRange(std::uint64_t address, std::uint64_t length, const char* what) const {
     if (!memory_.Contains(address, length)) {
-      throw std::out_of_range("rtl: host " + std::string(what) + " of " + std::to_string(length) +
-                              " bytes at 0x" + Hex(address) + " is outside device memory (" +
-                              std::to_string(memory_.Size()) + " bytes)");
+      throw std::out_of_range(fmt::format(
+          "rtl: host {} of {} bytes at 0x{:x} is outside device memory ({} bytes)", what, length,
+          address, memory_.Size()));
     }
   }
 
@@ -126,7 +127,7 @@ class CoreSim final : public RtlDevice {
       if (next <= last) {
         const std::uint64_t base = next * 32;
         std::uint32_t strobes = 0;
-        std::uint8_t word[32] = {};
+        std::array<std::uint8_t, 32> word{};
         for (unsigned b = 0; b < 32; ++b) {
           const std::uint64_t a = base + b;
           if (a >= address && a < address + length) {
@@ -138,11 +139,7 @@ class CoreSim final : public RtlDevice {
         sim_->host_req_write = write;
         sim_->host_req_addr = base;
         sim_->host_req_wstrb = strobes;
-        for (unsigned i = 0; i < 8; ++i) {
-          std::uint32_t v;
-          std::memcpy(&v, word + 4 * i, 4);
-          sim_->host_req_wdata[i] = v;
-        }
+        SetSignalBytes(sim_->host_req_wdata, word);
       } else {
         sim_->host_req_valid = 0;
       }
@@ -154,7 +151,7 @@ class CoreSim final : public RtlDevice {
           for (unsigned b = 0; b < 32; ++b) {
             const std::uint64_t a = base + b;
             if (a >= address && a < address + length) {
-              out[a - address] = static_cast<std::uint8_t>(sim_->host_rsp_rdata[b / 4] >> (8 * (b % 4)));
+              out[a - address] = SignalByte(sim_->host_rsp_rdata, b);
             }
           }
         }
@@ -168,12 +165,6 @@ class CoreSim final : public RtlDevice {
       }
     }
     sim_->host_req_valid = 0;
-  }
-
-  static std::string Hex(std::uint64_t value) {
-    char buffer[24];
-    std::snprintf(buffer, sizeof buffer, "%llx", static_cast<unsigned long long>(value));
-    return buffer;
   }
 
   Config config_;

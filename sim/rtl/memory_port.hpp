@@ -15,6 +15,9 @@
 //   port.AfterEdge();
 #pragma once
 
+#include <fmt/format.h>
+
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <random>
@@ -23,6 +26,7 @@
 #include <string>
 
 #include "device_memory.hpp"
+#include "rtl/signals.hpp"
 
 namespace systole::rtl {
 
@@ -45,7 +49,7 @@ class MemoryPort {
     presenting_ = !pending_.empty() && pending_.front().due <= cycle;
     m.mem_rsp_valid = presenting_;
     if (presenting_) {
-      for (unsigned i = 0; i < 8; ++i) m.mem_rsp_rdata[i] = pending_.front().data[i];
+      SetSignalBytes(m.mem_rsp_rdata, pending_.front().data);
     }
     m.mem_req_ready = options_.ready_percent >= 100 || rng_() % 100 < options_.ready_percent;
     m.eval();
@@ -55,26 +59,20 @@ class MemoryPort {
     response.due = cycle + options_.latency;
     const std::uint64_t address = m.mem_req_addr;
     if (address % kWordBytes != 0 || !memory_.Contains(address, kWordBytes)) {
-      throw std::out_of_range("memory port: cycle " + std::to_string(cycle) +
-                              ": request for address 0x" + ToHex(address) +
-                              (address % kWordBytes != 0 ? " (not a multiple of 32)"
-                                                         : " outside device memory"));
+      throw std::out_of_range(fmt::format("memory port: cycle {}: request for address 0x{:x} {}",
+                                          cycle, address,
+                                          address % kWordBytes != 0 ? "(not a multiple of 32)"
+                                                                    : "outside device memory"));
     }
-    std::uint8_t bytes[kWordBytes];
-    memory_.Read(address, bytes);
+    memory_.Read(address, response.data);
     if (m.mem_req_write) {
       const std::uint32_t strobes = m.mem_req_wstrb;
       for (unsigned b = 0; b < kWordBytes; ++b) {
-        if ((strobes >> b) & 1u) bytes[b] = static_cast<std::uint8_t>(m.mem_req_wdata[b / 4] >> (8 * (b % 4)));
+        if ((strobes >> b) & 1u) response.data[b] = SignalByte(m.mem_req_wdata, b);
       }
-      memory_.Write(address, bytes);
+      memory_.Write(address, response.data);
       ++writes_;
     } else {
-      for (unsigned i = 0; i < 8; ++i) {
-        response.data[i] = std::uint32_t{bytes[4 * i]} | std::uint32_t{bytes[4 * i + 1]} << 8 |
-                           std::uint32_t{bytes[4 * i + 2]} << 16 |
-                           std::uint32_t{bytes[4 * i + 3]} << 24;
-      }
       ++reads_;
     }
     // Keep responses in order even if the latency were to change between requests.
@@ -94,17 +92,8 @@ class MemoryPort {
  private:
   struct Response {
     std::uint64_t due = 0;
-    std::uint32_t data[8] = {};
+    std::array<std::uint8_t, kWordBytes> data{};  // read data (writes: ignored)
   };
-  static std::string ToHex(std::uint64_t value) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string text;
-    do {
-      text.insert(text.begin(), kDigits[value % 16]);
-      value /= 16;
-    } while (value != 0);
-    return text;
-  }
 
   model::DeviceMemory& memory_;
   MemoryPortOptions options_;

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <random>
 #include <vector>
 
@@ -18,6 +17,7 @@
 #include "model_test_util.hpp"
 #include "rtl/harness.hpp"
 #include "rtl/memory_port.hpp"
+#include "rtl/signals.hpp"
 #include "rtl_test_util.hpp"
 
 namespace systole::rtl {
@@ -33,26 +33,12 @@ using model::testing::RunProgram;
 constexpr std::uint64_t kDataBytes = 0x10000;
 enum Engine : unsigned { kLoad = 0, kWeight = 1, kStore = 2 };
 
-// Reads `bytes` little-endian bytes out of a Verilator signal (a plain integer up to 64 bits,
-// a VlWide array of 32-bit words above).
+// The first `bytes` bytes of a Verilator signal.
 template <class Signal>
 std::vector<std::uint8_t> Bytes(const Signal& signal, unsigned bytes) {
   std::vector<std::uint8_t> out(bytes);
-  for (unsigned i = 0; i < bytes; ++i) {
-    if constexpr (std::is_integral_v<Signal>) {
-      out[i] = static_cast<std::uint8_t>(signal >> (8 * i));
-    } else {
-      out[i] = static_cast<std::uint8_t>(signal[i / 4] >> (8 * (i % 4)));
-    }
-  }
+  for (unsigned i = 0; i < bytes; ++i) out[i] = SignalByte(signal, i);
   return out;
-}
-template <class Wide>
-void SetWide(Wide& wide, const isa::Word& word) {
-  for (unsigned i = 0; i < 8; ++i) {
-    wide[i] = std::uint32_t{word[4 * i]} | std::uint32_t{word[4 * i + 1]} << 8 |
-              std::uint32_t{word[4 * i + 2]} << 16 | std::uint32_t{word[4 * i + 3]} << 24;
-  }
 }
 
 template <class Model>
@@ -91,7 +77,7 @@ class DmaBench {
   bool Run(Engine engine, const isa::Instruction& insn) {
     const auto result = RunProgram(golden_, {insn, Halt()});
     if (!result.Ok()) return false;
-    SetWide(sim_->cmd_insn, isa::EncodeOrThrow(insn));
+    SetSignalBytes(sim_->cmd_insn, isa::EncodeOrThrow(insn));
     sim_->cmd_valid = 1u << engine;
     sim_.Eval();
     while (!((sim_->cmd_ready >> engine) & 1u)) Step();

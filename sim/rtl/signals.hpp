@@ -1,0 +1,31 @@
+// Bytes in and out of Verilated signals. Verilator types a signal of up to 64 bits as a plain
+// integer and a wider one as VlWide (an array of 32-bit words); both hold the value
+// little-endian, which is also how rows and memory words are laid out (rtl/README.md).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <type_traits>
+
+namespace systole::rtl {
+
+// Byte `index` of `signal` (bits 8*index+7 .. 8*index).
+template <class Signal>
+std::uint8_t SignalByte(const Signal& signal, unsigned index) {
+  if constexpr (std::is_integral_v<Signal>) {
+    return static_cast<std::uint8_t>(signal >> (8 * index));
+  } else {
+    return static_cast<std::uint8_t>(signal[index / 4] >> (8 * (index % 4)));
+  }
+}
+
+// Sets a wide signal's low bytes.size() bytes (a multiple of 4) from `bytes`.
+template <class Wide>
+void SetSignalBytes(Wide& wide, std::span<const std::uint8_t> bytes) {
+  for (std::size_t i = 0; i < bytes.size() / 4; ++i) {
+    wide[i] = std::uint32_t{bytes[4 * i]} | std::uint32_t{bytes[4 * i + 1]} << 8 |
+              std::uint32_t{bytes[4 * i + 2]} << 16 | std::uint32_t{bytes[4 * i + 3]} << 24;
+  }
+}
+
+}  // namespace systole::rtl
