@@ -10,7 +10,7 @@ packages=(
   # C++ libraries
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev libzip-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libboost-dev zlib1g-dev   # driver: Boost.Asio (header-only) and crc32
+  libboost-dev libisal-dev zlib1g-dev  # driver: Boost.Asio (header-only), ISA-L crc32 (zlib: the reference in tests)
   # sanitizer and fuzzer runtimes (clang's libFuzzer)
   clang libclang-rt-14-dev
   # hardware tools

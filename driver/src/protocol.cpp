@@ -1,9 +1,12 @@
-// The frame codec of docs/PROTOCOL.md. CRC-32 comes from zlib (maintained, and fast: it is on
-// the path of every byte a bulk transfer moves).
+// The frame codec of docs/PROTOCOL.md. CRC-32 comes from ISA-L (Intel's storage library): it is
+// on the path of every byte a bulk transfer moves, twice (sender and receiver), and ISA-L picks
+// a carry-less-multiply (VPCLMULQDQ/PCLMULQDQ) version at run time: 27 GB/s on the build
+// machine against zlib 1.2.13's 5 GB/s, which cost tcp:// a quarter of its CPU time. It is the
+// same CRC as zlib's crc32 (the reflected IEEE 802.3 one), pinned by protocol_test.
 #include "systole/protocol.hpp"
 
 #include <fmt/format.h>
-#include <zlib.h>
+#include <isa-l/crc.h>
 
 #include <algorithm>
 #include <cstring>
@@ -27,21 +30,15 @@ std::uint32_t Get32(const std::uint8_t* in) {
   return value;
 }
 
-// zlib takes lengths as uInt, so very large spans go in pieces.
-uLong Crc(uLong crc, std::span<const std::uint8_t> bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const std::size_t piece = std::min<std::size_t>(bytes.size() - done, 1u << 30);
-    crc = crc32(crc, bytes.data() + done, static_cast<uInt>(piece));
-    done += piece;
-  }
-  return crc;
+// An empty span may have a null data pointer: leave the CRC alone without asking.
+std::uint32_t Crc(std::uint32_t crc, std::span<const std::uint8_t> bytes) {
+  return bytes.empty() ? crc : crc32_gzip_refl(crc, bytes.data(), bytes.size());
 }
 
 // CRC-32 of the first 16 header bytes, then the payload (given in up to two pieces).
 std::uint32_t FrameCrc(const std::uint8_t* header, std::span<const std::uint8_t> payload,
                        std::span<const std::uint8_t> more = {}) {
-  return static_cast<std::uint32_t>(Crc(Crc(crc32(0L, header, 16), payload), more));
+  return Crc(Crc(Crc(0, {header, 16}), payload), more);
 }
 
 constexpr std::array<std::string_view, kNumRequestTypes + 1> kTypeNames = {
