@@ -1,0 +1,147 @@
+// The same programs give the same outputs and the same counters whichever way they reach a
+// device: `ref` and `rtl` directly, and each of them hosted by a DeviceServer behind tcp://.
+// Through the server every counter must match its device's own, CYCLES and stalls included
+// (same device, same program, same starting state). Between ref and rtl only the functional
+// counters must match: cycles and stalls are the RTL's own timing (tests/rtl/core says the same).
+//
+// Verilator 5.006 deadlocks when one Verilated model is destroyed while another instance of the
+// same model is alive, so an rtl device is always gone before the next one opens.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "driver_test_util.hpp"
+#include "systole/device.hpp"
+#include "systole/server.hpp"
+
+namespace {
+
+using namespace systole;
+using std::chrono::milliseconds;
+
+struct Outcome {
+  std::vector<std::vector<std::uint8_t>> outputs;
+  Counters counters;
+};
+
+// Loads `source`, fills its inputs with a pattern of `seed`, runs it once and reads everything.
+Outcome RunOnce(Device& device, const assembly::Program& source, int seed) {
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) {
+      bytes[k] = static_cast<std::uint8_t>((k * 7 + static_cast<std::size_t>(seed)) % 11);
+    }
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  EXPECT_TRUE(program.Launch().Wait(milliseconds(60000))) << device.uri() << " timed out";
+  Outcome outcome;
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
+    outcome.outputs.push_back(program.ReadOutput(i));
+  }
+  outcome.counters = device.ReadCounters();
+  return outcome;
+}
+
+// What every backend runs: tiny's example (convolution, pooling, vector ops) and MXU programs
+// with different weights and inputs. Scale 0 gives all-zero outputs, so it is not among them.
+std::vector<Outcome> RunAll(Device& device) {
+  std::vector<Outcome> outcomes;
+  const auto example = assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"));
+  outcomes.push_back(RunOnce(device, example, 1));
+  for (int scale : {-3, 2, 5}) {
+    outcomes.push_back(RunOnce(device, driver_test::ScaleProgram(scale), scale));
+  }
+  return outcomes;
+}
+
+std::vector<Outcome> RunThroughServer(std::unique_ptr<Link> hosted) {
+  ServerOptions options;
+  options.port = 0;
+  DeviceServer server(std::move(hosted), options);
+  Device remote = Device::Open("tcp://" + server.endpoint(), LoadConfig("small"));
+  EXPECT_EQ(remote.config().name, "tiny") << "the server's device reports itself";
+  return RunAll(remote);
+}
+
+// The rtl link, or nullopt in a build without the Verilated core (the sanitizer build).
+std::optional<std::unique_ptr<Link>> OpenTinyRtl() {
+  try {
+    return OpenRtlLink(LoadConfig("tiny"));
+  } catch (const LinkError& error) {
+    if (std::string(error.what()).find("SYSTOLE_RTL=OFF") == std::string::npos) throw;
+    return std::nullopt;
+  }
+}
+
+void ExpectSame(const std::vector<Outcome>& got, const std::vector<Outcome>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "program " << i);
+    EXPECT_EQ(got[i].outputs, expected[i].outputs);
+    EXPECT_EQ(got[i].counters, expected[i].counters);
+    EXPECT_GT(got[i].counters["MACS"], 0u);
+  }
+}
+
+TEST(TcpParity, RefThroughTcpMatchesRefDirectly) {
+  Device ref = Device::Open("ref", LoadConfig("tiny"));
+  ExpectSame(RunThroughServer(OpenRefLink(LoadConfig("tiny"))), RunAll(ref));
+}
+
+// The other configurations' examples, each on its own configuration.
+TEST(TcpParity, RefThroughTcpMatchesRefOnEveryExample) {
+  for (const char* name : {"mlp_int8.s", "mlp_bf16.s"}) {
+    SCOPED_TRACE(name);
+    const assembly::Program source = assembly::AssembleFile(driver_test::Example(name));
+    const Config config = LoadConfig(source.config.value_or("small"));
+    Device ref = Device::Open("ref", config);
+    const Outcome expected = RunOnce(ref, source, 0);
+    ServerOptions options;
+    options.port = 0;
+    DeviceServer server(OpenRefLink(config), options);
+    Device remote = Device::Open("tcp://" + server.endpoint(), LoadConfig("tiny"));
+    EXPECT_EQ(remote.config().name, config.name);
+    const Outcome got = RunOnce(remote, source, 0);
+    EXPECT_EQ(got.outputs, expected.outputs);
+    EXPECT_EQ(got.counters, expected.counters);
+    EXPECT_GT(got.counters["MACS"], 0u);
+  }
+}
+
+TEST(TcpParity, RtlThroughTcpMatchesRtlDirectly) {
+  std::vector<Outcome> direct;
+  {
+    auto link = OpenTinyRtl();
+    if (!link) GTEST_SKIP() << "this build has no Verilated core";
+    Device rtl(std::move(*link));
+    direct = RunAll(rtl);
+  }  // the direct device is gone before the server's opens
+  auto hosted = OpenTinyRtl();
+  ASSERT_TRUE(hosted);
+  ExpectSame(RunThroughServer(std::move(*hosted)), direct);
+}
+
+TEST(TcpParity, RtlMatchesRefInOutputsAndFunctionalCounters) {
+  auto link = OpenTinyRtl();
+  if (!link) GTEST_SKIP() << "this build has no Verilated core";
+  Device rtl(std::move(*link));
+  Device ref = Device::Open("ref", LoadConfig("tiny"));
+  const std::vector<Outcome> got = RunAll(rtl);
+  const std::vector<Outcome> expected = RunAll(ref);
+  ASSERT_EQ(got.size(), expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "program " << i);
+    EXPECT_EQ(got[i].outputs, expected[i].outputs);
+    for (const char* counter :
+         {"INSNS", "MACS", "MXU_BUSY", "BYTES_DRAM_TO_UB", "BYTES_DRAM_TO_ACC", "BYTES_WEIGHTS",
+          "BYTES_UB_TO_DRAM", "BYTES_ACC_TO_DRAM", "BYTES_HOST"}) {
+      EXPECT_EQ(got[i].counters[counter], expected[i].counters[counter]) << counter;
+    }
+    EXPECT_GT(got[i].counters["CYCLES"], 0u);
+  }
+}
+
+}  // namespace
