@@ -60,6 +60,65 @@ std::uint32_t ReadInt32(const toml::table& root, std::string_view section, std::
   return static_cast<std::uint32_t>(value);
 }
 
+// The [dram] fields: name, member, legal range. One table drives parsing and validation.
+struct DramField {
+  std::string_view key;
+  std::uint32_t DramConfig::*member;
+  std::uint32_t lo, hi;
+};
+// Timing limits: the RTL keeps every constraint in a 16-bit down-counter.
+constexpr DramField kDramFields[] = {
+    {"bank_groups", &DramConfig::bank_groups, 1, 16},
+    {"banks_per_group", &DramConfig::banks_per_group, 1, 16},
+    {"row_bytes", &DramConfig::row_bytes, 64, 16384},
+    {"t_burst", &DramConfig::t_burst, 1, 16},
+    {"t_rcd", &DramConfig::t_rcd, 1, 255},
+    {"t_rp", &DramConfig::t_rp, 1, 255},
+    {"t_ras", &DramConfig::t_ras, 1, 255},
+    {"t_cl", &DramConfig::t_cl, 1, 255},
+    {"t_wl", &DramConfig::t_wl, 1, 255},
+    {"t_wr", &DramConfig::t_wr, 1, 255},
+    {"t_rtp", &DramConfig::t_rtp, 1, 255},
+    {"t_rrd_s", &DramConfig::t_rrd_s, 1, 255},
+    {"t_rrd_l", &DramConfig::t_rrd_l, 1, 255},
+    {"t_faw", &DramConfig::t_faw, 1, 1023},
+    {"t_ccd_s", &DramConfig::t_ccd_s, 1, 255},
+    {"t_ccd_l", &DramConfig::t_ccd_l, 1, 255},
+    {"t_wtr", &DramConfig::t_wtr, 1, 255},
+    {"t_rtw", &DramConfig::t_rtw, 1, 255},
+    {"t_refi", &DramConfig::t_refi, 16, 65535},
+    {"t_rfc", &DramConfig::t_rfc, 1, 4095},
+    {"starvation_cycles", &DramConfig::starvation_cycles, 1, 65535},
+};
+
+void ValidateDram(std::string_view where, const Config& config) {
+  const DramConfig& dram = config.dram;
+  for (const DramField& field : kDramFields) {
+    RequireRange(where, fmt::format("dram.{}", field.key), dram.*field.member, field.lo, field.hi);
+  }
+  RequirePowerOfTwo(where, "dram.bank_groups", dram.bank_groups);
+  RequirePowerOfTwo(where, "dram.banks_per_group", dram.banks_per_group);
+  RequirePowerOfTwo(where, "dram.row_bytes", dram.row_bytes);
+  // Relations JEDEC devices always satisfy; a controller built on them relies on them.
+  auto at_least = [&](std::string_view field, std::uint32_t value, std::string_view other,
+                      std::uint32_t bound) {
+    if (value < bound) Fail(where, field, value, fmt::format("must be at least {} ({})", other, bound));
+  };
+  at_least("dram.t_ras", dram.t_ras, "dram.t_rcd", dram.t_rcd);
+  at_least("dram.t_ccd_s", dram.t_ccd_s, "dram.t_burst", dram.t_burst);
+  at_least("dram.t_ccd_l", dram.t_ccd_l, "dram.t_ccd_s", dram.t_ccd_s);
+  at_least("dram.t_rrd_l", dram.t_rrd_l, "dram.t_rrd_s", dram.t_rrd_s);
+  if (dram.t_rfc >= dram.t_refi) {
+    Fail(where, "dram.t_rfc", dram.t_rfc, fmt::format("must be less than dram.t_refi ({})", dram.t_refi));
+  }
+  if (config.DramRowsPerBank() < 1) {
+    Fail(where, "memory.bytes", config.memory_bytes,
+         fmt::format("gives each of the {} channels less than one row in each of its {} banks "
+                     "of {}-byte pages",
+                     config.memory_channels, dram.Banks(), dram.row_bytes));
+  }
+}
+
 }  // namespace
 
 void Config::Validate(std::string_view where) const {
@@ -103,6 +162,7 @@ void Config::Validate(std::string_view where) const {
     Fail(where, "memory.interleave_bytes", interleave_bytes,
          "times memory.channels exceeds memory.bytes");
   }
+  ValidateDram(where, *this);
   RequireRange(where, "queues.command_queue_depth", command_queue_depth, 1, 255);
   RequireRange(where, "queues.token_capacity", token_capacity, 1, 255);
   RequireRange(where, "clock.mhz", clock_mhz, 1, 10000);
@@ -136,6 +196,20 @@ Config ParseConfig(std::string_view toml_text, std::string_view origin) {
   config.memory_bytes = ReadInt(root, "memory", "bytes", origin);
   config.memory_channels = ReadInt32(root, "memory", "channels", origin);
   config.interleave_bytes = ReadInt32(root, "memory", "interleave_bytes", origin);
+  // [dram] is optional, and so is each of its fields: absent ones keep the HBM2-like defaults.
+  if (const toml::node* dram = root.get("dram"); dram != nullptr) {
+    if (!dram->is_table()) throw ConfigError(fmt::format("{}: dram must be a table", origin));
+    for (auto&& [key, value] : *dram->as_table()) {
+      const auto known = std::find_if(std::begin(kDramFields), std::end(kDramFields),
+                                      [&](const DramField& f) { return f.key == key.str(); });
+      if (known == std::end(kDramFields)) {
+        throw ConfigError(fmt::format("{}:{}:{}: dram.{}: unknown field", origin,
+                                      key.source().begin.line, key.source().begin.column,
+                                      key.str()));
+      }
+      config.dram.*known->member = ReadInt32(root, "dram", key.str(), origin);
+    }
+  }
   config.command_queue_depth = ReadInt32(root, "queues", "command_queue_depth", origin);
   config.token_capacity = ReadInt32(root, "queues", "token_capacity", origin);
   config.clock_mhz = ReadInt32(root, "clock", "mhz", origin);

@@ -33,6 +33,46 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// [dram] — the DRAM behind every memory channel: geometry and JEDEC-style timing, all in
+// controller clock cycles (the controller issues at most one command per channel per cycle).
+// The section is optional; every field defaults to the HBM2-like values below (a 1 GHz command
+// clock, 2 Gb dies), so a configuration that says nothing still gets a real memory system.
+// The RTL controller takes the timing as inputs (like a board controller's timing registers),
+// the geometry as parameters; sim/dram checks every command against these rules.
+struct DramConfig {
+  // Geometry of one channel. A column access moves one 32-byte word (a burst).
+  std::uint32_t bank_groups = 4;
+  std::uint32_t banks_per_group = 4;
+  std::uint32_t row_bytes = 1024;  // page size: bytes one ACTIVATE opens in one bank
+  // Timing, cycles.
+  std::uint32_t t_burst = 2;   // data-bus cycles of one 32-byte burst
+  std::uint32_t t_rcd = 14;    // ACT -> RD/WR, same bank
+  std::uint32_t t_rp = 14;     // PRE -> ACT, same bank
+  std::uint32_t t_ras = 33;    // ACT -> PRE, same bank
+  std::uint32_t t_cl = 14;     // RD -> first data
+  std::uint32_t t_wl = 4;      // WR -> first data
+  std::uint32_t t_wr = 16;     // end of write data -> PRE, same bank
+  std::uint32_t t_rtp = 5;     // RD -> PRE, same bank
+  std::uint32_t t_rrd_s = 4;   // ACT -> ACT, different bank groups
+  std::uint32_t t_rrd_l = 6;   // ACT -> ACT, same bank group
+  std::uint32_t t_faw = 20;    // at most four ACTs in any window of this many cycles
+  std::uint32_t t_ccd_s = 2;   // RD/WR -> RD/WR, different bank groups
+  std::uint32_t t_ccd_l = 4;   // RD/WR -> RD/WR, same bank group
+  std::uint32_t t_wtr = 8;     // end of write data -> RD
+  std::uint32_t t_rtw = 14;    // RD -> WR (bus turnaround)
+  std::uint32_t t_refi = 3900; // average interval between REFRESH commands
+  std::uint32_t t_rfc = 160;   // REFRESH -> any ACT or REFRESH
+  // The controller serves the oldest request alone once it has waited this long (FR-FCFS
+  // starvation bound).
+  std::uint32_t starvation_cycles = 256;
+
+  std::uint32_t Banks() const { return bank_groups * banks_per_group; }
+  // Cycles from a WR command until its bank may be precharged / a RD may follow.
+  std::uint32_t WriteToPrecharge() const { return t_wl + t_burst + t_wr; }
+  std::uint32_t WriteToRead() const { return t_wl + t_burst + t_wtr; }
+  bool operator==(const DramConfig&) const = default;
+};
+
 struct Config {
   std::string name;
   std::string description;
@@ -51,6 +91,9 @@ struct Config {
   std::uint64_t memory_bytes = 0;
   std::uint32_t memory_channels = 0;
   std::uint32_t interleave_bytes = 0;
+
+  // [dram]
+  DramConfig dram;
 
   // [queues]
   std::uint32_t command_queue_depth = 0;
@@ -71,6 +114,11 @@ struct Config {
   std::uint64_t AccRows() const { return accumulator_bytes / AccRowBytes(); }
   std::uint64_t WeightTileBytes() const { return std::uint64_t{rows} * cols * ElementBytes(dtype); }
   std::uint64_t PeakMacsPerCycle() const { return std::uint64_t{rows} * cols; }
+  std::uint64_t ChannelBytes() const { return memory_bytes / memory_channels; }
+  // Rows of one bank: what is left of a channel after banks and pages.
+  std::uint64_t DramRowsPerBank() const {
+    return ChannelBytes() / (std::uint64_t{dram.Banks()} * dram.row_bytes);
+  }
 
   // Throws ConfigError naming the first illegal field. `where` prefixes the message.
   void Validate(std::string_view where = "config") const;
