@@ -48,6 +48,13 @@ test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan an
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L sanitize $(CTEST_ARGS)
 
+.PHONY: test-long
+test-long: setup ## Build v2 (128x128) in build-long/ and run the long-labelled tests (not in `make test`)
+	@test -f build-long/CMakeCache.txt || cmake -S . -B build-long -G "$(GENERATOR)" \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_RTL_LONG=ON -DSYSTOLE_RTL_CONFIGS=tiny -DSYSTOLE_BENCH=OFF
+	cmake --build build-long -j $(JOBS) --target rtl_core_long_test
+	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
+
 FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config fuzz_frame fuzz_hlo
 fuzz: setup ## Build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \

@@ -11,13 +11,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "asm/disassembler.hpp"
-#include "golden_model.hpp"
+#include "core_pair.hpp"
 #include "program_generator.hpp"
 #include "regs/identity.hpp"
 #include "regs/regmap.hpp"
@@ -27,83 +28,8 @@
 namespace systole::rtl {
 namespace {
 
-using model::GoldenModel;
-
-// Counters that do not depend on timing; CYCLES and the stall counters are the RTL's own.
-const std::vector<std::string> kFunctionalCounters = {
-    "INSNS", "MACS", "BYTES_DRAM_TO_UB", "BYTES_DRAM_TO_ACC", "BYTES_WEIGHTS",
-    "BYTES_UB_TO_DRAM", "BYTES_ACC_TO_DRAM", "BYTES_HOST"};
-const std::vector<std::string> kStateRegisters = {"STATUS", "ERROR_CODE", "FAULT_PC_LO", "FAULT_PC_HI",
-                                                  "IRQ_STATUS", "IRQ_CODE", "LAUNCHES_DONE"};
-
-std::uint64_t Read64(auto& device, const std::string& counter) {
-  const std::uint32_t lo = regs::FindRegister("PERF_" + counter + "_LO")->offset;
-  const std::uint64_t low = device.ReadRegister(lo);
-  return low | std::uint64_t{device.ReadRegister(lo + 4)} << 32;
-}
-
-// Both devices, driven identically.
-class Pair {
- public:
-  explicit Pair(const Config& config, std::uint64_t seed, const std::filesystem::path& wave = {})
-      : config_(config), golden_(config),
-        rtl_(MakeRtlDevice(config, {.memory_latency = 8, .memory_ready_percent = 80, .seed = seed,
-                                    .trace_path = wave})) {}
-
-  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) {
-    golden_.WriteMemory(address, bytes);
-    rtl_->WriteMemory(address, bytes);
-  }
-  void WriteRegister(const std::string& name, std::uint32_t value) {
-    const std::uint32_t offset = regs::FindRegister(name)->offset;
-    golden_.WriteRegister(offset, value);
-    rtl_->WriteRegister(offset, value);
-  }
-  void Launch(std::uint64_t pc, std::uint32_t count) {
-    WriteRegister("IRQ_ENABLE", 7);  // DONE, ERROR and USER all raise the line
-    WriteRegister("CMD_PC_LO", static_cast<std::uint32_t>(pc));
-    WriteRegister("CMD_PC_HI", static_cast<std::uint32_t>(pc >> 32));
-    WriteRegister("CMD_COUNT", count);
-    WriteRegister("DOORBELL", 1);
-    golden_.RunUntilIdle();
-    ASSERT_TRUE(rtl_->RunUntilIdle(5'000'000)) << "the RTL did not finish the launch";
-  }
-  void ExpectSameMemory(std::uint64_t address, std::uint64_t length, const std::string& what) {
-    std::vector<std::uint8_t> want(length), got(length);
-    golden_.ReadMemory(address, want);
-    rtl_->ReadMemory(address, got);
-    std::uint64_t differing = 0;
-    for (std::uint64_t i = 0; i < length; ++i) differing += got[i] != want[i];
-    if (differing != 0) std::cout << what << ": " << differing << " bytes differ\n";
-    for (std::uint64_t i = 0; i < length; ++i) {
-      ASSERT_EQ(got[i], want[i]) << what << ": first difference at byte 0x" << std::hex << address + i
-                                 << " (offset " << std::dec << i << ")";
-    }
-  }
-  void ExpectSameState() {
-    for (const auto& name : kStateRegisters) {
-      const std::uint32_t offset = regs::FindRegister(name)->offset;
-      EXPECT_EQ(rtl_->ReadRegister(offset), golden_.ReadRegister(offset)) << name;
-    }
-    EXPECT_EQ(rtl_->InterruptLine(), golden_.InterruptLine());
-    for (const auto& name : kFunctionalCounters) {
-      EXPECT_EQ(Read64(*rtl_, name), golden_.Counter(name)) << "PERF_" << name;
-    }
-  }
-
-  const Config& config_;
-  GoldenModel golden_;
-  std::unique_ptr<RtlDevice> rtl_;
-};
-
-std::vector<std::uint8_t> Encode(const std::vector<isa::Instruction>& program) {
-  std::vector<std::uint8_t> bytes;
-  for (const auto& insn : program) {
-    const isa::Word word = isa::EncodeOrThrow(insn);
-    bytes.insert(bytes.end(), word.begin(), word.end());
-  }
-  return bytes;
-}
+using test::Encode;
+using test::Pair;
 
 // After a mismatch: the shortest prefix of `program` (followed by SYNC, the dump and HALT) whose
 // results differ, printed as assembly — the smallest case to look at, with its waveform.
@@ -150,6 +76,15 @@ void ReportShortestFailingPrefix(const Config& config, const test::GeneratedProg
 
 class CoreTest : public ::testing::TestWithParam<std::string> {};
 
+// Random programs per configuration, sized so that each configuration's entry takes about ten
+// seconds on the 2-core development machine (rtl/README.md has the measured times; a 40-
+// instruction program takes ~70 ms on tiny and small-int8 and ~200 ms on small, whose bf16
+// datapath simulates slower). SYSTOLE_RTL_PROGRAMS=N runs N per configuration (a longer soak).
+int ProgramCount(const Config& config) {
+  if (const char* env = std::getenv("SYSTOLE_RTL_PROGRAMS")) return std::atoi(env);
+  return config.dtype == DType::kBf16 ? 50 : 150;
+}
+
 TEST_P(CoreTest, IdentityRegistersDescribeTheConfiguration) {
   const Config config = LoadConfig(GetParam());
   auto rtl = MakeRtlDevice(config);
@@ -169,7 +104,8 @@ TEST_P(CoreTest, RandomLegalProgramsMatchTheGoldenModel) {
   std::vector<std::uint8_t> data(test::kDataBytes);
   std::optional<test::GeneratedProgram> failing;
   std::uint64_t cycles = 0, instructions = 0;
-  for (int round = 0; round < 6 && !failing; ++round) {
+  const int programs = ProgramCount(config);
+  for (int round = 0; round < programs && !failing; ++round) {
     // A fresh device per program, so that a failure replays from the program alone.
     Pair pair(config, seed + static_cast<std::uint64_t>(round), wave.Path());
     {
@@ -228,8 +164,20 @@ TEST_P(CoreTest, FaultingProgramsStopAtTheSameInstructionWithTheSameError) {
   }
 }
 
-// Every configuration this build has a core for (SYSTOLE_RTL_CONFIGS).
-INSTANTIATE_TEST_SUITE_P(Configs, CoreTest, ::testing::ValuesIn(BuiltRtlConfigs()),
+// The CI configurations (SYSTOLE_RTL_CONFIGS; a long build's v2 has its own test in long/).
+std::vector<std::string> TestedConfigs() {
+  std::vector<std::string> configs;
+  std::string list = SYSTOLE_RTL_TEST_CONFIGS;
+  for (std::size_t start = 0; start < list.size();) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    configs.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return configs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, CoreTest, ::testing::ValuesIn(TestedConfigs()),
                          [](const auto& param_info) {
                            std::string name = param_info.param;
                            for (char& c : name) if (c == '-') c = '_';

@@ -1,0 +1,223 @@
+// The Verilated whole core on GEMMs from the code generator: RTL cycles and MXU utilisation
+// beside SCALE-Sim's weight-stationary closed form, for a few GEMM shapes and for every layer of
+// ResNet-50 (SCALE-Sim's topology file, each convolution as its GEMM), plus the simulation
+// speed of every built core. Every run is checked against the golden model (output bytes and
+// MACs), so a figure never comes from a wrong result. Prints Markdown tables.
+//
+//   build/bench/rtl_core_bench                       # shapes + ResNet-50 on small-int8, speed
+//   build/bench/rtl_core_bench --config small --layers 8
+//
+// SCALE-Sim (corpus/scalesim/README): a weight-stationary fold takes 2R + C + M - 2 cycles
+// (fill R weight rows, stream M rows skewed over R and C), folds = ceil(K/R) * ceil(N/C), and
+// folds do not overlap. The RTL double-buffers weights and streams the next fold's rows behind
+// the current one's, so it should need fewer cycles. Convolutions follow SCALE-Sim's
+// convention: no padding, output = (input - filter) / stride + 1, M = output pixels,
+// K = filter_h * filter_w * channels, N = filters.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "golden_model.hpp"
+#include "regs/regmap.hpp"
+#include "rtl/rtl_device.hpp"
+#include "rtl_gemm_workload.hpp"
+
+namespace systole::rtl::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Shape {
+  std::string name;
+  std::uint64_t m, k, n;
+};
+
+// Memory that answers after 8 cycles and never refuses a request.
+RtlDeviceOptions BenchOptions() {
+  RtlDeviceOptions options;
+  options.memory_latency = 8;
+  options.memory_ready_percent = 100;
+  return options;
+}
+
+std::uint64_t Counter(RtlDevice& device, const std::string& name) {
+  const std::uint32_t lo = regs::FindRegister("PERF_" + name + "_LO")->offset;
+  return device.ReadRegister(lo) | std::uint64_t{device.ReadRegister(lo + 4)} << 32;
+}
+
+std::uint64_t ScaleSimCycles(const Config& config, const Shape& s) {
+  const std::uint64_t r = config.rows, c = config.cols;
+  const std::uint64_t folds = ((s.k + r - 1) / r) * ((s.n + c - 1) / c);
+  return folds * (2 * r + c + s.m - 2);
+}
+
+// One GEMM on the golden model and on `rtl` (reused: counters are read as differences).
+struct Result {
+  std::uint64_t rtl_cycles = 0, model_cycles = 0, macs = 0;
+  double seconds = 0;  // wall time of the RTL simulation of the launch
+};
+Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
+  const GemmWorkload work = MakeGemm(config, shape.m, shape.k, shape.n, 1);
+  model::GoldenModel golden(config);
+  for (const auto* segments : {&work.program.data, &work.inputs}) {
+    for (const assembly::DataSegment& segment : *segments) {
+      golden.WriteMemory(segment.address, segment.bytes);
+      rtl.WriteMemory(segment.address, segment.bytes);
+    }
+  }
+  golden.WriteMemory(work.program.text_address, work.text);
+  rtl.WriteMemory(work.program.text_address, work.text);
+  const auto count = static_cast<std::uint32_t>(work.program.words.size());
+  const model::LaunchResult launched = golden.Execute(work.program.text_address, count);
+  if (!launched.Ok()) throw std::runtime_error(shape.name + ": golden model: " + launched.message);
+
+  const std::uint64_t cycles0 = Counter(rtl, "CYCLES"), macs0 = Counter(rtl, "MACS");
+  const auto offset = [](const char* name) { return regs::FindRegister(name)->offset; };
+  rtl.WriteRegister(offset("CMD_PC_LO"), static_cast<std::uint32_t>(work.program.text_address));
+  rtl.WriteRegister(offset("CMD_PC_HI"), static_cast<std::uint32_t>(work.program.text_address >> 32));
+  rtl.WriteRegister(offset("CMD_COUNT"), count);
+  const auto start = Clock::now();
+  rtl.WriteRegister(offset("DOORBELL"), 1);
+  if (!rtl.RunUntilIdle(4'000'000'000)) throw std::runtime_error(shape.name + ": RTL did not finish");
+  Result result;
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (rtl.ReadRegister(offset("ERROR_CODE")) != 0) {
+    throw std::runtime_error(shape.name + ": the RTL faulted where the golden model did not");
+  }
+  result.rtl_cycles = Counter(rtl, "CYCLES") - cycles0;
+  result.macs = Counter(rtl, "MACS") - macs0;
+  result.model_cycles = golden.Counter("CYCLES");
+  const assembly::TensorDesc& out = work.program.outputs.at(0);
+  std::vector<std::uint8_t> want(out.Bytes()), got(out.Bytes());
+  golden.ReadMemory(out.address, want);
+  rtl.ReadMemory(out.address, got);
+  if (want != got || result.macs != work.macs) {
+    throw std::runtime_error(shape.name + ": the RTL result differs from the golden model");
+  }
+  return result;
+}
+
+// SCALE-Sim topology CSV: "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter
+// Width, Channels, Num Filter, Strides," then one convolution per line.
+std::vector<Shape> ReadTopology(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open topology " + path);
+  std::vector<Shape> shapes;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::vector<std::string> fields;
+    std::stringstream stream(line);
+    for (std::string field; std::getline(stream, field, ',');) {
+      const auto first = field.find_first_not_of(" \t\r"), last = field.find_last_not_of(" \t\r");
+      if (first != std::string::npos) fields.push_back(field.substr(first, last - first + 1));
+    }
+    if (fields.empty() || number == 1) continue;  // the header, blank lines
+    if (fields.size() != 8) {
+      throw std::runtime_error(fmt::format("{}:{}: expected 8 fields (name, ifmap h, w, filter h, "
+                                           "w, channels, filters, stride), got {}",
+                                           path, number, fields.size()));
+    }
+    std::uint64_t v[7];
+    for (int i = 0; i < 7; ++i) {
+      std::size_t used = 0;
+      v[i] = std::stoull(fields[static_cast<std::size_t>(i) + 1], &used);
+      if (used != fields[static_cast<std::size_t>(i) + 1].size() || v[i] == 0) {
+        throw std::runtime_error(fmt::format("{}:{}: field {} is not a positive integer: '{}'",
+                                             path, number, i + 2, fields[static_cast<std::size_t>(i) + 1]));
+      }
+    }
+    const auto [ih, iw, fh, fw, ch, nf, stride] = std::tuple(v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    if (fh > ih || fw > iw) throw std::runtime_error(fmt::format("{}:{}: filter larger than input", path, number));
+    const std::uint64_t oh = (ih - fh) / stride + 1, ow = (iw - fw) / stride + 1;
+    shapes.push_back({fields[0], oh * ow, fh * fw * ch, nf});
+  }
+  return shapes;
+}
+
+void GemmTable(const Config& config, const std::vector<Shape>& shapes, const std::string& title) {
+  auto rtl = MakeRtlDevice(config, BenchOptions());
+  const double pes = double(config.rows) * config.cols;
+  fmt::print("\n### {} on {} ({}x{} {})\n\n", title, config.name, config.rows, config.cols,
+             DTypeName(config.dtype));
+  fmt::print("| GEMM | M | K | N | RTL cycles | MXU util | SCALE-Sim WS cycles | RTL / SCALE-Sim | "
+             "model cycles | sim s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::uint64_t rtl_total = 0, scalesim_total = 0, model_total = 0, macs_total = 0;
+  double seconds = 0;
+  for (const Shape& shape : shapes) {
+    const Result r = RunGemm(config, *rtl, shape);
+    const std::uint64_t formula = ScaleSimCycles(config, shape);
+    fmt::print("| {} | {} | {} | {} | {} | {:.1f}% | {} | {:.3f} | {} | {:.1f} |\n", shape.name,
+               shape.m, shape.k, shape.n, r.rtl_cycles, 100.0 * double(r.macs) / (pes * double(r.rtl_cycles)),
+               formula, double(r.rtl_cycles) / double(formula), r.model_cycles, r.seconds);
+    std::fflush(stdout);
+    rtl_total += r.rtl_cycles, scalesim_total += formula, model_total += r.model_cycles;
+    macs_total += r.macs, seconds += r.seconds;
+  }
+  fmt::print("| **total** | | | | {} | {:.1f}% | {} | {:.3f} | {} | {:.1f} |\n", rtl_total,
+             100.0 * double(macs_total) / (pes * double(rtl_total)), scalesim_total,
+             double(rtl_total) / double(scalesim_total), model_total, seconds);
+}
+
+// Simulation speed of each built core on one GEMM, against a baseline in the same run: the
+// same core clocked with nothing to do (the floor cost of evaluating the model).
+void SpeedTable(const Shape& shape) {
+  fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}; idle: the core clocked "
+             "with no launch)\n\n| core | cycles | sim s | cycles/s | PE-updates/s | idle cycles/s |\n"
+             "|---|---:|---:|---:|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
+  for (const std::string& name : BuiltRtlConfigs()) {
+    if (name == "v2") continue;  // minutes per GEMM: the long test covers it
+    const Config config = LoadConfig(name);
+    auto rtl = MakeRtlDevice(config, BenchOptions());
+    const Result r = RunGemm(config, *rtl, shape);
+    constexpr std::uint64_t kIdle = 200'000;
+    const auto start = Clock::now();
+    rtl->Run(kIdle);
+    const double idle = std::chrono::duration<double>(Clock::now() - start).count();
+    const double rate = double(r.rtl_cycles) / r.seconds;
+    fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} |\n", name, r.rtl_cycles, r.seconds,
+               rate, rate * config.rows * config.cols, double(kIdle) / idle);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+}  // namespace systole::rtl::bench
+
+int main(int argc, char** argv) {
+  using namespace systole;
+  CLI::App app{"Whole-core RTL benchmark: cycles, MXU utilisation vs SCALE-Sim, simulation speed"};
+  std::string config_name = "small-int8";
+  std::string topology = std::string(SYSTOLE_SHARED_DIR) + "/corpus/scalesim/topologies/Resnet50.csv";
+  std::size_t layers = 0;
+  bool skip_speed = false, skip_topology = false;
+  app.add_option("--config", config_name, "configuration for the GEMM tables")->capture_default_str();
+  app.add_option("--topology", topology, "SCALE-Sim topology CSV")->capture_default_str();
+  app.add_option("--layers", layers, "only the first N layers of the topology (0: all)");
+  app.add_flag("--skip-speed", skip_speed, "no simulation-speed table");
+  app.add_flag("--skip-topology", skip_topology, "no topology table");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const Config config = LoadConfig(config_name);
+    rtl::bench::GemmTable(config, {{"square 64", 64, 64, 64}, {"square 256", 256, 256, 256},
+                                   {"tall 1024x64x64", 1024, 64, 64}, {"deep 128x1024x32", 128, 1024, 32},
+                                   {"wide 64x64x512", 64, 64, 512}},
+                          "GEMM shapes");
+    if (!skip_topology) {
+      auto shapes = rtl::bench::ReadTopology(topology);
+      if (layers != 0 && layers < shapes.size()) shapes.resize(layers);
+      rtl::bench::GemmTable(config, shapes, "Every layer of " + topology.substr(topology.rfind('/') + 1));
+    }
+    if (!skip_speed) rtl::bench::SpeedTable({"speed", 128, 64, 64});
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "rtl_core_bench: {}\n", error.what());
+    return 1;
+  }
+  return 0;
+}
