@@ -7,6 +7,8 @@
 //   build/bench/rtl_core_bench                       # shapes + ResNet-50 on small-int8, speed
 //   build/bench/rtl_core_bench --config small --layers 8
 //
+// MXU util = useful MACs (M*K*N) / (R*C*RTL cycles); RTL cycles = PERF_CYCLES of the launch;
+// model cycles = the golden model's analytic estimate (PERF_CYCLES).
 // SCALE-Sim (corpus/scalesim/README): a weight-stationary fold takes 2R + C + M - 2 cycles
 // (fill R weight rows, stream M rows skewed over R and C), folds = ceil(K/R) * ceil(N/C), and
 // folds do not overlap. The RTL double-buffers weights and streams the next fold's rows behind
@@ -18,12 +20,14 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "asm/assembler.hpp"
 #include "golden_model.hpp"
 #include "regs/regmap.hpp"
 #include "rtl/rtl_device.hpp"
@@ -61,6 +65,7 @@ std::uint64_t ScaleSimCycles(const Config& config, const Shape& s) {
 // One GEMM on the golden model and on `rtl` (reused: counters are read as differences).
 struct Result {
   std::uint64_t rtl_cycles = 0, model_cycles = 0, macs = 0;
+  std::uint64_t busy = 0, stall_token = 0, stall_memory = 0;  // RTL counters
   double seconds = 0;  // wall time of the RTL simulation of the launch
 };
 Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
@@ -79,6 +84,8 @@ Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
   if (!launched.Ok()) throw std::runtime_error(shape.name + ": golden model: " + launched.message);
 
   const std::uint64_t cycles0 = Counter(rtl, "CYCLES"), macs0 = Counter(rtl, "MACS");
+  const std::uint64_t busy0 = Counter(rtl, "MXU_BUSY"), token0 = Counter(rtl, "STALL_TOKEN");
+  const std::uint64_t memory0 = Counter(rtl, "STALL_MEMORY");
   const auto offset = [](const char* name) { return regs::FindRegister(name)->offset; };
   rtl.WriteRegister(offset("CMD_PC_LO"), static_cast<std::uint32_t>(work.program.text_address));
   rtl.WriteRegister(offset("CMD_PC_HI"), static_cast<std::uint32_t>(work.program.text_address >> 32));
@@ -92,16 +99,87 @@ Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
     throw std::runtime_error(shape.name + ": the RTL faulted where the golden model did not");
   }
   result.rtl_cycles = Counter(rtl, "CYCLES") - cycles0;
-  result.macs = Counter(rtl, "MACS") - macs0;
+  const std::uint64_t counted = Counter(rtl, "MACS") - macs0;  // whole array columns
+  result.macs = work.macs;                                       // useful: M * K * N
+  result.busy = Counter(rtl, "MXU_BUSY") - busy0;
+  result.stall_token = Counter(rtl, "STALL_TOKEN") - token0;
+  result.stall_memory = Counter(rtl, "STALL_MEMORY") - memory0;
+  if (std::getenv("SYSTOLE_BENCH_COUNTERS")) {
+    for (const auto* name : {"CYCLES", "INSNS", "MXU_BUSY", "MACS", "STALL_TOKEN", "STALL_WFIFO",
+                             "STALL_MEMORY", "STALL_DISPATCH"}) {
+      fmt::print(stderr, "{}: {} {} (model {})\n", shape.name, name, Counter(rtl, name),
+                 golden.Counter(name));
+    }
+  }
   result.model_cycles = golden.Counter("CYCLES");
   const assembly::TensorDesc& out = work.program.outputs.at(0);
   std::vector<std::uint8_t> want(out.Bytes()), got(out.Bytes());
   golden.ReadMemory(out.address, want);
   rtl.ReadMemory(out.address, got);
-  if (want != got || result.macs != work.macs) {
+  if (want != got || counted != golden.Counter("MACS")) {
     throw std::runtime_error(shape.name + ": the RTL result differs from the golden model");
   }
   return result;
+}
+
+// One unit's throughput: `body` repeated `times` times (assembly for `config`), on a fresh RTL
+// core and the golden model; cycles per repetition of each.
+void UnitRow(const Config& config, const std::string& what, const std::string& prologue,
+             const std::string& body, int times, std::uint64_t work, const char* work_unit) {
+  std::string source = ".config " + config.name + "\n.text at=0x100000\n" + prologue;
+  for (int i = 0; i < times; ++i) source += body;
+  source += "halt\n";
+  const assembly::Program program = assembly::Assemble(source, what);
+  std::vector<std::uint8_t> text;
+  for (const isa::Word& word : program.words) text.insert(text.end(), word.begin(), word.end());
+  model::GoldenModel golden(config);
+  golden.WriteMemory(program.text_address, text);
+  const model::LaunchResult launched =
+      golden.Execute(program.text_address, static_cast<std::uint32_t>(program.words.size()));
+  if (!launched.Ok()) throw std::runtime_error(what + ": golden model: " + launched.message);
+  auto rtl = MakeRtlDevice(config, BenchOptions());
+  rtl->WriteMemory(program.text_address, text);
+  const auto offset = [](const char* name) { return regs::FindRegister(name)->offset; };
+  rtl->WriteRegister(offset("CMD_PC_LO"), static_cast<std::uint32_t>(program.text_address));
+  rtl->WriteRegister(offset("CMD_COUNT"), static_cast<std::uint32_t>(program.words.size()));
+  rtl->WriteRegister(offset("DOORBELL"), 1);
+  if (!rtl->RunUntilIdle(100'000'000)) throw std::runtime_error(what + ": RTL did not finish");
+  const double rtl_per = double(Counter(*rtl, "CYCLES")) / times;
+  const double model_per = double(golden.Counter("CYCLES")) / times;
+  fmt::print("| {} | {:.1f} | {:.1f} | {:.2f} | {:.2f} |\n", what, rtl_per, model_per,
+             rtl_per / double(work), model_per / double(work));
+  (void)work_unit;
+  std::fflush(stdout);
+}
+
+void UnitTable(const Config& config) {
+  fmt::print("\n### Unit throughput on {} (cycles per instruction; per row / per tile)\n\n"
+             "| program | RTL | model | RTL per unit of work | model per unit of work |\n"
+             "|---|---:|---:|---:|---:|\n", config.name);
+  const std::string row = std::to_string(config.UbRowBytes());
+  UnitRow(config, "load 128 contiguous rows", "",
+          "load mem=ub, dram=0x10000, stride=" + row + ", row=0, rows=128, elems=" +
+              std::to_string(config.UbRowElems()) + "\n", 16, 128, "row");
+  UnitRow(config, "load 128 rows, stride 1024", "",
+          "load mem=ub, dram=0x10000, stride=1024, row=0, rows=128, elems=" +
+              std::to_string(config.UbRowElems()) + "\n", 16, 128, "row");
+  UnitRow(config, "store 128 rows, stride 64", "",
+          "store mem=ub, dram=0x10000, stride=64, row=0, rows=128, elems=" +
+              std::to_string(config.UbRowElems()) + "\n", 16, 128, "row");
+  UnitRow(config, "activate 128 rows", "",
+          "activate acc=0, ub=0, rows=128\n", 16, 128, "row");
+  UnitRow(config, "load_weights (FIFO drained by matmul rows=1 pop)", "",
+          "load_weights dram=0x10000, stride=64, rows=" + std::to_string(config.rows) +
+              ", cols=" + std::to_string(config.cols) + "\nmatmul ub=0, acc=0, rows=1, k=" +
+              std::to_string(config.rows) + ", pop\n", 32, 1, "tile");
+  UnitRow(config, "matmul 128 rows, no pop", "load_weights dram=0x10000, stride=64, rows=" +
+              std::to_string(config.rows) + ", cols=" + std::to_string(config.cols) +
+              "\nmatmul ub=0, acc=0, rows=1, k=" + std::to_string(config.rows) + ", pop\n",
+          "matmul ub=0, acc=0, rows=128, k=" + std::to_string(config.rows) + "\n", 32, 128, "row");
+  UnitRow(config, "matmul 128 rows, pop (weights queued)", "",
+          "load_weights dram=0x10000, stride=64, rows=" + std::to_string(config.rows) +
+              ", cols=" + std::to_string(config.cols) + "\nmatmul ub=0, acc=0, rows=128, k=" +
+              std::to_string(config.rows) + ", pop\n", 32, 128, "row");
 }
 
 // SCALE-Sim topology CSV: "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter
@@ -196,15 +274,17 @@ int main(int argc, char** argv) {
   std::string config_name = "small-int8";
   std::string topology = std::string(SYSTOLE_SHARED_DIR) + "/corpus/scalesim/topologies/Resnet50.csv";
   std::size_t layers = 0;
-  bool skip_speed = false, skip_topology = false;
+  bool skip_speed = false, skip_topology = false, units = false;
   app.add_option("--config", config_name, "configuration for the GEMM tables")->capture_default_str();
   app.add_option("--topology", topology, "SCALE-Sim topology CSV")->capture_default_str();
   app.add_option("--layers", layers, "only the first N layers of the topology (0: all)");
   app.add_flag("--skip-speed", skip_speed, "no simulation-speed table");
   app.add_flag("--skip-topology", skip_topology, "no topology table");
+  app.add_flag("--units", units, "also a table of per-unit throughput (LOAD, STORE, ...)");
   CLI11_PARSE(app, argc, argv);
   try {
     const Config config = LoadConfig(config_name);
+    if (units) rtl::bench::UnitTable(config);
     rtl::bench::GemmTable(config, {{"square 64", 64, 64, 64}, {"square 256", 256, 256, 256},
                                    {"tall 1024x64x64", 1024, 64, 64}, {"deep 128x1024x32", 128, 1024, 32},
                                    {"wide 64x64x512", 64, 64, 512}},
