@@ -26,7 +26,7 @@ struct MemoryAccess {
 
 struct MemoryTimingOptions {
   unsigned queue_depth = 16;  // per channel, as systole_hbm_ctrl's QUEUE_DEPTH
-  unsigned rob_depth = 32;    // requests in flight, as its ROB_DEPTH
+  unsigned rob_depth = 64;    // requests in flight, as its ROB_DEPTH
 };
 
 struct MemoryTimingResult {

@@ -10,7 +10,7 @@ module hbm_tb #(
     parameter integer BA_BITS = 2,
     parameter integer COL_BITS = 5,
     parameter integer QUEUE_DEPTH = 16,
-    parameter integer ROB_DEPTH = 32,
+    parameter integer ROB_DEPTH = 64,
     localparam integer ROW_BITS = (MEM_BYTES_HI != 0 ? 32 + $clog2(MEM_BYTES_HI)
                                                      : $clog2(MEM_BYTES_LO))
                                   - $clog2(MEM_CHANNELS) - 5 - BG_BITS - COL_BITS - BA_BITS
