@@ -158,6 +158,19 @@ double MemoryTimingModel::PeakBytesPerCycle() const {
   return std::min(32.0, ChannelPeakBytesPerCycle() * config_.memory_channels);
 }
 
+std::vector<MemoryAccess> MemoryTimingModel::DmaAccesses(std::uint64_t address,
+                                                         std::uint64_t stride, std::uint64_t rows,
+                                                         std::uint64_t row_bytes, bool write) {
+  std::vector<MemoryAccess> accesses;
+  for (std::uint64_t r = 0; r < rows && row_bytes > 0; ++r) {
+    const std::uint64_t begin = address + r * stride;
+    for (std::uint64_t word = begin / 32; word <= (begin + row_bytes - 1) / 32; ++word) {
+      accesses.push_back({write, word * 32});
+    }
+  }
+  return accesses;
+}
+
 MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses) const {
   const DramConfig& d = config_.dram;
   const unsigned il = static_cast<unsigned>(std::countr_zero(config_.interleave_bytes));

@@ -42,6 +42,19 @@ class MemoryTimingModel {
   // does), each as soon as the controller accepts it.
   MemoryTimingResult Run(std::span<const MemoryAccess> accesses) const;
 
+  // The 32-byte words a DMA touches, in the order the DMA engines request them: `rows` rows of
+  // `row_bytes` bytes, the first at `address`, each `stride` bytes after the previous one (a
+  // word that a row only partly covers is still one access).
+  static std::vector<MemoryAccess> DmaAccesses(std::uint64_t address, std::uint64_t stride,
+                                               std::uint64_t rows, std::uint64_t row_bytes,
+                                               bool write);
+  // Cycles of that DMA alone on an idle memory system: what the golden model's TimingModel can
+  // use in place of its fixed latency + beats formula.
+  std::uint64_t DmaCycles(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
+                          std::uint64_t row_bytes, bool write) const {
+    return Run(DmaAccesses(address, stride, rows, row_bytes, write)).cycles;
+  }
+
   // Theoretical peak of the configuration, bytes per cycle: every channel's data bus busy, but
   // never more than the 32-byte requester port takes per cycle.
   double PeakBytesPerCycle() const;

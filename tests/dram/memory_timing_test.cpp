@@ -62,6 +62,20 @@ TEST(MemoryTimingModel, PeakIsEveryChannelBusyButAtMostThePort) {
   EXPECT_EQ(MemoryTimingModel(Machine(4)).ChannelPeakBytesPerCycle(), 16.0);
 }
 
+TEST(MemoryTimingModel, DmaAccessesCoverEveryTouchedWordOfEveryRow) {
+  const auto accesses = MemoryTimingModel::DmaAccesses(0x1010, 0x100, 3, 40, true);
+  // Row 0: bytes 0x1010..0x1037 touch words 0x1000 and 0x1020; rows 1 and 2 likewise, 0x100 on.
+  const std::vector<std::uint64_t> want = {0x1000, 0x1020, 0x1100, 0x1120, 0x1200, 0x1220};
+  ASSERT_EQ(accesses.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(accesses[i].address, want[i]);
+    EXPECT_TRUE(accesses[i].write);
+  }
+  const MemoryTimingModel model(Machine(2));
+  EXPECT_EQ(model.DmaCycles(0x1010, 0x100, 3, 40, true), model.Run(accesses).cycles);
+  EXPECT_TRUE(MemoryTimingModel::DmaAccesses(0, 32, 4, 0, false).empty());
+}
+
 TEST(MemoryTimingModel, EveryAccessIsAnsweredInOrder) {
   const auto result = MemoryTimingModel(Machine(2)).Run(Stream(5000, 4160));
   ASSERT_EQ(result.latencies.size(), 5000u);
