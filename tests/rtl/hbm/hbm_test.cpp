@@ -5,6 +5,7 @@
 // back-pressure, the starvation bound and refused addresses.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <random>
 
 #include "Vvl_hbm_c1_i8.h"
@@ -29,6 +30,13 @@ class HbmTest : public ::testing::Test {
  protected:
   using Bench = HbmBench<typename B::Model>;
   Variant variant_ = B::Get();
+  // Directed tests are short: always traced, the waveform kept when they fail. (The random
+  // test traces only with SYSTOLE_WAVES=1.)
+  std::optional<test::Waveform> wave_;
+  HarnessOptions Traced() {
+    if (!wave_) wave_.emplace();
+    return {.trace_path = wave_->Path()};
+  }
 };
 TYPED_TEST_SUITE(HbmTest, Builds);
 
@@ -111,7 +119,7 @@ TYPED_TEST(HbmTest, RefreshKeepsItsIntervalWhetherIdleOrBusy) {
   DramConfig timing;
   timing.t_refi = 300;
   timing.t_rfc = 40;
-  typename TestFixture::Bench bench(this->variant_, timing);
+  typename TestFixture::Bench bench(this->variant_, timing, this->Traced());
   bench.Run(10 * timing.t_refi);
   for (unsigned c = 0; c < this->variant_.channels; ++c) {
     EXPECT_GE(bench.bus().Device(c).Stats().refreshes, 9u) << "channel " << c;
@@ -129,7 +137,7 @@ TYPED_TEST(HbmTest, RowConflictsPrechargeAndActivateAndHitsAreServedFirst) {
   const std::uint64_t row_stride = 16 * 1024 * this->variant_.channels;
   {
     // One at a time: every read finds the other row open.
-    typename TestFixture::Bench bench(this->variant_, DramConfig{});
+    typename TestFixture::Bench bench(this->variant_, DramConfig{}, this->Traced());
     for (unsigned n = 0; n < 40; ++n) {
       bench.Send(0, {n % 3 == 0, (n % 2) * row_stride, {}, 0xffffffffu});
       ASSERT_NO_THROW(bench.Drain());
@@ -142,7 +150,7 @@ TYPED_TEST(HbmTest, RowConflictsPrechargeAndActivateAndHitsAreServedFirst) {
   }
   {
     // All queued at once: first-ready serves the open row's requests before switching.
-    typename TestFixture::Bench bench(this->variant_, DramConfig{});
+    typename TestFixture::Bench bench(this->variant_, DramConfig{}, this->Traced());
     for (unsigned n = 0; n < 40; ++n) bench.Send(0, {false, (n % 2) * row_stride, {}, 0});
     ASSERT_NO_THROW(bench.Drain());
     EXPECT_LE(bench.bus().TotalStats().activates, 10u);
@@ -158,7 +166,7 @@ TYPED_TEST(HbmTest, SequentialWordsRotateBankGroupsAndPayOnlyTccdS) {
   // 256 reads inside one channel's open rows: first sequential (bank groups rotate), then all
   // in one bank group (stride of four words).
   auto cycles_for = [&](std::uint64_t stride_words) {
-    typename TestFixture::Bench bench(this->variant_, timing);
+    typename TestFixture::Bench bench(this->variant_, timing, this->Traced());
     const std::uint64_t block = 1ull << this->variant_.interleave_log2;
     for (unsigned n = 0; n < 128; ++n) {
       // Stay in channel 0: skip the other channels' blocks.
@@ -181,7 +189,7 @@ TYPED_TEST(HbmTest, SequentialWordsRotateBankGroupsAndPayOnlyTccdS) {
 TYPED_TEST(HbmTest, BackPressureLosesNothing) {
   DramConfig timing;
   timing.t_ccd_s = timing.t_ccd_l = 16;  // a slow channel: its queue fills
-  typename TestFixture::Bench bench(this->variant_, timing);
+  typename TestFixture::Bench bench(this->variant_, timing, this->Traced());
   const std::uint64_t channel_stride = 1ull << this->variant_.interleave_log2;
   for (unsigned n = 0; n < 300; ++n) {
     const std::uint64_t address = (n * channel_stride * this->variant_.channels +
@@ -197,7 +205,7 @@ TYPED_TEST(HbmTest, BackPressureLosesNothing) {
 TYPED_TEST(HbmTest, StarvationBoundServesAnOldMissDespiteAStreamOfHits) {
   DramConfig timing;
   timing.starvation_cycles = 64;
-  typename TestFixture::Bench bench(this->variant_, timing);
+  typename TestFixture::Bench bench(this->variant_, timing, this->Traced());
   const std::uint64_t row_stride = 16 * 1024 * this->variant_.channels;
   // Open row 0 and keep hitting it; then a miss to row 1 of the same bank joins the queue.
   for (unsigned n = 0; n < 600; ++n) bench.Send(0, {false, 0, {}, 0});
@@ -212,7 +220,7 @@ TYPED_TEST(HbmTest, StarvationBoundServesAnOldMissDespiteAStreamOfHits) {
 }
 
 TYPED_TEST(HbmTest, RefusedAddressesAnswerWithAnErrorAndWriteNothing) {
-  typename TestFixture::Bench bench(this->variant_, DramConfig{});
+  typename TestFixture::Bench bench(this->variant_, DramConfig{}, this->Traced());
   const std::uint64_t size = this->variant_.memory_bytes;
   Word ones;
   ones.fill(0xff);
