@@ -1,11 +1,21 @@
 // DeviceServer: the TCP side. One io_context on one thread accepts clients and moves frames;
 // the DeviceHost's worker does everything else. Each connection reads a header, then its
 // payload (Boost.Asio's header→body loop), and writes replies through a queue.
+//
+// Replies leave from the worker thread itself when nothing is queued before them: a
+// non-blocking sendmsg straight from the worker saves the hand-off to the I/O thread, one of
+// the four thread wake-ups of a register round trip. Whatever the socket does not take at once
+// goes to the queue, which the I/O thread drains. A mutex orders the two writers and keeps the
+// socket open while the worker sends.
 #include <fmt/format.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
+#include <cerrno>
 #include <deque>
+#include <mutex>
 
 #include "device_host.hpp"
 #include "systole/server.hpp"
@@ -19,6 +29,7 @@ using asio::ip::tcp;
 // Requests a client may have in the device host's queue before its connection stops reading:
 // bounds the memory one client can make the server hold to this many frames.
 constexpr std::uint32_t kMaxRequestsInFlight = 4;
+constexpr std::size_t kAllSent = ~std::size_t{0};
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
@@ -33,13 +44,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // The session's sender keeps the connection alive while its requests are with the host
     // (reading may be paused then, with no handler holding it); the host drops the sender when
     // Shutdown closes the session.
-    auto executor = socket_.get_executor();
-    host_.Open(id_, [self = shared_from_this(), executor](protocol::Header header,
-                                                          std::vector<std::uint8_t> payload,
-                                                          bool close) {
-      asio::post(executor, [self, header, payload = std::move(payload), close]() mutable {
-        self->Reply(header, std::move(payload), close);
-      });
+    host_.Open(id_, [self = shared_from_this()](protocol::Header header,
+                                                std::vector<std::uint8_t> payload, bool close) {
+      self->ReplyFromWorker(header, std::move(payload), close);
     });
     ReadHeader();
   }
@@ -88,9 +95,48 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ReadHeader();
   }
 
-  void Reply(const protocol::Header& header, std::vector<std::uint8_t> payload, bool close) {
+  // On the worker thread: send now if nothing is queued and the socket takes it all; queue
+  // what is left (at once, so that nothing the worker sends next can overtake it). The I/O
+  // thread then counts the request as answered and starts the queue if this made it non-empty.
+  void ReplyFromWorker(const protocol::Header& header, std::vector<std::uint8_t> payload,
+                       bool close) {
+    bool start = false;
+    {
+      std::lock_guard lock(write_mutex_);
+      if (closed_) return;
+      std::size_t sent = 0;
+      if (!close && writes_.empty()) {
+        sent = SendNow(header, payload);
+        if (sent == protocol::kHeaderBytes + payload.size()) sent = kAllSent;
+      }
+      if (sent != kAllSent) {
+        writes_.push_back({header, std::move(payload), close, sent});
+        start = writes_.size() == 1;
+      }
+    }
+    asio::post(socket_.get_executor(), [self = shared_from_this(), start] {
+      self->Replied();
+      if (!start) return;
+      std::lock_guard lock(self->write_mutex_);
+      if (!self->closed_ && !self->writes_.empty()) self->WriteNext();
+    });
+  }
+
+  // Under write_mutex_: as much of the frame as the socket takes without blocking.
+  std::size_t SendNow(const protocol::Header& header, const std::vector<std::uint8_t>& payload) {
+    iovec parts[2] = {{const_cast<std::uint8_t*>(header.data()), header.size()},
+                      {const_cast<std::uint8_t*>(payload.data()), payload.size()}};
+    msghdr message{};
+    message.msg_iov = parts;
+    message.msg_iovlen = payload.empty() ? 1 : 2;
+    const ssize_t sent = ::sendmsg(socket_.native_handle(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    // Nothing sent (a full socket, or an error the I/O thread's own write will meet and report).
+    return sent > 0 ? static_cast<std::size_t>(sent) : 0;
+  }
+
+  // On the I/O thread: one request fewer with the device host; read again if that was the limit.
+  void Replied() {
     if (in_flight_ > 0) --in_flight_;
-    Write(header, std::move(payload), close);
     if (reading_paused_ && in_flight_ < kMaxRequestsInFlight && !closed_) {
       reading_paused_ = false;
       ReadHeader();
@@ -105,33 +151,48 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Write(header, std::move(payload), close_after);
   }
 
+  // On the I/O thread.
   void Write(const protocol::Header& header, std::vector<std::uint8_t> payload, bool close_after) {
+    std::lock_guard lock(write_mutex_);
     if (closed_) return;
-    writes_.push_back({header, std::move(payload), close_after});
+    writes_.push_back({header, std::move(payload), close_after, 0});
     if (writes_.size() == 1) WriteNext();
   }
 
+  // Under write_mutex_, on the I/O thread. The front stays put (a deque's elements do not move
+  // when the worker queues more behind it) until its write completes.
   void WriteNext() {
     const PendingWrite& next = writes_.front();
-    const std::array<asio::const_buffer, 2> buffers = {asio::buffer(next.header),
-                                                       asio::buffer(next.payload)};
+    std::array<asio::const_buffer, 2> buffers = {asio::buffer(next.header),
+                                                 asio::buffer(next.payload)};
+    const std::size_t skip_header = std::min(next.skip, next.header.size());
+    buffers[0] += skip_header;
+    buffers[1] += next.skip - skip_header;
     asio::async_write(socket_, buffers,
                       [self = shared_from_this()](boost::system::error_code error, std::size_t) {
                         if (error) return self->Shutdown();
+                        std::unique_lock lock(self->write_mutex_);
+                        if (self->closed_) return;  // Shutdown emptied the queue meanwhile
                         const bool close = self->writes_.front().close_after;
                         self->writes_.pop_front();
-                        if (close) return self->Shutdown();
+                        if (close) {
+                          lock.unlock();
+                          return self->Shutdown();
+                        }
                         if (!self->writes_.empty()) self->WriteNext();
                       });
   }
 
   void Shutdown() {
-    if (closed_) return;
-    closed_ = true;
-    writes_.clear();
-    boost::system::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
+    {
+      std::lock_guard lock(write_mutex_);  // the worker may be sending on this socket
+      if (closed_) return;
+      closed_ = true;
+      writes_.clear();
+      boost::system::error_code ignored;
+      socket_.shutdown(tcp::socket::shutdown_both, ignored);
+      socket_.close(ignored);
+    }
     if (started_) {
       host_.Close(id_);
       --clients_;
@@ -142,6 +203,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     protocol::Header header;
     std::vector<std::uint8_t> payload;
     bool close_after;
+    std::size_t skip;  // bytes the worker already sent
   };
 
   tcp::socket socket_;
@@ -152,11 +214,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   protocol::Header header_{};
   protocol::HeaderFields fields_;
   std::vector<std::uint8_t> payload_;
+  // The write side, shared by the I/O thread and the worker.
+  std::mutex write_mutex_;
   std::deque<PendingWrite> writes_;
+  bool closed_ = false;
+  // The read side: the I/O thread's alone.
   std::uint32_t in_flight_ = 0;
   bool reading_paused_ = false;
   bool started_ = false;
-  bool closed_ = false;
 };
 
 asio::ip::address ParseAddress(const std::string& address) {
