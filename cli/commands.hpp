@@ -12,5 +12,6 @@ void AddRunCommand(CLI::App& app);     // run.cpp: run a program on a device
 void AddServeCommand(CLI::App& app);   // serve.cpp: host a device for network clients
 void AddGenCommand(CLI::App& app);     // gen.cpp: regenerate files derived from the definitions
 void AddHloCommand(CLI::App& app);     // hlo.cpp: check HLO text, run it on the reference interpreter
+void AddCompileCommand(CLI::App& app); // compile.cpp: HLO text -> compiled model (.sbin)
 
 }  // namespace systole::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   systole::cli::AddServeCommand(app);
   systole::cli::AddGenCommand(app);
   systole::cli::AddHloCommand(app);
+  systole::cli::AddCompileCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -13,6 +13,7 @@
 #include "npy/npy.hpp"
 #include "numerics/bf16.hpp"
 #include "regs/regmap.hpp"
+#include "run_model.hpp"
 #include "systole/device.hpp"
 #include "tensor_text.hpp"
 
@@ -31,6 +32,7 @@ struct RunOptions {
   std::optional<unsigned> random_seed;
   std::string outputs;
   bool json = false;
+  bool quiet = false;
   unsigned timeout_ms = 60000;
 };
 
@@ -247,8 +249,9 @@ void RunProgram(const RunOptions& options) {
 
 void AddRunCommand(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a program (.s or .sbin) on a device");
-  cmd->add_option("program", options->program, "Assembly (.s) or program bundle (.sbin)")
+  CLI::App* cmd = app.add_subcommand("run", "Run a program (.s, .sbin) or a model (.hlo, compiled .sbin) on a device");
+  cmd->add_option("program", options->program,
+                  "Assembly (.s), program bundle (.sbin), HLO text (.hlo) or compiled model (.sbin)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-d,--device", options->device, "Device URI (ref, tcp://HOST:PORT, …)")->capture_default_str();
@@ -263,7 +266,16 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_flag("--json", options->json, "Print a JSON summary");
   cmd->add_option("--timeout-ms", options->timeout_ms, "Give up waiting after this long")
       ->capture_default_str();
-  cmd->callback([options] { RunProgram(*options); });
+  cmd->add_flag("-q,--quiet", options->quiet, "Models: no progress on stderr");
+  cmd->callback([options] {
+    if (IsHloFile(options->program) || IsModelPath(options->program)) {
+      RunModel({options->program, options->device, options->config, options->inputs,
+                options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
+                options->outputs, options->json, options->quiet});
+    } else {
+      RunProgram(*options);
+    }
+  });
 }
 
 }  // namespace systole::cli

@@ -1,0 +1,110 @@
+// systole compile: HLO text -> a compiled model (.sbin), with the placement of every
+// instruction printed and, on request, the assembly listing of the device steps.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.hpp"
+#include "compiler/model_file.hpp"
+#include "hlo/ir.hpp"
+
+namespace systole::cli {
+namespace {
+
+struct CompileOptions {
+  std::string input;
+  std::string config = std::string(kDefaultConfig);
+  std::string output;
+  std::string listing;
+  bool no_fuse = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+void PrintPlacement(const compiler::CompiledModel& model) {
+  const hlo::Computation& entry = *model.module->entry;
+  for (const hlo::Instruction* parameter : entry.Parameters()) {
+    fmt::print("  input   {:<28} {}\n", parameter->name, parameter->shape.ToString());
+  }
+  for (const compiler::Step& step : model.steps) {
+    if (step.kind == compiler::Step::Kind::kDevice) {
+      const compiler::DeviceStep& d = *step.device;
+      fmt::print("  device  {:<28} {}  [{}]  ~{} cycles\n", d.covers.back(), d.kernel, fmt::join(d.covers, " "),
+                 d.estimate.cycles);
+      continue;
+    }
+    const hlo::Instruction* i = entry.Find(step.instruction);
+    fmt::print("  host    {:<28} {} ({})\n", step.instruction, hlo::OpcodeName(i->opcode), step.reason);
+  }
+}
+
+void Compile(const CompileOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const Config config = LoadConfig(options.config);
+  std::ifstream in(options.input);
+  std::stringstream text;
+  text << in.rdbuf();
+  compiler::CompileOptions compile_options;
+  compile_options.fuse = !options.no_fuse;
+  if (!options.quiet) {
+    compile_options.progress = [](const std::string& message) { fmt::print(stderr, "\r\033[K{}", message); };
+  }
+  const std::string source = std::filesystem::path(options.input).filename().string();
+  const compiler::CompiledModel model = compiler::Compile(text.str(), source, config, compile_options);
+  if (!options.quiet) fmt::print(stderr, "\r\033[K");
+  if (!options.output.empty()) compiler::SaveModel(model, options.output);
+  if (!options.listing.empty()) {
+    std::ofstream(options.listing) << compiler::Listing(model);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const compiler::StepEstimate total = model.TotalEstimate();
+  std::map<std::string, std::size_t> host_ops;
+  for (const compiler::Step& step : model.steps) {
+    if (step.kind == compiler::Step::Kind::kHost) {
+      ++host_ops[std::string(hlo::OpcodeName(model.module->entry->Find(step.instruction)->opcode))];
+    }
+  }
+  const double utilization = total.cycles ? double(total.mxu_busy) / double(total.cycles) : 0.0;
+  if (options.json) {
+    nlohmann::ordered_json json = {{"model", options.input}, {"config", config.name}, {"output", options.output},
+                                   {"steps", model.steps.size()}, {"device_steps", model.DeviceStepCount()},
+                                   {"host_steps", model.steps.size() - model.DeviceStepCount()},
+                                   {"host_ops", host_ops}, {"estimated_cycles", total.cycles},
+                                   {"estimated_mxu_busy", total.mxu_busy}, {"macs", total.macs},
+                                   {"estimated_mxu_utilization", utilization}, {"compile_seconds", seconds}};
+    fmt::print("{}\n", json.dump(2));
+    return;
+  }
+  fmt::print("{} for '{}' ({}x{} {}): placement, in execution order\n", source, config.name, config.rows, config.cols,
+             DTypeName(config.dtype));
+  PrintPlacement(model);
+  fmt::print("\n{} device step(s), {} host step(s) ({}), compiled in {:.2f} s\n", model.DeviceStepCount(),
+             model.steps.size() - model.DeviceStepCount(), fmt::join(host_ops, ", "), seconds);
+  fmt::print("static estimate: {} cycles, MXU busy {} ({:.1f}%), {} MACs\n", total.cycles, total.mxu_busy,
+             100.0 * utilization, total.macs);
+  if (!options.output.empty()) fmt::print("wrote {}\n", options.output);
+  if (!options.listing.empty()) fmt::print("wrote {}\n", options.listing);
+}
+
+}  // namespace
+
+void AddCompileCommand(CLI::App& app) {
+  auto options = std::make_shared<CompileOptions>();
+  CLI::App* cmd = app.add_subcommand("compile", "Compile XLA HLO text to a Systole model (.sbin)");
+  cmd->add_option("model", options->input, "HLO text (.hlo)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("-c,--config", options->config, "Target configuration")->capture_default_str();
+  cmd->add_option("-o,--output", options->output, "Write the compiled model here (.sbin)");
+  cmd->add_option("--listing", options->listing, "Write the device steps' assembly here (.s)");
+  cmd->add_flag("--no-fuse", options->no_fuse, "Keep bias, batch norm and activations out of the drain");
+  cmd->add_flag("--json", options->json, "Print a JSON summary instead of the placement");
+  cmd->add_flag("-q,--quiet", options->quiet, "No progress on stderr");
+  cmd->callback([options] { Compile(*options); });
+}
+
+}  // namespace systole::cli

@@ -1,0 +1,127 @@
+// systole run MODEL.hlo | MODEL.sbin (a compiled model): compile if needed, run the device
+// steps on a device and the host steps on the interpreter, write the outputs as .npz.
+#include "run_model.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "compiler/execute.hpp"
+#include "compiler/model_file.hpp"
+#include "hlo/io.hpp"
+#include "npy/npy.hpp"
+#include "tensor_text.hpp"
+
+namespace systole::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Progress on stderr: rewritten in place on a terminal, one line each otherwise.
+std::function<void(const std::string&)> Progress(bool quiet) {
+  if (quiet) return {};
+  if (isatty(STDERR_FILENO)) return [](const std::string& m) { fmt::print(stderr, "\r\033[K{}", m); };
+  return [](const std::string& m) { fmt::print(stderr, "{}\n", m); };
+}
+
+}  // namespace
+
+bool IsHloFile(const std::filesystem::path& path) {
+  if (path.extension() == ".hlo") return true;
+  std::ifstream in(path);
+  std::string first;
+  in >> first;
+  return first == "HloModule";
+}
+
+bool IsModelPath(const std::filesystem::path& path) { return compiler::IsModelFile(path); }
+
+void RunModel(const ModelRunOptions& options) {
+  const auto start = Clock::now();
+  const auto progress = Progress(options.quiet);
+  compiler::CompiledModel model;
+  double compile_seconds = 0;
+  if (IsHloFile(options.model)) {
+    std::ifstream in(options.model);
+    std::stringstream text;
+    text << in.rdbuf();
+    compiler::CompileOptions compile_options;
+    compile_options.progress = progress;
+    const std::string config = options.config.empty() ? std::string(kDefaultConfig) : options.config;
+    model = compiler::Compile(text.str(), std::filesystem::path(options.model).filename().string(), LoadConfig(config),
+                              compile_options);
+    compile_seconds = Since(start);
+  } else {
+    model = compiler::LoadModel(options.model);
+    if (!options.config.empty() && options.config != model.config) {
+      throw std::runtime_error(fmt::format("{} is compiled for configuration '{}' but --config is '{}'", options.model,
+                                           model.config, options.config));
+    }
+  }
+  const Config config = LoadConfig(model.config);
+
+  std::vector<hlo::Literal> inputs;
+  if (!options.inputs.empty()) {
+    inputs = hlo::InputsFromArrays(*model.module, npy::ReadNpz(options.inputs));
+  } else if (options.random_seed) {
+    inputs = hlo::RandomInputs(*model.module, *options.random_seed);
+  } else if (!model.module->entry->Parameters().empty()) {
+    throw std::runtime_error(fmt::format("{} takes {} input(s): pass --inputs FILE.npz or --random-inputs SEED",
+                                         options.model, model.module->entry->Parameters().size()));
+  }
+
+  Device device = Device::Open(options.device, config);
+  const auto run_start = Clock::now();
+  const compiler::RunResult run = compiler::Execute(model, device, inputs, progress);
+  const double run_seconds = Since(run_start);
+  if (progress && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
+  const std::vector<npy::Array> outputs = hlo::OutputArrays(run.result);
+  if (!options.outputs.empty()) npy::WriteNpz(options.outputs, outputs);
+
+  std::map<std::string, std::size_t> host_ops;  // computing ops only: data movement is not "fallback"
+  for (const compiler::Step& step : model.steps) {
+    if (step.kind == compiler::Step::Kind::kHost && step.reason != "value" && step.reason != "data movement") {
+      ++host_ops[std::string(hlo::OpcodeName(model.module->entry->Find(step.instruction)->opcode))];
+    }
+  }
+  const compiler::RunStats& s = run.stats;
+  const double peak = double(config.PeakMacsPerCycle());
+  const double utilization = s.cycles ? double(s.macs) / (double(s.cycles) * peak) : 0.0;
+  const double busy = s.cycles ? double(s.mxu_busy) / double(s.cycles) : 0.0;
+  if (options.json) {
+    nlohmann::ordered_json json = {
+        {"model", options.model}, {"device", options.device}, {"config", config.name},
+        {"cycles", s.cycles}, {"mxu_busy", s.mxu_busy}, {"macs", s.macs},
+        {"mxu_utilization", utilization}, {"mxu_busy_fraction", busy},
+        {"device_steps", s.device_steps}, {"host_steps", s.host_steps}, {"host_fallback_ops", host_ops},
+        {"compile_seconds", compile_seconds}, {"run_seconds", run_seconds},
+        {"host_seconds", s.host_seconds}, {"device_seconds", s.device_seconds}, {"wall_seconds", Since(start)}};
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const npy::Array& a : outputs) out.push_back({{"shape", a.shape}, {"dtype", npy::ElementTypeName(a.type)}});
+    json["outputs"] = out;
+    fmt::print("{}\n", json.dump(2));
+    return;
+  }
+  fmt::print("{} on {} ({}: {}x{} {}): {} device step(s), {} host step(s)\n", options.model, options.device,
+             config.name, config.rows, config.cols, DTypeName(config.dtype), s.device_steps, s.host_steps);
+  for (std::size_t i = 0; i < outputs.size() && i < 4; ++i) {
+    fmt::print("\noutput arr_{} ({}):\n{}", i, fmt::join(outputs[i].shape, "x"),
+               FormatTensor(outputs[i].values, outputs[i].shape));
+  }
+  if (outputs.size() > 4) fmt::print("\n… and {} more output arrays (--outputs FILE.npz)\n", outputs.size() - 4);
+  fmt::print("\ndevice cycles        {:>14}\n", s.cycles);
+  fmt::print("MXU utilization      {:>13.1f}%  (MACS / (CYCLES x {} x {}); MXU busy {:.1f}%)\n", 100.0 * utilization,
+             config.rows, config.cols, 100.0 * busy);
+  fmt::print("host fallback ops    {}\n", host_ops.empty() ? "none" : fmt::format("{}", fmt::join(host_ops, ", ")));
+  fmt::print("wall time            {:>13.3f}s  (compile {:.3f}s, device {:.3f}s, host {:.3f}s)\n", Since(start),
+             compile_seconds, s.device_seconds, s.host_seconds);
+}
+
+}  // namespace systole::cli

@@ -1,0 +1,27 @@
+// Running HLO models (compiled on the fly) and compiled model files from `systole run`.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace systole::cli {
+
+struct ModelRunOptions {
+  std::string model;
+  std::string device;
+  std::string config;  // empty: the model file's, or the default for HLO
+  std::string inputs;
+  std::optional<std::uint64_t> random_seed;
+  std::string outputs;
+  bool json = false;
+  bool quiet = false;
+};
+
+// HLO text: a .hlo file, or a file that starts with "HloModule".
+bool IsHloFile(const std::filesystem::path& path);
+// A compiled model (.sbin written by `systole compile`), not a program bundle.
+bool IsModelPath(const std::filesystem::path& path);
+void RunModel(const ModelRunOptions& options);
+
+}  // namespace systole::cli

@@ -1,0 +1,144 @@
+// The compiler end to end on small programs: placement, fusion, numerics against the
+// interpreter on the golden model, model files, and the int8 refusal.
+#include <gmock/gmock.h>
+
+#include "compiler/model_file.hpp"
+#include "compiler_test_util.hpp"
+
+namespace systole::compiler {
+namespace {
+
+using testing::CompileRunCompare;
+using testing::CorpusFile;
+using testing::ReadText;
+using ::testing::HasSubstr;
+
+std::size_t CountDevice(const CompiledModel& model) { return model.DeviceStepCount(); }
+
+const Step* FindStep(const CompiledModel& model, const std::string& instruction) {
+  for (const Step& step : model.steps) {
+    if (step.instruction == instruction) return &step;
+    if (step.device) {
+      for (const std::string& covered : step.device->covers) {
+        if (covered == instruction) return &step;
+      }
+    }
+  }
+  return nullptr;
+}
+
+TEST(Compiler, MlpRunsOnTheGoldenModelAndMatchesTheInterpreter) {
+  const auto inputs = [] {
+    const auto module = PrepareModule(ReadText(CorpusFile("01_mlp_fc_relu_tf.hlo")), "01");
+    return hlo::RandomInputs(*module, 7);
+  }();
+  const auto c = CompileRunCompare(CorpusFile("01_mlp_fc_relu_tf.hlo"), "small", "ref", inputs);
+  // The dot, its (zero) bias add and the ReLU are one device step; the select stays on the host.
+  const Step* dot = FindStep(c.model, "dot.36");
+  ASSERT_NE(dot, nullptr);
+  ASSERT_EQ(dot->kind, Step::Kind::kDevice);
+  EXPECT_THAT(dot->device->covers, ::testing::ElementsAre("dot.36", "add.39"));
+  EXPECT_EQ(FindStep(c.model, "select.45")->kind, Step::Kind::kHost);
+  EXPECT_EQ(c.run.stats.device_steps, 1u);
+  EXPECT_GT(c.run.stats.cycles, 0u);
+  EXPECT_EQ(c.run.stats.macs, dot->device->estimate.macs);
+  EXPECT_LT(c.error, 1.0 / 64) << "bf16 operands, fp32 accumulation";
+}
+
+TEST(Compiler, ConvBiasBatchNormReluFuseIntoOneStep) {
+  const std::string text = R"(HloModule fused
+ENTRY e {
+  x = f32[1,8,8,16] parameter(0)
+  w = f32[3,3,16,32] parameter(1)
+  b = f32[32] parameter(2)
+  s = f32[32] parameter(3)
+  conv = f32[1,8,8,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[1,8,8,32] broadcast(b), dimensions={3}
+  add = f32[1,8,8,32] add(conv, bb)
+  sb = f32[1,8,8,32] broadcast(s), dimensions={3}
+  mul = f32[1,8,8,32] multiply(add, sb)
+  zero = f32[] constant(0)
+  z = f32[1,8,8,32] broadcast(zero), dimensions={}
+  relu = f32[1,8,8,32] maximum(mul, z)
+  w2 = f32[1,1,32,8] parameter(4)
+  ROOT conv2 = f32[1,8,8,8] convolution(relu, w2), window={size=1x1}, dim_labels=b01f_01io->b01f
+})";
+  const Config config = LoadConfig("small");
+  const CompiledModel model = Compile(text, "fused", config);
+  ASSERT_EQ(CountDevice(model), 2u);
+  const Step* first = FindStep(model, "relu");
+  ASSERT_EQ(first->kind, Step::Kind::kDevice);
+  EXPECT_THAT(first->device->covers, ::testing::ElementsAre("conv", "add", "mul", "relu"));
+  // relu feeds only a convolution, so the drain may round to bf16 and apply the ReLU.
+  EXPECT_EQ(first->device->output.dtype, assembly::DataType::kBf16);
+  EXPECT_EQ(first->device->inputs[1].kind, Binding::Kind::kWeights);
+
+  const std::vector<hlo::Literal> inputs = hlo::RandomInputs(*model.module, 3);
+  Device device = Device::Open("ref", config);
+  const RunResult run = Execute(model, device, inputs);
+  const hlo::Literal expected = hlo::Interpreter(*model.module).Run(inputs);
+  EXPECT_LT(testing::RelativeError(run.result, expected), 1.0 / 32);
+  // Without fusion every elementwise op runs on the host; the numbers stay close.
+  CompileOptions unfused;
+  unfused.fuse = false;
+  const CompiledModel plain = Compile(text, "fused", config, unfused);
+  EXPECT_EQ(FindStep(plain, "relu")->kind, Step::Kind::kHost);
+  const RunResult plain_run = Execute(plain, device, inputs);
+  EXPECT_LT(testing::RelativeError(plain_run.result, expected), 1.0 / 32);
+}
+
+TEST(Compiler, F32ResultWithOtherUsersStaysFp32AndKeepsReluOnTheHost) {
+  const std::string text = R"(HloModule keep
+ENTRY e {
+  a = f32[16,32] parameter(0)
+  b = f32[32,24] parameter(1)
+  d = f32[16,24] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  z = f32[16,24] broadcast(zero), dimensions={}
+  ROOT r = f32[16,24] maximum(d, z)
+})";
+  const CompiledModel model = Compile(text, "keep", LoadConfig("small"));
+  const Step* dot = FindStep(model, "d");
+  ASSERT_EQ(dot->kind, Step::Kind::kDevice);
+  EXPECT_EQ(dot->device->output.dtype, assembly::DataType::kFp32);
+  EXPECT_EQ(FindStep(model, "r")->kind, Step::Kind::kHost);
+}
+
+TEST(Compiler, ModelFileRoundTripsAndRunsTheSame) {
+  const Config config = LoadConfig("small");
+  const CompiledModel model = Compile(ReadText(CorpusFile("05_depthwise_conv3x3_nchw_bf16.hlo")), "05", config);
+  const auto path = std::filesystem::path(::testing::TempDir()) / "h5_model_roundtrip.sbin";
+  SaveModel(model, path);
+  EXPECT_TRUE(IsModelFile(path));
+  const CompiledModel loaded = LoadModel(path);
+  ASSERT_EQ(loaded.steps.size(), model.steps.size());
+  const std::vector<hlo::Literal> inputs = hlo::RandomInputs(*model.module, 11);
+  Device device = Device::Open("ref", config);
+  const RunResult a = Execute(model, device, inputs);
+  const RunResult b = Execute(loaded, device, inputs);
+  EXPECT_EQ(a.result.values, b.result.values);
+  EXPECT_EQ(a.stats.cycles, b.stats.cycles);
+  std::filesystem::remove(path);
+}
+
+TEST(Compiler, CorruptModelFilesFailWithAMessage) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / "h5_not_a_model.sbin";
+  { std::ofstream(path) << "PK garbage"; }
+  EXPECT_FALSE(IsModelFile(path));
+  EXPECT_THROW(LoadModel(path), std::runtime_error);
+  std::filesystem::remove(path);
+}
+
+TEST(Compiler, Int8ConfigurationRefusesFloatDots) {
+  try {
+    Compile(ReadText(CorpusFile("01_mlp_fc_relu_tf.hlo")), "01_mlp.hlo", LoadConfig("small-int8"));
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_THAT(error.what(), HasSubstr("01_mlp.hlo"));
+    EXPECT_THAT(error.what(), HasSubstr("dot.36"));
+    EXPECT_THAT(error.what(), HasSubstr("int8 MXU"));
+  }
+}
+
+}  // namespace
+}  // namespace systole::compiler

@@ -1,0 +1,75 @@
+// Shared by the compiler tests: compile an HLO file, run it on a device, run the interpreter
+// on the same inputs, and measure how far apart they are.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "compiler/execute.hpp"
+#include "compiler/model.hpp"
+#include "hlo/interpreter.hpp"
+#include "hlo/io.hpp"
+
+namespace systole::compiler::testing {
+
+inline std::filesystem::path CorpusFile(const std::string& name) {
+  return std::filesystem::path(SYSTOLE_SHARED_DIR) / "corpus" / "hlo" / name;
+}
+inline std::filesystem::path ExampleFile(const std::string& name) {
+  return std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "hlo" / name;
+}
+
+inline std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The error of `actual` against `expected`, relative to the largest reference magnitude of
+// each array (tuples flattened); the worst array wins. NaN where only one side is NaN.
+inline double RelativeError(const hlo::Literal& actual, const hlo::Literal& expected) {
+  if (expected.shape.IsTuple()) {
+    double worst = 0;
+    for (std::size_t i = 0; i < expected.elements.size(); ++i) {
+      worst = std::max(worst, RelativeError(actual.elements.at(i), expected.elements[i]));
+    }
+    return worst;
+  }
+  EXPECT_EQ(actual.values.size(), expected.values.size());
+  double scale = 0, error = 0;
+  for (double v : expected.values) scale = std::max(scale, std::isfinite(v) ? std::abs(v) : 0.0);
+  for (std::size_t i = 0; i < expected.values.size() && i < actual.values.size(); ++i) {
+    const double a = actual.values[i], e = expected.values[i];
+    if (std::isnan(a) != std::isnan(e) || std::isinf(a) != std::isinf(e)) return std::nan("");
+    if (std::isfinite(e)) error = std::max(error, std::abs(a - e));
+  }
+  return scale == 0 ? error : error / scale;
+}
+
+struct Comparison {
+  CompiledModel model;
+  RunResult run;
+  double error = 0;
+};
+
+// Compiles `path` for `config_name`, runs it on `uri` and on the interpreter with `inputs`.
+inline Comparison CompileRunCompare(const std::filesystem::path& path, const std::string& config_name,
+                                    const std::string& uri, const std::vector<hlo::Literal>& inputs) {
+  Comparison c;
+  const Config config = LoadConfig(config_name);
+  c.model = Compile(ReadText(path), path.filename().string(), config);
+  Device device = Device::Open(uri, config);
+  c.run = Execute(c.model, device, inputs);
+  const hlo::Literal expected = hlo::Interpreter(*c.model.module).Run(inputs);
+  c.error = RelativeError(c.run.result, expected);
+  return c;
+}
+
+}  // namespace systole::compiler::testing

@@ -1,0 +1,72 @@
+// Every file of the shared HLO corpus (ResNet-50 aside: see resnet_test.cpp) and the int8
+// examples compile for their configuration, run on the golden model and match the CPU
+// interpreter within the tolerance of docs/COMPILER.md:
+//   float models on bf16 configurations: max |device - interpreter| <= 2^-6 x max |interpreter|
+//   (dot / convolution operands rounded to bf16, fp32 accumulation: the TPU's default precision);
+//   s8 models on int8 configurations: exact.
+#include <gmock/gmock.h>
+
+#include "compiler_test_util.hpp"
+
+namespace systole::compiler {
+namespace {
+
+using testing::CompileRunCompare;
+using testing::CorpusFile;
+using testing::ExampleFile;
+using testing::ReadText;
+
+constexpr double kFloatTolerance = 1.0 / 64;
+
+struct Case {
+  std::string file;
+  std::size_t device_steps;  // dots and convolutions on the MXU
+};
+
+class Corpus : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Corpus, MatchesTheInterpreterOnTheGoldenModel) {
+  const Case& c = GetParam();
+  const auto module = PrepareModule(ReadText(CorpusFile(c.file)), c.file);
+  const auto inputs = hlo::RandomInputs(*module, 2024);
+  const auto result = CompileRunCompare(CorpusFile(c.file), "small", "ref", inputs);
+  EXPECT_EQ(result.run.stats.device_steps, c.device_steps);
+  EXPECT_LE(result.error, kFloatTolerance) << c.file;
+  if (c.device_steps > 0) {
+    EXPECT_GT(result.run.stats.macs, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hlo, Corpus,
+    ::testing::Values(Case{"01_mlp_fc_relu_tf.hlo", 1}, Case{"03_conv7x7s2_bias_nhwc.hlo", 1},
+                      Case{"05_depthwise_conv3x3_nchw_bf16.hlo", 1}, Case{"07_mha_softmax_attention_bf16.hlo", 2},
+                      Case{"08_layer_norm_bf16.hlo", 0}, Case{"10_mean_reduce_bf16.hlo", 0},
+                      Case{"13_add_dot_legacy_operand_shapes.hlo", 1}),
+    [](const ::testing::TestParamInfo<Case>& param) { return "f" + param.param.file.substr(0, 2); });
+
+class Int8 : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Int8, S8ProgramsAreExactOnSmallInt8) {
+  const std::string file = GetParam();
+  const auto module = PrepareModule(ReadText(ExampleFile(file)), file);
+  const auto inputs = hlo::RandomInputs(*module, 5);
+  const auto result = CompileRunCompare(ExampleFile(file), "small-int8", "ref", inputs);
+  EXPECT_GE(result.run.stats.device_steps, 1u);
+  for (const Step& step : result.model.steps) {
+    if (step.kind == Step::Kind::kHost) {
+      const auto opcode = result.model.module->entry->Find(step.instruction)->opcode;
+      EXPECT_NE(opcode, hlo::Opcode::kDot) << step.reason;
+      EXPECT_NE(opcode, hlo::Opcode::kConvolution) << step.reason;
+    }
+  }
+  EXPECT_EQ(result.error, 0.0) << file;
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, Int8, ::testing::Values("s8_dense_bias.hlo", "s8_conv3x3.hlo"),
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           return param.param.substr(0, param.param.find('.'));
+                         });
+
+}  // namespace
+}  // namespace systole::compiler

@@ -1,0 +1,152 @@
+// Compile(): front-end passes, then partitioning. Every dot / convolution the MXU can run
+// becomes a device step together with the users fused into its drain; every other
+// instruction the result depends on becomes a host step, evaluated by the interpreter.
+#include <fmt/core.h>
+
+#include <stdexcept>
+#include <unordered_set>
+
+#include "compiler/lowering.hpp"
+#include "hlo/parser.hpp"
+#include "hlo/pass.hpp"
+#include "hlo/verifier.hpp"
+
+namespace systole::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+// Why an instruction that is not a dot or convolution runs on the host.
+std::string HostReason(const Instruction& i) {
+  switch (i.opcode) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kIota:
+      return "value";
+    case Opcode::kBitcast:
+    case Opcode::kBroadcast:
+    case Opcode::kConcatenate:
+    case Opcode::kDynamicSlice:
+    case Opcode::kGetTupleElement:
+    case Opcode::kPad:
+    case Opcode::kReshape:
+    case Opcode::kReverse:
+    case Opcode::kSlice:
+    case Opcode::kTranspose:
+    case Opcode::kTuple:
+    case Opcode::kCopy:
+    case Opcode::kConvert:
+      return "data movement";
+    default:
+      return "no device kernel (vector-unit lowering of this op is not implemented)";
+  }
+}
+
+}  // namespace
+
+StepEstimate CompiledModel::TotalEstimate() const {
+  StepEstimate total;
+  for (const Step& step : steps) {
+    if (step.kind != Step::Kind::kDevice) continue;
+    total.cycles += step.device->estimate.cycles;
+    total.mxu_busy += step.device->estimate.mxu_busy;
+    total.macs += step.device->estimate.macs;
+  }
+  return total;
+}
+
+std::size_t CompiledModel::DeviceStepCount() const {
+  std::size_t n = 0;
+  for (const Step& step : steps) n += step.kind == Step::Kind::kDevice ? 1 : 0;
+  return n;
+}
+
+std::shared_ptr<hlo::Module> PrepareModule(const std::string& hlo_text, const std::string& source_name) {
+  auto module = std::make_shared<hlo::Module>(hlo::ParseModule(hlo_text, source_name));
+  hlo::Verify(*module);
+  hlo::Pipeline pipeline("front-end");
+  pipeline.Add<hlo::InlineCalls>();
+  pipeline.Add<hlo::DeadCodeElimination>();
+  pipeline.Add<hlo::ConstantFolding>();
+  pipeline.Add<hlo::DeadCodeElimination>();
+  const hlo::PassResult result = pipeline.Run(*module);
+  if (!result.ok()) throw std::runtime_error(fmt::format("{}: {}", source_name, *result.error));
+  return module;
+}
+
+CompiledModel Compile(const std::string& hlo_text, const std::string& source_name, const Config& config,
+                      const CompileOptions& options) {
+  CompiledModel model;
+  model.config = config.name;
+  model.hlo_text = hlo_text;
+  model.source_name = source_name;
+  model.module = PrepareModule(hlo_text, source_name);
+  const hlo::Computation& entry = *model.module->entry;
+  const std::vector<Instruction*> order = entry.PostOrder();
+
+  detail::Users users;
+  for (const Instruction* i : order) {
+    for (const Instruction* operand : i->operands) {
+      auto& list = users[operand];
+      if (std::find(list.begin(), list.end(), i) == list.end()) list.push_back(i);
+    }
+  }
+
+  // Plan the groups; a group is emitted where its result is.
+  std::unordered_map<const Instruction*, detail::Group> group_of_result;
+  std::unordered_map<const Instruction*, std::string> rejected;
+  for (const Instruction* i : order) {
+    if (i->opcode != Opcode::kDot && i->opcode != Opcode::kConvolution) continue;
+    if (auto reason = detail::MxuRejection(*i, config, source_name)) {
+      rejected[i] = *reason;
+      continue;
+    }
+    detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse);
+    group_of_result.emplace(group.Result(), std::move(group));
+  }
+
+  // Build the programs. A group whose shapes the kernels reject runs on the host, one
+  // instruction at a time, so it is dissolved before deciding what is needed.
+  std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> programs;
+  std::size_t built = 0;
+  for (const Instruction* i : order) {
+    const auto g = group_of_result.find(i);
+    if (g == group_of_result.end()) continue;
+    if (options.progress) {
+      options.progress(fmt::format("device step {}/{}: {}", ++built, group_of_result.size(), g->second.anchor->name));
+    }
+    try {
+      programs[i] = std::make_shared<DeviceStep>(detail::LowerGroup(g->second, config));
+    } catch (const std::invalid_argument& error) {
+      rejected[g->second.anchor] = fmt::format("kernel: {}", error.what());
+      group_of_result.erase(g);
+    }
+  }
+
+  // Only what the result needs, walking back from the root.
+  std::unordered_set<const Instruction*> needed{entry.root};
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Instruction* i = *it;
+    if (!needed.contains(i)) continue;
+    if (const auto g = group_of_result.find(i); g != group_of_result.end()) {
+      needed.insert(g->second.anchor->operands.begin(), g->second.anchor->operands.end());
+      for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
+    } else {
+      needed.insert(i->operands.begin(), i->operands.end());
+    }
+  }
+
+  for (const Instruction* i : order) {
+    if (!needed.contains(i) || i->opcode == Opcode::kParameter) continue;
+    if (group_of_result.contains(i)) {
+      model.steps.push_back({Step::Kind::kDevice, i->name, "", programs.at(i)});
+    } else {
+      const auto r = rejected.find(i);
+      model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i), nullptr});
+    }
+  }
+  return model;
+}
+
+}  // namespace systole::compiler

@@ -1,0 +1,163 @@
+// Which dots and convolutions go to the MXU, and which of their users fuse into the drain.
+//
+// The drain (ACTIVATE, docs/ISA.md) computes func((acc + bias) * scalar) per output row, so a
+// chain of per-channel adds and multiplies after a dot / convolution folds into an affine
+// y = a[c] * acc + b[c]: the multiplies scale the weights' output channels (batch norm folded
+// into the weights), the adds become the bias. A final ReLU / ReLU6 / clamp is the drain's
+// function. This is what lets ResNet-50's conv + bias + batch norm + ReLU run as one step.
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+#include "compiler/lowering.hpp"
+
+namespace systole::compiler::detail {
+namespace {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+
+// `instruction` is a constant (or a broadcast of one) whose elements all equal one value.
+std::optional<double> UniformConstant(const Instruction& instruction) {
+  const Instruction* i = &instruction;
+  if (i->opcode == Opcode::kBroadcast) i = i->operands.at(0);
+  if (i->opcode != Opcode::kConstant || !i->literal || i->literal_elided || i->literal->values.empty()) {
+    return std::nullopt;
+  }
+  const double first = i->literal->values.front();
+  for (double v : i->literal->values) {
+    if (v != first) return std::nullopt;
+  }
+  return first;
+}
+
+// The C-element vector that `broadcast` spreads along output dimension `feature`, or nullptr.
+const Instruction* PerChannelVector(const Instruction& broadcast, std::int64_t feature, std::int64_t channels) {
+  if (broadcast.opcode != Opcode::kBroadcast) return nullptr;
+  const Instruction* vector = broadcast.operands.at(0);
+  if (vector->shape.Elements() != channels) return nullptr;
+  bool found = false;
+  for (std::size_t d = 0; d < broadcast.dimensions.size(); ++d) {
+    const std::int64_t size = vector->shape.dims.at(d);
+    if (broadcast.dimensions[d] == feature && size == channels) {
+      found = true;
+    } else if (size != 1) {
+      return nullptr;
+    }
+  }
+  return found ? vector : nullptr;
+}
+
+bool IsFloatMxuType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kBf16; }
+
+}  // namespace
+
+std::optional<std::string> MxuRejection(const Instruction& anchor, const Config& config,
+                                        const std::string& source_name) {
+  const ElementType lhs = anchor.operands.at(0)->shape.type;
+  const ElementType rhs = anchor.operands.at(1)->shape.type;
+  const ElementType out = anchor.shape.type;
+  if (config.dtype == DType::kInt8) {
+    if (hlo::IsFloating(lhs) || hlo::IsFloating(rhs)) {
+      throw std::runtime_error(fmt::format(
+          "{}: {}: configuration '{}' has an int8 MXU (int8 x int8 -> int32), which cannot run a "
+          "floating-point {}; compile for a bf16 configuration (small, v2) or quantize the model "
+          "to s8 operands",
+          source_name, anchor.Describe(), config.name, hlo::OpcodeName(anchor.opcode)));
+    }
+    if (lhs != ElementType::kS8 || rhs != ElementType::kS8 || out != ElementType::kS32) {
+      return fmt::format("the int8 MXU takes s8 x s8 -> s32, not {} x {} -> {}", hlo::ElementTypeName(lhs),
+                         hlo::ElementTypeName(rhs), hlo::ElementTypeName(out));
+    }
+  } else if (!IsFloatMxuType(lhs) || !IsFloatMxuType(rhs) || !IsFloatMxuType(out)) {
+    return fmt::format("the bf16 MXU takes f32 / bf16 operands and results, not {} x {} -> {}",
+                       hlo::ElementTypeName(lhs), hlo::ElementTypeName(rhs), hlo::ElementTypeName(out));
+  }
+  if (anchor.opcode == Opcode::kConvolution) {
+    if (anchor.conv_dims.input_spatial.size() != 2) {
+      return fmt::format("{} spatial dimension(s): the convolution kernel is 2-D",
+                         anchor.conv_dims.input_spatial.size());
+    }
+    if (anchor.batch_group_count != 1) return std::string("batch_group_count > 1");
+    for (const hlo::WindowDim& w : anchor.window) {
+      if (w.lhs_dilation != 1) return std::string("input (lhs) dilation");
+      if (w.reversal) return std::string("window reversal");
+      if (w.pad_low < 0 || w.pad_high < 0) return std::string("negative padding");
+    }
+  }
+  if (anchor.shape.Elements() == 0) return std::string("empty result");
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> FeatureDimension(const Instruction& anchor) {
+  if (anchor.opcode == Opcode::kConvolution) return anchor.conv_dims.output_feature;
+  const hlo::DotDimensionNumbers& d = anchor.dot_dims;
+  const std::size_t rhs_free = anchor.operands.at(1)->shape.Rank() - d.rhs_batch.size() - d.rhs_contracting.size();
+  if (rhs_free != 1) return std::nullopt;
+  return static_cast<std::int64_t>(anchor.shape.Rank()) - 1;
+}
+
+Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction* root, const Config& config,
+                bool fuse) {
+  Group group;
+  group.anchor = &anchor;
+  const bool int8 = config.dtype == DType::kInt8;
+  const std::optional<std::int64_t> feature = FeatureDimension(anchor);
+  const Instruction* current = &anchor;
+  while (fuse && feature && current != root) {
+    const auto it = users.find(current);
+    if (it == users.end() || it->second.size() != 1) break;
+    const Instruction* user = it->second.front();
+    if (!user->shape.SameAs(current->shape)) break;
+    const auto other = [&]() -> const Instruction* {
+      for (const Instruction* operand : user->operands) {
+        if (operand != current) return operand;
+      }
+      return nullptr;
+    };
+    const std::int64_t channels = anchor.shape.dims.at(static_cast<std::size_t>(*feature));
+    if ((user->opcode == Opcode::kAdd || (user->opcode == Opcode::kMultiply && !int8)) && other() != nullptr) {
+      const Instruction* vector = PerChannelVector(*other(), *feature, channels);
+      if (vector == nullptr) break;
+      group.epilogue.push_back({user->opcode == Opcode::kAdd ? EpilogueTerm::Op::kAdd : EpilogueTerm::Op::kMultiply,
+                                vector->name});
+    } else if (user->opcode == Opcode::kMaximum && !int8 && other() != nullptr &&
+               UniformConstant(*other()) == 0.0) {
+      group.func = isa::ActFunc::kRelu;
+    } else if (user->opcode == Opcode::kClamp && !int8 && user->operands.at(1) == current &&
+               UniformConstant(*user->operands[0]) && UniformConstant(*user->operands[2])) {
+      group.lo = static_cast<float>(*UniformConstant(*user->operands[0]));
+      group.hi = static_cast<float>(*UniformConstant(*user->operands[2]));
+      group.func = group.lo == 0.0f && group.hi == 6.0f ? isa::ActFunc::kRelu6 : isa::ActFunc::kClamp;
+    } else {
+      break;
+    }
+    group.chain.push_back(user);
+    current = user;
+    if (group.func != isa::ActFunc::kNone) break;  // the function is the drain's last step
+  }
+  if (int8) return group;  // int32 accumulators are stored as they are
+
+  // The drain rounds to bf16. That is the result's own type for bf16, and harmless for an f32
+  // result whose only users are dots / convolutions: they round their operands to bf16 anyway.
+  const auto narrow_ok = [&](const Instruction* result) {
+    if (result->shape.type == ElementType::kBf16) return true;
+    if (result == root) return false;
+    const auto it = users.find(result);
+    if (it == users.end()) return false;
+    for (const Instruction* user : it->second) {
+      if (user->opcode != Opcode::kDot && user->opcode != Opcode::kConvolution) return false;
+    }
+    return true;
+  };
+  group.narrow_output = narrow_ok(group.Result());
+  if (!group.narrow_output && group.func != isa::ActFunc::kNone) {
+    group.chain.pop_back();  // an fp32 store cannot apply the function: it stays on the host
+    group.func = isa::ActFunc::kNone;
+    group.narrow_output = narrow_ok(group.Result());
+  }
+  return group;
+}
+
+}  // namespace systole::compiler::detail

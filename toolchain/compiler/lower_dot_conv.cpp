@@ -1,0 +1,148 @@
+// Dots and convolutions as Systole programs. Canonicalization happens here, as bindings: a dot
+// becomes a batched GEMM a[B,M,K] · b[B,K,N] by transposing its operands to (batch, free,
+// contracting) and (batch, contracting, free) order; a convolution with any dim_labels becomes
+// the kernel's NHWC input, [KH,KW,Cin/g,Cout] weights and NHWC output. The host applies the
+// transposes when it moves values in and out (execute.cpp).
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <numeric>
+
+#include "codegen/kernels.hpp"
+#include "compiler/lowering.hpp"
+
+namespace systole::compiler::detail {
+namespace {
+
+using assembly::DataType;
+using codegen::Tensor;
+using hlo::Instruction;
+
+std::vector<std::uint64_t> Dims(const hlo::Shape& shape, const std::vector<std::int64_t>& permutation) {
+  std::vector<std::uint64_t> dims;
+  for (std::int64_t p : permutation) dims.push_back(static_cast<std::uint64_t>(shape.dims.at(static_cast<std::size_t>(p))));
+  return dims;
+}
+
+std::uint64_t Product(const std::vector<std::uint64_t>& dims, std::size_t begin, std::size_t end) {
+  std::uint64_t p = 1;
+  for (std::size_t i = begin; i < end; ++i) p *= dims[i];
+  return p;
+}
+
+// The dimensions of `rank` not in `a` or `b`, in order.
+std::vector<std::int64_t> FreeDims(std::size_t rank, const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+  std::vector<std::int64_t> free;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(rank); ++d) {
+    if (std::find(a.begin(), a.end(), d) == a.end() && std::find(b.begin(), b.end(), d) == b.end()) free.push_back(d);
+  }
+  return free;
+}
+
+std::vector<std::int64_t> Concat(std::initializer_list<std::vector<std::int64_t>> parts) {
+  std::vector<std::int64_t> all;
+  for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+  return all;
+}
+
+std::vector<std::int64_t> Identity(std::size_t rank) {
+  std::vector<std::int64_t> p(rank);
+  std::iota(p.begin(), p.end(), 0);
+  return p;
+}
+
+Tensor View(const Tensor& t, std::uint64_t index, std::vector<std::uint64_t> shape) {
+  Tensor view{0, std::move(shape), t.dtype};
+  view.address = t.address + index * view.Bytes();
+  return view;
+}
+
+}  // namespace
+
+DeviceStep LowerGroup(const Group& group, const Config& config) {
+  codegen::ProgramBuilder builder(config);
+  const Instruction& anchor = *group.anchor;
+  const Instruction& result = *group.Result();
+  const DataType element = builder.ElementType();
+  const DataType out_type = group.narrow_output ? element : builder.AccumulatorType();
+  bool scaled = false, biased = false;
+  for (const EpilogueTerm& term : group.epilogue) {
+    (term.op == EpilogueTerm::Op::kMultiply ? scaled : biased) = true;
+  }
+  const codegen::OutputTransform transform =
+      group.narrow_output ? codegen::OutputTransform::Float(group.func, 1.0f, group.lo, group.hi) : codegen::OutputTransform{};
+
+  DeviceStep step;
+  step.covers.push_back(anchor.name);
+  for (const Instruction* i : group.chain) step.covers.push_back(i->name);
+  step.epilogue = group.epilogue;
+  const hlo::Shape& lhs = anchor.operands.at(0)->shape;
+  const hlo::Shape& rhs = anchor.operands.at(1)->shape;
+  std::vector<std::int64_t> lhs_perm, rhs_perm, out_perm;
+  std::vector<std::uint64_t> lhs_dims, rhs_dims, out_dims;
+  std::optional<Tensor> bias;
+
+  if (anchor.opcode == hlo::Opcode::kConvolution) {
+    const hlo::ConvDimensionNumbers& d = anchor.conv_dims;
+    lhs_perm = {d.input_batch, d.input_spatial[0], d.input_spatial[1], d.input_feature};
+    rhs_perm = {d.kernel_spatial[0], d.kernel_spatial[1], d.kernel_input_feature, d.kernel_output_feature};
+    out_perm = {d.output_batch, d.output_spatial[0], d.output_spatial[1], d.output_feature};
+    lhs_dims = Dims(lhs, lhs_perm);
+    rhs_dims = Dims(rhs, rhs_perm);
+    out_dims = Dims(anchor.shape, out_perm);
+    const Tensor x = builder.AddInput("x", element, lhs_dims);
+    const Tensor w = builder.AddInput("w", element, rhs_dims);
+    if (biased) bias = builder.AddInput("bias", builder.AccumulatorType(), {out_dims[3]});
+    const Tensor y = builder.AddOutput("y", out_type, out_dims);
+    codegen::ConvParams params;
+    const hlo::WindowDim& wh = anchor.window.at(0);
+    const hlo::WindowDim& ww = anchor.window.at(1);
+    params.stride_h = static_cast<std::uint32_t>(wh.stride);
+    params.stride_w = static_cast<std::uint32_t>(ww.stride);
+    params.dilation_h = static_cast<std::uint32_t>(wh.rhs_dilation);
+    params.dilation_w = static_cast<std::uint32_t>(ww.rhs_dilation);
+    params.pad_top = static_cast<std::uint32_t>(wh.pad_low);
+    params.pad_bottom = static_cast<std::uint32_t>(wh.pad_high);
+    params.pad_left = static_cast<std::uint32_t>(ww.pad_low);
+    params.pad_right = static_cast<std::uint32_t>(ww.pad_high);
+    params.groups = static_cast<std::uint32_t>(anchor.feature_group_count);
+    step.kernel = fmt::format("conv {}x{}/{} {}x{}x{} -> {}{}", rhs_dims[0], rhs_dims[1], params.stride_h, lhs_dims[1],
+                              lhs_dims[2], lhs_dims[3], out_dims[3],
+                              params.groups > 1 ? fmt::format(" groups={}", params.groups) : "");
+    builder.BeginKernel(step.kernel);
+    codegen::Conv2D(builder, x, w, bias, y, params, transform);
+  } else {
+    const hlo::DotDimensionNumbers& d = anchor.dot_dims;
+    lhs_perm = Concat({d.lhs_batch, FreeDims(lhs.Rank(), d.lhs_batch, d.lhs_contracting), d.lhs_contracting});
+    rhs_perm = Concat({d.rhs_batch, d.rhs_contracting, FreeDims(rhs.Rank(), d.rhs_batch, d.rhs_contracting)});
+    out_perm = Identity(anchor.shape.Rank());
+    const std::vector<std::uint64_t> l = Dims(lhs, lhs_perm), r = Dims(rhs, rhs_perm);
+    const std::size_t nb = d.lhs_batch.size(), nk = d.lhs_contracting.size();
+    const std::uint64_t batch = Product(l, 0, nb), k = Product(l, l.size() - nk, l.size());
+    const std::uint64_t m = Product(l, nb, l.size() - nk), n = Product(r, nb + nk, r.size());
+    lhs_dims = {batch, m, k};
+    rhs_dims = {batch, k, n};
+    out_dims = {batch, m, n};
+    const Tensor a = builder.AddInput("a", element, lhs_dims);
+    const Tensor b = builder.AddInput("b", element, rhs_dims);
+    if (biased) bias = builder.AddInput("bias", builder.AccumulatorType(), {n});
+    const Tensor y = builder.AddOutput("y", out_type, out_dims);
+    step.kernel = fmt::format("gemm {}{}x{}x{}", batch > 1 ? fmt::format("{} x ", batch) : "", m, k, n);
+    builder.BeginKernel(step.kernel);
+    for (std::uint64_t i = 0; i < batch; ++i) {
+      codegen::Gemm(builder, View(a, i, {m, k}), View(b, i, {k, n}), bias, View(y, i, {m, n}), transform);
+    }
+  }
+  step.inputs.push_back({Binding::Kind::kValue, anchor.operands[0]->name, lhs_perm, element, lhs_dims});
+  step.inputs.push_back({scaled ? Binding::Kind::kWeights : Binding::Kind::kValue, anchor.operands[1]->name, rhs_perm,
+                         element, rhs_dims});
+  if (biased) step.inputs.push_back({Binding::Kind::kBias, "", {}, builder.AccumulatorType(), {out_dims.back()}});
+  step.output = {Binding::Kind::kValue, result.name, out_perm, out_type, out_dims};
+  step.program = builder.Finish();
+  step.program.config = config.name;
+  const codegen::CycleEstimate& total = builder.Estimates().back();
+  step.estimate = {total.cycles, total.mxu_busy, total.macs};
+  return step;
+}
+
+}  // namespace systole::compiler::detail

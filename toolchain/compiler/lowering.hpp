@@ -1,0 +1,47 @@
+// Internals of Compile(): which instructions form a device step (fusion.cpp) and how a step
+// becomes a Systole program (lower_dot_conv.cpp). Not a public API.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/model.hpp"
+#include "isa/isa.hpp"
+
+namespace systole::compiler::detail {
+
+using Users = std::unordered_map<const hlo::Instruction*, std::vector<const hlo::Instruction*>>;
+
+// A dot or convolution and the elementwise instructions fused into its drain.
+struct Group {
+  const hlo::Instruction* anchor = nullptr;    // the dot / convolution
+  std::vector<const hlo::Instruction*> chain;  // fused users, in order; the last is the result
+  std::vector<EpilogueTerm> epilogue;
+  isa::ActFunc func = isa::ActFunc::kNone;
+  float lo = 0.0f, hi = 0.0f;  // clamp bounds
+  bool narrow_output = false;  // store the element type (bf16) through ACTIVATE, not fp32
+
+  const hlo::Instruction* Result() const { return chain.empty() ? anchor : chain.back(); }
+};
+
+// Why `anchor` (a dot or convolution) cannot go to the MXU of `config`, or nullopt when it
+// can. Throws std::runtime_error for float dots on an int8 configuration: such a model cannot
+// be compiled for it at all.
+std::optional<std::string> MxuRejection(const hlo::Instruction& anchor, const Config& config,
+                                        const std::string& source_name);
+
+// The output feature dimension of a dot / convolution result (nullopt: no single one).
+std::optional<std::int64_t> FeatureDimension(const hlo::Instruction& anchor);
+
+// Follows `anchor`'s single-user chain of per-channel adds and multiplies and a final ReLU /
+// ReLU6 / clamp, as far as the configuration's drain can compute it.
+Group PlanGroup(const hlo::Instruction& anchor, const Users& users, const hlo::Instruction* root,
+                const Config& config, bool fuse);
+
+// Builds the Systole program of `group`; throws std::invalid_argument (from the kernels) for
+// shapes the kernels reject, which then run on the host.
+DeviceStep LowerGroup(const Group& group, const Config& config);
+
+}  // namespace systole::compiler::detail

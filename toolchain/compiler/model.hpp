@@ -1,0 +1,92 @@
+// A compiled model: an HLO module cut into steps that run in order. Device steps are Systole
+// programs built with the codegen kernels (dots and convolutions on the MXU, their bias,
+// batch-norm scale and activation fused into the accumulator drain); host steps are single
+// HLO instructions evaluated by the CPU interpreter. Values flow between steps on the host as
+// hlo::Literal; each device step says how to turn its operands into device tensors (a
+// transpose to the kernel's layout, e.g. NCHW -> NHWC, and a rounding to the device element
+// type) and how to turn its output back. docs/COMPILER.md draws the pipeline.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "asm/program.hpp"
+#include "config/config.hpp"
+#include "hlo/ir.hpp"
+
+namespace systole::compiler {
+
+// One per-channel term of a fused epilogue: value = value + vector or value = value * vector,
+// `vector` being the C elements of the HLO value `operand` (a per-channel vector that was
+// broadcast along the output feature dimension).
+struct EpilogueTerm {
+  enum class Op : std::uint8_t { kAdd, kMultiply } op = Op::kAdd;
+  std::string operand;
+};
+
+// How one device tensor is made from (input) or turned into (output) an HLO value:
+// device tensor = reshape(transpose(value, permutation), shape), elements of `dtype`.
+struct Binding {
+  enum class Kind : std::uint8_t {
+    kValue,    // the value itself
+    kWeights,  // the weights, each output channel (last device dim) scaled by the epilogue
+    kBias,     // the epilogue's folded bias: one element per output channel
+  } kind = Kind::kValue;
+  std::string value;                      // HLO instruction name (kBias: unused)
+  std::vector<std::int64_t> permutation;  // device dim i is value dim permutation[i]
+  assembly::DataType dtype = assembly::DataType::kBf16;
+  std::vector<std::uint64_t> shape;       // the device tensor's shape
+};
+
+// Static cycle estimate of a device step (ProgramBuilder::Estimates, the model's timing).
+struct StepEstimate {
+  std::uint64_t cycles = 0, mxu_busy = 0, macs = 0;
+};
+
+struct DeviceStep {
+  std::string kernel;                // "conv 7x7/2 224x224x3 -> 64", for listings
+  std::vector<std::string> covers;   // the HLO instructions it computes, in order
+  assembly::Program program;
+  std::vector<Binding> inputs;       // parallel to program.inputs
+  Binding output;                    // program.outputs[0] -> value `covers.back()`
+  std::vector<EpilogueTerm> epilogue;  // folded into kWeights / kBias inputs at run time
+  StepEstimate estimate;
+};
+
+struct Step {
+  enum class Kind : std::uint8_t { kHost, kDevice } kind = Kind::kHost;
+  std::string instruction;  // host: the instruction it evaluates
+  std::string reason;       // host: why it is not on the device ("" for plain data movement)
+  std::shared_ptr<const DeviceStep> device;  // device steps only
+};
+
+struct CompiledModel {
+  std::string config;        // configuration name
+  std::string hlo_text;      // the source, re-parsed when a model is loaded
+  std::string source_name;   // for messages
+  std::shared_ptr<hlo::Module> module;  // after the front-end passes
+  std::vector<Step> steps;
+
+  StepEstimate TotalEstimate() const;
+  std::size_t DeviceStepCount() const;
+};
+
+struct CompileOptions {
+  bool fuse = true;  // fuse bias / batch norm / activations into the drain
+  // Called before each device step is built ("step 3/54: conv ..."); may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+// The front-end passes every compile and load runs: inline calls, dead-code elimination,
+// constant folding, then verification. Deterministic, so names are stable between the two.
+std::shared_ptr<hlo::Module> PrepareModule(const std::string& hlo_text, const std::string& source_name);
+
+// Compiles HLO text for `config`. Throws std::runtime_error with a clear message for a model
+// the configuration cannot run at all (float dots on an int8 configuration).
+CompiledModel Compile(const std::string& hlo_text, const std::string& source_name,
+                      const Config& config, const CompileOptions& options = {});
+
+}  // namespace systole::compiler

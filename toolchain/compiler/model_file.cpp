@@ -1,0 +1,277 @@
+#include "compiler/model_file.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <zip.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "asm/bundle.hpp"
+#include "asm/disassembler.hpp"
+
+namespace systole::compiler {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{4} << 30;
+constexpr time_t kEntryTime = 315532800;  // fixed (1980-01-01): the same model, the same bytes
+
+struct ZipCloser {
+  void operator()(zip_t* archive) const { zip_discard(archive); }
+};
+using ZipPtr = std::unique_ptr<zip_t, ZipCloser>;
+
+const char* KindName(Binding::Kind kind) {
+  switch (kind) {
+    case Binding::Kind::kValue: return "value";
+    case Binding::Kind::kWeights: return "weights";
+    case Binding::Kind::kBias: return "bias";
+  }
+  return "value";
+}
+
+json BindingJson(const Binding& b) {
+  return {{"kind", KindName(b.kind)}, {"value", b.value}, {"permutation", b.permutation},
+          {"dtype", assembly::DataTypeName(b.dtype)}, {"shape", b.shape}};
+}
+
+class ModelReader {
+ public:
+  explicit ModelReader(const std::filesystem::path& path) : origin_(path.string()) {
+    int error = 0;
+    archive_.reset(zip_open(origin_.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &error));
+    if (!archive_) Fail("not a readable zip archive");
+  }
+
+  json Manifest() {
+    const std::string text = Entry("manifest.json");
+    json manifest = json::parse(text, nullptr, false);
+    if (manifest.is_discarded() || !manifest.is_object()) Fail("manifest.json is not a JSON object");
+    return manifest;
+  }
+
+  std::string Entry(const std::string& name) {
+    const zip_int64_t index = zip_name_locate(archive_.get(), name.c_str(), 0);
+    if (index < 0) Fail(fmt::format("{} is missing", name));
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    if (zip_stat_index(archive_.get(), static_cast<zip_uint64_t>(index), 0, &stat) != 0 ||
+        (stat.valid & ZIP_STAT_SIZE) == 0 || stat.size > kMaxEntryBytes) {
+      Fail(fmt::format("{}: missing or implausible size", name));
+    }
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive_.get(), static_cast<zip_uint64_t>(index), 0),
+                                                            zip_fclose);
+    if (!file) Fail(fmt::format("{}: {}", name, zip_strerror(archive_.get())));
+    std::string bytes(stat.size, '\0');
+    const zip_int64_t got = zip_fread(file.get(), bytes.data(), bytes.size());
+    if (got < 0 || static_cast<std::uint64_t>(got) != stat.size) Fail(fmt::format("{} is truncated or corrupt", name));
+    return bytes;
+  }
+
+  [[noreturn]] void Fail(const std::string& message) const {
+    throw std::runtime_error(fmt::format("{}: {}", origin_, message));
+  }
+
+ private:
+  std::string origin_;
+  ZipPtr archive_;
+};
+
+template <typename T>
+T Get(const json& object, const char* key, const ModelReader& reader, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) reader.Fail(fmt::format("manifest: {}{} is missing", where, key));
+  try {
+    return object.at(key).get<T>();
+  } catch (const json::exception&) {
+    reader.Fail(fmt::format("manifest: {}{} has the wrong type", where, key));
+  }
+}
+
+Binding ReadBinding(const json& j, const ModelReader& reader, const std::string& where) {
+  Binding b;
+  const std::string kind = Get<std::string>(j, "kind", reader, where);
+  if (kind == "value") b.kind = Binding::Kind::kValue;
+  else if (kind == "weights") b.kind = Binding::Kind::kWeights;
+  else if (kind == "bias") b.kind = Binding::Kind::kBias;
+  else reader.Fail(fmt::format("manifest: {}kind '{}' is not value, weights or bias", where, kind));
+  b.value = Get<std::string>(j, "value", reader, where);
+  b.permutation = Get<std::vector<std::int64_t>>(j, "permutation", reader, where);
+  const auto dtype = assembly::DataTypeFromName(Get<std::string>(j, "dtype", reader, where));
+  if (!dtype) reader.Fail(fmt::format("manifest: {}dtype is not one of {}", where, assembly::DataTypeNames()));
+  b.dtype = *dtype;
+  b.shape = Get<std::vector<std::uint64_t>>(j, "shape", reader, where);
+  return b;
+}
+
+// A binding must name a value of the module, permute all of its dimensions and describe the
+// program tensor it feeds.
+void CheckBinding(const Binding& b, const assembly::TensorDesc& tensor, const hlo::Computation& entry,
+                  const ModelReader& reader, const std::string& where) {
+  if (b.dtype != tensor.dtype || b.shape != tensor.shape) {
+    reader.Fail(fmt::format("manifest: {} does not match the program's tensor '{}'", where, tensor.name));
+  }
+  if (b.kind == Binding::Kind::kBias) return;
+  const hlo::Instruction* value = entry.Find(b.value);
+  if (value == nullptr) reader.Fail(fmt::format("manifest: {} names '{}', which the module does not have", where, b.value));
+  std::vector<bool> seen(value->shape.Rank(), false);
+  for (std::int64_t p : b.permutation) {
+    if (p < 0 || static_cast<std::size_t>(p) >= seen.size() || seen[static_cast<std::size_t>(p)]) {
+      reader.Fail(fmt::format("manifest: {}: permutation [{}] does not fit {}", where, fmt::join(b.permutation, ","),
+                              value->shape.ToString()));
+    }
+    seen[static_cast<std::size_t>(p)] = true;
+  }
+  if (b.permutation.size() != seen.size() || static_cast<std::uint64_t>(value->shape.Elements()) != tensor.Elements()) {
+    reader.Fail(fmt::format("manifest: {}: {} does not fit the device tensor", where, value->shape.ToString()));
+  }
+}
+
+}  // namespace
+
+void SaveModel(const CompiledModel& model, const std::filesystem::path& path) {
+  json manifest = {{"format", kModelFormat}, {"version", kModelVersion}, {"config", model.config},
+                   {"source", model.source_name}, {"hlo", "model.hlo"}};
+  std::vector<std::vector<std::uint8_t>> bundles;  // must outlive zip_close
+  json steps = json::array();
+  for (const Step& step : model.steps) {
+    if (step.kind == Step::Kind::kHost) {
+      steps.push_back({{"kind", "host"}, {"instruction", step.instruction}, {"reason", step.reason}});
+      continue;
+    }
+    const DeviceStep& d = *step.device;
+    json inputs = json::array();
+    for (const Binding& b : d.inputs) inputs.push_back(BindingJson(b));
+    json epilogue = json::array();
+    for (const EpilogueTerm& t : d.epilogue) {
+      epilogue.push_back({{"op", t.op == EpilogueTerm::Op::kAdd ? "add" : "multiply"}, {"operand", t.operand}});
+    }
+    steps.push_back({{"kind", "device"}, {"program", fmt::format("steps/{}.sbin", bundles.size())},
+                     {"kernel", d.kernel}, {"covers", d.covers}, {"inputs", inputs},
+                     {"output", BindingJson(d.output)}, {"epilogue", epilogue},
+                     {"estimate", {{"cycles", d.estimate.cycles}, {"mxu_busy", d.estimate.mxu_busy}, {"macs", d.estimate.macs}}}});
+    bundles.push_back(assembly::SerializeBundle(d.program));
+  }
+  manifest["steps"] = steps;
+  const std::string manifest_text = manifest.dump(1) + "\n";
+
+  std::filesystem::path temporary = path;
+  temporary += ".tmp";
+  int error = 0;
+  ZipPtr archive(zip_open(temporary.string().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error));
+  if (!archive) throw std::runtime_error(fmt::format("{}: cannot create the file", path.string()));
+  const auto add = [&](const std::string& name, const void* data, std::size_t size) {
+    zip_source_t* source = zip_source_buffer(archive.get(), data, size, 0);
+    const zip_int64_t index = source ? zip_file_add(archive.get(), name.c_str(), source, ZIP_FL_ENC_UTF_8) : -1;
+    if (index < 0) {
+      if (source) zip_source_free(source);
+      throw std::runtime_error(fmt::format("{}: cannot add {}: {}", path.string(), name, zip_strerror(archive.get())));
+    }
+    zip_file_set_mtime(archive.get(), static_cast<zip_uint64_t>(index), kEntryTime, 0);
+  };
+  add("manifest.json", manifest_text.data(), manifest_text.size());
+  add("model.hlo", model.hlo_text.data(), model.hlo_text.size());
+  for (std::size_t i = 0; i < bundles.size(); ++i) add(fmt::format("steps/{}.sbin", i), bundles[i].data(), bundles[i].size());
+  if (zip_close(archive.get()) != 0) {
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), zip_strerror(archive.get())));
+  }
+  archive.release();
+  std::filesystem::rename(temporary, path);
+}
+
+CompiledModel LoadModel(const std::filesystem::path& path) {
+  ModelReader reader(path);
+  const json manifest = reader.Manifest();
+  if (Get<std::string>(manifest, "format", reader, "") != kModelFormat) reader.Fail("not a compiled model (format)");
+  const unsigned version = Get<unsigned>(manifest, "version", reader, "");
+  if (version != kModelVersion) {
+    reader.Fail(fmt::format("model file version {}; this build reads version {}", version, kModelVersion));
+  }
+  CompiledModel model;
+  model.config = Get<std::string>(manifest, "config", reader, "");
+  model.source_name = Get<std::string>(manifest, "source", reader, "");
+  model.hlo_text = reader.Entry(Get<std::string>(manifest, "hlo", reader, ""));
+  model.module = PrepareModule(model.hlo_text, model.source_name);
+  const hlo::Computation& entry = *model.module->entry;
+  const json steps = Get<json>(manifest, "steps", reader, "");
+  if (!steps.is_array()) reader.Fail("manifest: steps must be an array");
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const std::string where = fmt::format("steps[{}].", s);
+    const json& j = steps[s];
+    const std::string kind = Get<std::string>(j, "kind", reader, where);
+    if (kind == "host") {
+      Step step{Step::Kind::kHost, Get<std::string>(j, "instruction", reader, where),
+                Get<std::string>(j, "reason", reader, where), nullptr};
+      if (entry.Find(step.instruction) == nullptr) {
+        reader.Fail(fmt::format("manifest: {}instruction '{}' is not in the module", where, step.instruction));
+      }
+      model.steps.push_back(std::move(step));
+      continue;
+    }
+    if (kind != "device") reader.Fail(fmt::format("manifest: {}kind must be host or device", where));
+    auto d = std::make_shared<DeviceStep>();
+    const std::string program_name = Get<std::string>(j, "program", reader, where);
+    const std::string bytes = reader.Entry(program_name);
+    d->program = assembly::ParseBundle(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                                       fmt::format("{}:{}", path.string(), program_name));
+    d->kernel = Get<std::string>(j, "kernel", reader, where);
+    d->covers = Get<std::vector<std::string>>(j, "covers", reader, where);
+    const json inputs = Get<json>(j, "inputs", reader, where);
+    if (!inputs.is_array() || inputs.size() != d->program.inputs.size() || d->program.outputs.size() != 1) {
+      reader.Fail(fmt::format("manifest: {}inputs do not match {}", where, program_name));
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      d->inputs.push_back(ReadBinding(inputs[i], reader, fmt::format("{}inputs[{}].", where, i)));
+      CheckBinding(d->inputs.back(), d->program.inputs[i], entry, reader, fmt::format("{}inputs[{}]", where, i));
+    }
+    d->output = ReadBinding(Get<json>(j, "output", reader, where), reader, where + "output.");
+    CheckBinding(d->output, d->program.outputs[0], entry, reader, where + "output");
+    for (const json& t : Get<json>(j, "epilogue", reader, where)) {
+      EpilogueTerm term;
+      term.op = Get<std::string>(t, "op", reader, where) == "add" ? EpilogueTerm::Op::kAdd : EpilogueTerm::Op::kMultiply;
+      term.operand = Get<std::string>(t, "operand", reader, where);
+      if (entry.Find(term.operand) == nullptr) reader.Fail(fmt::format("manifest: {}epilogue names an unknown value", where));
+      d->epilogue.push_back(term);
+    }
+    const json estimate = Get<json>(j, "estimate", reader, where);
+    d->estimate = {Get<std::uint64_t>(estimate, "cycles", reader, where), Get<std::uint64_t>(estimate, "mxu_busy", reader, where),
+                   Get<std::uint64_t>(estimate, "macs", reader, where)};
+    model.steps.push_back({Step::Kind::kDevice, d->output.value, "", std::move(d)});
+  }
+  return model;
+}
+
+bool IsModelFile(const std::filesystem::path& path) {
+  int error = 0;
+  ZipPtr archive(zip_open(path.string().c_str(), ZIP_RDONLY, &error));
+  if (!archive) return false;
+  try {
+    ModelReader reader(path);
+    const json manifest = reader.Manifest();
+    return manifest.value("format", "") == kModelFormat;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+std::string Listing(const CompiledModel& model) {
+  std::string out = fmt::format("; {} compiled for '{}': {} step(s), {} on the device\n", model.source_name, model.config,
+                                model.steps.size(), model.DeviceStepCount());
+  std::size_t index = 0;
+  for (const Step& step : model.steps) {
+    if (step.kind == Step::Kind::kHost) {
+      out += fmt::format("; step {}: host   {}  ({})\n", index++, step.instruction, step.reason);
+      continue;
+    }
+    const DeviceStep& d = *step.device;
+    out += fmt::format("\n; step {}: device {}  [{}]  estimate {} cycles, MXU busy {}\n", index++, d.kernel,
+                       fmt::join(d.covers, ", "), d.estimate.cycles, d.estimate.mxu_busy);
+    out += assembly::Disassemble(d.program);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace systole::compiler
