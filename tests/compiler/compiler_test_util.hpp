@@ -53,6 +53,29 @@ inline double RelativeError(const hlo::Literal& actual, const hlo::Literal& expe
   return scale == 0 ? error : error / scale;
 }
 
+// The TPU's default precision as an HLO rewrite: every f32 dot / convolution operand goes
+// through convert(bf16) and back. The interpreter on the rewritten module differs from an
+// unfused device run only by fp32 vs double accumulation.
+inline void RoundDotOperandsToBf16(hlo::Module& module) {
+  hlo::Computation& entry = *module.entry;
+  for (hlo::Instruction* i : entry.PostOrder()) {
+    if (i->opcode != hlo::Opcode::kDot && i->opcode != hlo::Opcode::kConvolution) continue;
+    for (hlo::Instruction*& operand : i->operands) {
+      if (operand->shape.type != hlo::ElementType::kF32) continue;
+      hlo::Instruction* value = operand;
+      for (hlo::ElementType type : {hlo::ElementType::kBf16, hlo::ElementType::kF32}) {
+        auto convert = std::make_unique<hlo::Instruction>();
+        convert->name = entry.UniqueName(value->name + ".bf16");
+        convert->opcode = hlo::Opcode::kConvert;
+        convert->shape = hlo::Shape(type, operand->shape.dims);
+        convert->operands = {value};
+        value = entry.Insert(std::move(convert), i);
+      }
+      operand = value;
+    }
+  }
+}
+
 struct Comparison {
   CompiledModel model;
   RunResult run;
