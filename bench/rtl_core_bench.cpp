@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -36,7 +36,9 @@
 namespace systole::rtl::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// CPU time of this (single-threaded) process: simulation speed that does not depend on what
+// else the machine is running.
+double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 struct Shape {
   std::string name;
@@ -66,7 +68,7 @@ std::uint64_t ScaleSimCycles(const Config& config, const Shape& s) {
 struct Result {
   std::uint64_t rtl_cycles = 0, model_cycles = 0, macs = 0;
   std::uint64_t busy = 0, stall_token = 0, stall_memory = 0;  // RTL counters
-  double seconds = 0;  // wall time of the RTL simulation of the launch
+  double seconds = 0;  // CPU time of the RTL simulation of the launch
 };
 Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
   const GemmWorkload work = MakeGemm(config, shape.m, shape.k, shape.n, 1);
@@ -90,11 +92,11 @@ Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
   rtl.WriteRegister(offset("CMD_PC_LO"), static_cast<std::uint32_t>(work.program.text_address));
   rtl.WriteRegister(offset("CMD_PC_HI"), static_cast<std::uint32_t>(work.program.text_address >> 32));
   rtl.WriteRegister(offset("CMD_COUNT"), count);
-  const auto start = Clock::now();
+  const double start = CpuSeconds();
   rtl.WriteRegister(offset("DOORBELL"), 1);
   if (!rtl.RunUntilIdle(4'000'000'000)) throw std::runtime_error(shape.name + ": RTL did not finish");
   Result result;
-  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.seconds = CpuSeconds() - start;
   if (rtl.ReadRegister(offset("ERROR_CODE")) != 0) {
     throw std::runtime_error(shape.name + ": the RTL faulted where the golden model did not");
   }
@@ -160,6 +162,9 @@ void UnitTable(const Config& config) {
   UnitRow(config, "load 128 contiguous rows", "",
           "load mem=ub, dram=0x10000, stride=" + row + ", row=0, rows=128, elems=" +
               std::to_string(config.UbRowElems()) + "\n", 16, 128, "row");
+  UnitRow(config, "load 32 contiguous rows", "",
+          "load mem=ub, dram=0x10000, stride=" + row + ", row=0, rows=32, elems=" +
+              std::to_string(config.UbRowElems()) + "\n", 16, 32, "row");
   UnitRow(config, "load 128 rows, stride 1024", "",
           "load mem=ub, dram=0x10000, stride=1024, row=0, rows=128, elems=" +
               std::to_string(config.UbRowElems()) + "\n", 16, 128, "row");
@@ -225,7 +230,7 @@ void GemmTable(const Config& config, const std::vector<Shape>& shapes, const std
   fmt::print("\n### {} on {} ({}x{} {})\n\n", title, config.name, config.rows, config.cols,
              DTypeName(config.dtype));
   fmt::print("| GEMM | M | K | N | RTL cycles | MXU util | SCALE-Sim WS cycles | RTL / SCALE-Sim | "
-             "model cycles | sim s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+             "model cycles | CPU s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::uint64_t rtl_total = 0, scalesim_total = 0, model_total = 0, macs_total = 0;
   double seconds = 0;
   for (const Shape& shape : shapes) {
@@ -254,13 +259,12 @@ void SpeedTable(const Shape& shape) {
     const Config config = LoadConfig(name);
     auto rtl = MakeRtlDevice(config, BenchOptions());
     const Result r = RunGemm(config, *rtl, shape);
-    constexpr std::uint64_t kIdle = 200'000;
-    const auto start = Clock::now();
-    rtl->Run(kIdle);
-    const double idle = std::chrono::duration<double>(Clock::now() - start).count();
+    const double start = CpuSeconds();
+    rtl->Run(r.rtl_cycles);
+    const double idle = CpuSeconds() - start;
     const double rate = double(r.rtl_cycles) / r.seconds;
     fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} |\n", name, r.rtl_cycles, r.seconds,
-               rate, rate * config.rows * config.cols, double(kIdle) / idle);
+               rate, rate * config.rows * config.cols, double(r.rtl_cycles) / idle);
     std::fflush(stdout);
   }
 }
@@ -294,7 +298,7 @@ int main(int argc, char** argv) {
       if (layers != 0 && layers < shapes.size()) shapes.resize(layers);
       rtl::bench::GemmTable(config, shapes, "Every layer of " + topology.substr(topology.rfind('/') + 1));
     }
-    if (!skip_speed) rtl::bench::SpeedTable({"speed", 128, 64, 64});
+    if (!skip_speed) rtl::bench::SpeedTable({"speed", 512, 128, 64});
   } catch (const std::exception& error) {
     fmt::print(stderr, "rtl_core_bench: {}\n", error.what());
     return 1;

@@ -1,10 +1,13 @@
 // systole_dma_store — the STORE unit: unified-buffer or accumulator rows → device memory.
 //
 // `store mem=ub|acc, dram=A, stride=S, row=r, col=c, rows=n, elems=e` (docs/ISA.md): elements
-// c..c+e-1 of buffer row r+i go to A + i*S. Each row is read once into a staging register, then
-// written as the 32-byte words that cover its bytes, with byte strobes so the bytes around it
-// in device memory are untouched. While one row's words go out, the next row is read, so a
-// stream of rows costs one cycle per word. The unit is done when every write is acknowledged.
+// c..c+e-1 of buffer row r+i go to A + i*S. Each row is read once from the buffer, then written
+// as the 32-byte words that cover its bytes, with byte strobes so the bytes around it in device
+// memory are untouched. Reads run ahead of the writer into a two-row staging FIFO (a read is
+// issued while fewer than two rows are staged or arriving, so no read is ever refused room),
+// and the writer starts the next row — from the FIFO, or straight from the read port — in the
+// cycle its current row's last word is accepted: a stream of rows costs one cycle per word,
+// one-word rows included. The unit is done when every write is acknowledged.
 module systole_dma_store #(
     parameter integer ROWS = 4,
     parameter integer COLS = 4,
@@ -54,7 +57,6 @@ module systole_dma_store #(
   // ---- The instruction ---------------------------------------------------------------------
   logic        active;
   logic        from_acc;
-  logic [47:0] dram;
   logic [31:0] stride;
   logic [23:0] first_row;
   logic [15:0] col;
@@ -67,22 +69,26 @@ module systole_dma_store #(
   assign cmd_ready = !active;
   wire take = cmd_valid && cmd_ready;
 
-  // ---- Read side: fetch row `rd_index` into the staging register when it is free -------------
+  // ---- Read side: rows into the staging FIFO (q0 is its head) -------------------------------
   logic [15:0] rd_index;          // next row to read
-  logic        rd_pending;        // read granted, data arrives this cycle
-  logic        staged;            // staging register holds a row not yet handed to the writer
-  logic [ROW_BYTES*8-1:0] stage;
-  wire  rd_want = active && rd_index != rows && !staged && !rd_pending;
+  logic        rd_pending;        // read granted last cycle: its data is on the port now
+  logic [1:0]  q_count;           // rows in the FIFO
+  logic [ROW_BYTES*8-1:0] q0, q1;
+  // Only registered state decides a read, so the buffer request never waits on memory.
+  wire  rd_want = active && rd_index != rows && 32'(q_count) + 32'(rd_pending) < 2;
   assign ub_rd_req   = rd_want && !from_acc;
   assign acc_rd_req  = rd_want && from_acc;
   assign ub_rd_addr  = UB_AW'(32'(first_row) + 32'(rd_index));
   assign acc_rd_addr = ACC_AW'(32'(first_row) + 32'(rd_index));
   wire  rd_fire = from_acc ? (acc_rd_req && acc_rd_gnt) : (ub_rd_req && ub_rd_gnt);
+  wire [ROW_BYTES*8-1:0] rd_data = from_acc ? (ROW_BYTES*8)'(acc_rd_data)
+                                            : (ROW_BYTES*8)'(ub_rd_data);
 
-  // ---- Write side: the words of row `wr_index` ----------------------------------------------
+  // ---- Write side: the words of the current row ----------------------------------------------
   logic                   writing;     // `cur` holds the row being written
   logic [ROW_BYTES*8-1:0] cur;
   logic [47:0]            row_addr;    // device address of the current row's first byte
+  logic [47:0]            next_addr;   // device address of the next row to start
   logic [15:0]            wr_word;     // word index within the row
   logic [15:0]            wr_index;    // rows fully issued
   logic [31:0]            acks_owed;   // writes issued and not yet acknowledged
@@ -112,16 +118,23 @@ module systole_dma_store #(
   assign mem_req_addr  = {this_word, 5'b0};
   assign stall_memory  = mem_req_valid && !mem_req_ready;
   wire   wr_fire       = mem_req_valid && mem_req_ready;
+  wire   row_issued    = wr_fire && last_of_row;
 
-  assign bytes_from_ub  = wr_fire && last_of_row && !from_acc ? row_len : 32'd0;
-  assign bytes_from_acc = wr_fire && last_of_row && from_acc ? row_len : 32'd0;
+  // The writer takes the next row when it is free or finishing: the FIFO head, or else the
+  // row arriving on the read port (which then bypasses the FIFO).
+  wire   start    = active && (!writing || row_issued) && (q_count != 0 || rd_pending);
+  wire   pop      = start && q_count != 0;
+  wire   push     = rd_pending && !(start && q_count == 0);
+
+  assign bytes_from_ub  = row_issued && !from_acc ? row_len : 32'd0;
+  assign bytes_from_acc = row_issued && from_acc ? row_len : 32'd0;
 
   always_ff @(posedge clk) begin
     done <= 1'b0;
     if (rst) begin
       active <= 1'b0;
       rd_pending <= 1'b0;
-      staged <= 1'b0;
+      q_count <= '0;
       writing <= 1'b0;
       acks_owed <= '0;
     end else begin
@@ -129,7 +142,7 @@ module systole_dma_store #(
       if (take) begin
         active    <= 1'b1;
         from_acc  <= cmd_insn[STORE_MEM_LSB];
-        dram      <= cmd_insn[STORE_DRAM_LSB +: STORE_DRAM_WIDTH];
+        next_addr <= cmd_insn[STORE_DRAM_LSB +: STORE_DRAM_WIDTH];
         stride    <= cmd_insn[STORE_STRIDE_LSB +: STORE_STRIDE_WIDTH];
         first_row <= cmd_insn[STORE_ROW_LSB +: STORE_ROW_WIDTH];
         col       <= cmd_insn[STORE_COL_LSB +: STORE_COL_WIDTH];
@@ -138,31 +151,37 @@ module systole_dma_store #(
         rd_index  <= '0;
         wr_index  <= '0;
       end else if (active) begin
-        // Read: the data of a granted read arrives one cycle later.
+        // Read: the data of a granted read is on the port one cycle later.
         rd_pending <= rd_fire;
         if (rd_fire) rd_index <= rd_index + 16'd1;
-        if (rd_pending) begin
-          stage <= from_acc ? (ROW_BYTES*8)'(acc_rd_data) : (ROW_BYTES*8)'(ub_rd_data);
-          staged <= 1'b1;
+        // Staging FIFO: at most two rows, so q1 is only written when q0 stays occupied.
+        if (pop && push) begin
+          q0 <= q_count == 2'd2 ? q1 : rd_data;
+          if (q_count == 2'd2) q1 <= rd_data;
+        end else if (pop) begin
+          q0 <= q1;
+          q_count <= q_count - 2'd1;
+        end else if (push) begin
+          if (q_count == 2'd0) q0 <= rd_data;
+          else q1 <= rd_data;
+          q_count <= q_count + 2'd1;
         end
-        // Write: start the staged row when the writer is free.
-        if (!writing && staged && !rd_pending) begin
-          cur <= stage;
-          staged <= 1'b0;
-          writing <= 1'b1;
-          wr_word <= '0;
-          row_addr <= dram + 48'(32'(wr_index)) * 48'(stride);
+        // Write.
+        if (row_issued) wr_index <= wr_index + 16'd1;
+        if (start) begin
+          cur       <= q_count != 0 ? q0 : rd_data;
+          writing   <= 1'b1;
+          wr_word   <= '0;
+          row_addr  <= next_addr;
+          next_addr <= next_addr + 48'(stride);
+        end else if (row_issued) begin
+          writing <= 1'b0;
         end else if (wr_fire) begin
-          if (last_of_row) begin
-            writing <= 1'b0;
-            wr_index <= wr_index + 16'd1;
-          end else begin
-            wr_word <= wr_word + 16'd1;
-          end
+          wr_word <= wr_word + 16'd1;
         end
         // Done when every row is issued and every write acknowledged.
-        if (!writing && !staged && !rd_pending && wr_index == rows && rd_index == rows &&
-            acks_owed == 32'(mem_rsp_valid) && !wr_fire) begin
+        if (!writing && q_count == 0 && !rd_pending && wr_index == rows && rd_index == rows &&
+            acks_owed == 32'(mem_rsp_valid)) begin
           active <= 1'b0;
           done <= 1'b1;
         end

@@ -35,8 +35,14 @@ inline std::string TestName() {
 inline std::uint64_t Seed() {
   std::uint64_t seed = std::hash<std::string>{}(TestName()) & 0xffffffffu;
   if (const char* env = std::getenv("SYSTOLE_SEED")) seed = std::strtoull(env, nullptr, 0);
-  std::cout << "[ seed     ] " << seed << "  (replay: SYSTOLE_SEED=" << seed << " ctest -R "
-            << TestName() << ")\n";
+  // CTest names parameterised tests with '/', which TestName() turns into '_' (a file name):
+  // '.' matches either in the ctest -R regex.
+  std::string pattern = TestName();
+  for (char& c : pattern) {
+    if (c == '_') c = '.';
+  }
+  std::cout << "[ seed     ] " << seed << "  (replay: SYSTOLE_SEED=" << seed << " ctest -R '"
+            << pattern << "')\n";
   ::testing::Test::RecordProperty("seed", std::to_string(seed));
   return seed;
 }
