@@ -11,6 +11,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev libzip-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libboost-dev libisal-dev zlib1g-dev  # driver: Boost.Asio (header-only), ISA-L crc32 (zlib: the reference in tests)
+  libusb-1.0-0-dev          # driver: usb:// links to boards
   # sanitizer and fuzzer runtimes (clang's libFuzzer)
   clang libclang-rt-14-dev
   # hardware tools

@@ -3,6 +3,8 @@
 
 #include "regs/regmap.hpp"
 #include "systole/link.hpp"
+#include "systole/pcie_transport.hpp"
+#include "systole/usb_transport.hpp"
 
 namespace systole {
 
@@ -43,12 +45,23 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "ref") return OpenRefLink(config);
   if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
   if (uri == "rtl") return OpenRtlLink(config);
-  if (uri == "systemc" || uri.starts_with("usb://") || uri.starts_with("pcie://")) {
-    throw LinkError(uri, "this backend is not built yet (available: ref, rtl, tcp://HOST:PORT)");
+  // USB: a board's bulk endpoints, or the Verilated USB top (bridge + core) in process.
+  if (uri.starts_with("usb://")) {
+    return usb::MakeUsbLink(usb::OpenLibusbStream(usb::ParseUsbUri(uri), uri), uri);
+  }
+  if (uri == "usb+sim") return usb::MakeUsbLink(usb::OpenSimUsbStream(config), uri);
+  // PCIe: a board's BARs through sysfs, or the MMIO shim onto the Verilated core.
+  if (uri.starts_with("pcie://")) {
+    return pcie::MakePcieLink(pcie::OpenSysfsFunction(pcie::ParsePcieUri(uri)), uri);
+  }
+  if (uri == "pcie+sim") return pcie::MakePcieLink(pcie::OpenSimFunction(config), uri);
+  if (uri == "systemc") {
+    throw LinkError(uri, "this backend is not built yet (available: ref, rtl, tcp://HOST:PORT, "
+                         "usb://VID:PID[/SERIAL], usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
   }
   throw LinkError(uri,
-                  "unknown URI (expected ref, rtl, systemc, tcp://HOST:PORT, usb://VID:PID, "
-                  "pcie://DDDD:BB:DD.F)");
+                  "unknown URI (expected ref, rtl, systemc, tcp://HOST:PORT, usb://VID:PID[/SERIAL], "
+                  "usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
 }
 
 }  // namespace systole
