@@ -73,10 +73,10 @@ std::vector<std::uint8_t> BridgeBench::Burst(std::span<const std::uint8_t> bytes
   std::uint64_t guard = 0;
   for (std::size_t i = 0; i < bytes.size();) {
     // Gaps of up to a quarter of the timeout: a slow host, never a stalled one.
-    const bool offer = rng_() % 4 != 0;
+    const bool offer = full_speed || rng_() % 4 != 0;
     sim_->rx_valid = offer;
     sim_->rx_data = bytes[i];
-    sim_->tx_ready = rng_() % 3 != 0;
+    sim_->tx_ready = full_speed || rng_() % 3 != 0;
     sim_.Eval();
     const bool taken = offer && sim_->rx_ready;
     Step();
@@ -89,7 +89,7 @@ std::vector<std::uint8_t> BridgeBench::Burst(std::span<const std::uint8_t> bytes
   sim_->rx_valid = 0;
   std::uint64_t quiet = 0;
   while (quiet < kBenchRxTimeout + 4) {
-    sim_->tx_ready = rng_() % 3 != 0;
+    sim_->tx_ready = full_speed || rng_() % 3 != 0;
     sim_.Eval();
     quiet = sim_->rx_ready && !sim_->tx_valid ? quiet + 1 : 0;
     Step();

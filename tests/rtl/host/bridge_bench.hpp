@@ -32,6 +32,7 @@ class BridgeBench {
   std::vector<std::uint32_t> registers = std::vector<std::uint32_t>(128);
   std::vector<std::uint8_t> memory = std::vector<std::uint8_t>(kBenchMemoryBytes);
   bool irq = false;
+  bool full_speed = false;  // the host offers a byte and takes one every cycle
   std::uint64_t host_bytes = 0;  // strobed bytes of every host-port request
   std::uint64_t Cycle() const { return sim_.Cycle(); }
 

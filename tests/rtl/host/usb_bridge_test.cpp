@@ -4,6 +4,7 @@
 // truncation, garbage, replies, ids out of order), and random mixes of both.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <random>
 
 #include "bridge_bench.hpp"
@@ -210,6 +211,28 @@ TEST_F(BridgeTest, BrokenFramesAreAnsweredAndTheStreamRecovers) {
   replies = Expect(ReadReg(40, 0x80));
   ASSERT_EQ(replies.size(), 1u);
   EXPECT_EQ(replies[0].type, 0x82);
+}
+
+// The bridge's speed with a host that keeps up: every frame byte takes a cycle in, every reply
+// byte two (CRC walk, then send), plus a handful per 32-byte word on the memory port.
+TEST_F(BridgeTest, MemoryThroughputWithAFastHost) {
+  bench_.full_speed = true;
+  Expect(Hello(1));
+  Bytes data(kBenchMaxPayload - 8);
+  for (auto& b : data) b = static_cast<std::uint8_t>(rng_());
+  const std::uint64_t pause = kBenchRxTimeout + 4;  // the quiet cycles Burst waits for
+  std::uint64_t start = bench_.Cycle();
+  Expect(WriteMem(2, 0x41, data));
+  const double write = static_cast<double>(bench_.Cycle() - start - pause) / data.size();
+  start = bench_.Cycle();
+  Expect(ReadMem(3, 0x41, kBenchMaxPayload));
+  const double read = static_cast<double>(bench_.Cycle() - start - pause) / kBenchMaxPayload;
+  std::cout << "[ figures  ] WRITE_MEMORY " << write << " cycles/byte, READ_MEMORY " << read
+            << " cycles/byte (" << kBenchMaxPayload << "-byte frames)\n";
+  RecordProperty("write_cycles_per_byte", std::to_string(write));
+  RecordProperty("read_cycles_per_byte", std::to_string(read));
+  EXPECT_LT(write, 1.7);
+  EXPECT_LT(read, 2.8);
 }
 
 // Random mixes of good requests and damaged ones: the model decides what each deserves.
