@@ -31,8 +31,13 @@ configure: setup $(BUILD)/build.ninja ## Configure the main build tree (build/)
 build: configure ## Build everything in build/
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build ## Assemble and run the example MLP on the golden model (ref)
-	$(SYSTOLE) run examples/asm/mlp_bf16.s --device ref --config $(CONFIG)
+# RUN_MODEL: any HLO file; DEVICE: rtl (the Verilated core in process; `small` needs it in
+# SYSTOLE_RTL_CONFIGS) or ref. ResNet-50 (the corpus's 06_resnet50_inference_f32.hlo) takes
+# about 15 minutes on rtl, hence the small CNN by default: docs/COMPILER.md.
+run: build ## Compile an HLO network (examples/hlo/small_cnn_f32.hlo) and run it on the default device (rtl)
+	$(SYSTOLE) compile $(or $(RUN_MODEL),examples/hlo/small_cnn_f32.hlo) --config $(CONFIG) -q \
+	  -o $(BUILD)/run_model.sbin --listing $(BUILD)/run_model.s
+	$(SYSTOLE) run $(BUILD)/run_model.sbin --device $(or $(DEVICE),rtl) --random-inputs 1
 
 test: build ## Build and run every test: main build, sanitizer build, then the fuzzers
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
@@ -65,6 +70,7 @@ fuzz: setup ## Build the libFuzzer targets with clang and run each for FUZZ_SECO
 bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
 	$(BUILD)/bench/driver_link_bench
+	$(BUILD)/bench/rtl_core_bench
 
 generate: build ## Regenerate files derived from the ISA/register definitions
 	$(SYSTOLE) gen all --root .

@@ -26,7 +26,7 @@ using assembly::TensorDesc;
 
 struct RunOptions {
   std::string program;
-  std::string device = "ref";
+  std::string device = "rtl";  // the Verilated core in process: what the hardware does
   std::string config;  // empty: the program's .config, else the default
   std::string inputs;
   std::optional<unsigned> random_seed;
@@ -254,7 +254,7 @@ void AddRunCommand(CLI::App& app) {
                   "Assembly (.s), program bundle (.sbin), HLO text (.hlo) or compiled model (.sbin)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("-d,--device", options->device, "Device URI (ref, tcp://HOST:PORT, …)")->capture_default_str();
+  cmd->add_option("-d,--device", options->device, "Device URI (rtl: Verilated RTL in process, ref: golden model, tcp://HOST:PORT, …)")->capture_default_str();
   cmd->add_option("-c,--config", options->config,
                   "Configuration (default: the program's .config, else small)");
   auto* inputs = cmd->add_option("--inputs", options->inputs,

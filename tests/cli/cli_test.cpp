@@ -160,7 +160,7 @@ TEST_F(CliRun, EveryExampleRunsOnTheGoldenModel) {
 TEST_F(CliRun, OutputsNpzMatchesJson) {
   const std::string example = Source("examples/asm/mlp_bf16.s");
   const CliResult result =
-      Systole({"run", example, "--json", "--outputs", Path("out.npz")});
+      Systole({"run", example, "--device", "ref", "--json", "--outputs", Path("out.npz")});
   ASSERT_EQ(result.exit_code, 0) << result.out;
   const auto json = nlohmann::json::parse(result.out);
   const auto arrays = systole::npy::ReadNpz(Path("out.npz"));
@@ -185,30 +185,30 @@ store mem=ub, dram=Y, stride=4, row=8, rows=2, elems=4, wait=vector
 halt
 )");
   systole::npy::WriteNpz(Path("in.npz"), {{systole::npy::ElementType::kInt8, {2, 4}, {1, -2, 3, -4, 5, 6, -7, 8}}});
-  CliResult result = Systole({"run", Path("id.s"), "--inputs", Path("in.npz"), "--json"});
+  CliResult result = Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("in.npz"), "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.out;
   auto json = nlohmann::json::parse(result.out);
   EXPECT_EQ(json["outputs"]["Y"]["values"].get<std::vector<double>>(),
             (std::vector<double>{1, -2, 3, -4, 5, 6, -7, 8}));
 
-  const CliResult a = Systole({"run", Path("id.s"), "--random-inputs", "7", "--json"});
-  const CliResult b = Systole({"run", Path("id.s"), "--random-inputs", "7", "--json"});
+  const CliResult a = Systole({"run", Path("id.s"), "--device", "ref", "--random-inputs", "7", "--json"});
+  const CliResult b = Systole({"run", Path("id.s"), "--device", "ref", "--random-inputs", "7", "--json"});
   ASSERT_EQ(a.exit_code, 0) << a.out;
   EXPECT_EQ(nlohmann::json::parse(a.out)["outputs"], nlohmann::json::parse(b.out)["outputs"]);
 
-  result = Systole({"run", Path("id.s")});
+  result = Systole({"run", Path("id.s"), "--device", "ref"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("--random-inputs"));
 
   systole::npy::WriteNpz(Path("wrong.npz"), {{systole::npy::ElementType::kInt8, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}}});
-  result = Systole({"run", Path("id.s"), "--inputs", Path("wrong.npz")});
+  result = Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("wrong.npz")});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("arr_0 has shape (4, 2) but input 'X' is (2, 4)"));
 }
 
 TEST_F(CliRun, FaultNamesTheErrorAndTheSourceLine) {
   Write("fault.s", ".config tiny\nload mem=ub, dram=0, stride=4, row=1023, rows=2, elems=4\nhalt\n");
-  const CliResult result = Systole({"run", Path("fault.s")});
+  const CliResult result = Systole({"run", Path("fault.s"), "--device", "ref"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("UB_RANGE"));
   EXPECT_THAT(result.out, HasSubstr("fault.s:2"));
@@ -216,7 +216,7 @@ TEST_F(CliRun, FaultNamesTheErrorAndTheSourceLine) {
 
 TEST_F(CliRun, ConfigurationMismatchIsRefused) {
   Write("p.s", ".config tiny\nhalt\n");
-  const CliResult result = Systole({"run", Path("p.s"), "--config", "small"});
+  const CliResult result = Systole({"run", Path("p.s"), "--device", "ref", "--config", "small"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("written for configuration 'tiny'"));
 }
