@@ -37,7 +37,9 @@ class LibusbStream final : public ByteStream {
     for (ssize_t i = 0; i < count && handle_ == nullptr; ++i) {
       libusb_device_descriptor descriptor{};
       if (libusb_get_device_descriptor(list[i], &descriptor) != 0) continue;
-      if (descriptor.idVendor != address.vendor || descriptor.idProduct != address.product) continue;
+      if (descriptor.idVendor != address.vendor || descriptor.idProduct != address.product) {
+        continue;
+      }
       libusb_device_handle* handle = nullptr;
       const int rc = libusb_open(list[i], &handle);
       if (rc == LIBUSB_ERROR_ACCESS) {
@@ -81,7 +83,8 @@ class LibusbStream final : public ByteStream {
     }
     Check(rc, "write to the bulk OUT endpoint");
     if (static_cast<std::size_t>(sent) != bytes.size()) {
-      throw LinkError(uri_, fmt::format("short USB write: {} of {} bytes sent", sent, bytes.size()));
+      throw LinkError(uri_,
+                      fmt::format("short USB write: {} of {} bytes sent", sent, bytes.size()));
     }
   }
 
@@ -89,9 +92,9 @@ class LibusbStream final : public ByteStream {
     if (pending_.empty()) {
       std::vector<std::uint8_t> buffer(std::max<std::size_t>(packet_bytes_, 16384));
       int got = 0;
+      const auto ms = static_cast<unsigned>(std::max<long>(1, timeout.count()));
       const int rc = libusb_bulk_transfer(handle_.get(), in_endpoint_, buffer.data(),
-                                          static_cast<int>(buffer.size()), &got,
-                                          static_cast<unsigned>(std::max<long>(1, timeout.count())));
+                                          static_cast<int>(buffer.size()), &got, ms);
       if (rc == LIBUSB_ERROR_TIMEOUT && got == 0) return 0;
       if (rc != LIBUSB_ERROR_TIMEOUT) Check(rc, "read from the bulk IN endpoint");
       pending_.assign(buffer.begin(), buffer.begin() + got);

@@ -68,7 +68,8 @@ class UsbLink final : public Link {
 
   void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
     for (std::size_t done = 0; done < bytes.size(); done += max_payload_) {
-      const auto piece = bytes.subspan(done, std::min<std::size_t>(max_payload_, bytes.size() - done));
+      const auto piece =
+          bytes.subspan(done, std::min<std::size_t>(max_payload_, bytes.size() - done));
       PayloadWriter w;
       w.U64(address + done).U32(static_cast<std::uint32_t>(piece.size()));
       const auto reply = Request(MessageType::kReadMemory, w.bytes(), kReplyTimeout);

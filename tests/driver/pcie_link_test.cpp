@@ -55,7 +55,8 @@ class FakeSysfs : public ::testing::Test {
   fs::path Dir() const { return root_ / "0000:01:00.0"; }
   void WriteFile(const std::string& name, const std::vector<std::uint8_t>& bytes) {
     std::ofstream(Dir() / name, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
   }
   std::vector<std::uint8_t> ReadFile(const std::string& name) {
     std::ifstream in(Dir() / name, std::ios::binary);
