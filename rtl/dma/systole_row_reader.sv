@@ -5,17 +5,23 @@
 // cycle while credits last), keeps the responses in order in a small FIFO, and assembles the
 // row with a byte shifter; bytes outside [dst, dst+len) are zero. Jobs overlap: the requests of
 // the next row go out while the words of this one come back, so a stream of rows runs at the
-// memory's rate.
+// memory's rate. Nothing waits a cycle between rows: the generator takes the next job in the
+// cycle it issues the last word of the current one, and the assembler starts the next row in
+// the cycle the finished one is taken — a stream of one-word rows moves one row per cycle.
 //
 //   jobs ──► request generator ──► mem_req            mem_rsp ──► response FIFO ──► assembler ──► rows
 //     └──────────────────────────► job FIFO (for the assembler) ─────────────────────┘
 //
 // The memory port has no back-pressure on responses, so a request is issued only when the
-// response FIFO has room for it (CREDITS words in flight or buffered).
+// response FIFO has room for it (CREDITS words in flight or buffered). CREDITS must cover the
+// memory's round trip (request to consumed response) to sustain one word per cycle: 16 covers
+// the 8-cycle latency the simulations model with room for arbitration. Every row in flight
+// holds a JOB_DEPTH entry until it is assembled, so JOB_DEPTH bounds the rows in flight: with
+// one-word rows it must cover the round trip too (4 entries held LOAD to ~2.8 cycles per row).
 module systole_row_reader #(
     parameter integer ROW_BYTES = 32,
-    parameter integer CREDITS = 8,
-    parameter integer JOB_DEPTH = 4
+    parameter integer CREDITS = 16,
+    parameter integer JOB_DEPTH = 16
 ) (
     input  logic                   clk,
     input  logic                   rst,
@@ -70,12 +76,14 @@ module systole_row_reader #(
 
   // Address of the job's last byte, in words (its low 5 bits select a byte, unused here).
   wire [42:0] job_end_word = 43'((job_addr + 48'(job_len) - 48'd1) >> 5);
-  assign job_ready = !gen_active && !jq_full;
+  wire   gen_finishing;  // the current job's last word is requested this cycle
+  assign job_ready = (!gen_active || gen_finishing) && !jq_full;
   wire job_take = job_valid && job_ready;
 
   assign mem_req_valid = gen_active && (credits_used != CW'(CREDITS));
   assign mem_req_addr  = {gen_word, 5'b0};
   wire   req_fire      = mem_req_valid && mem_req_ready;
+  assign gen_finishing = req_fire && gen_word == gen_last;
   assign stall_memory  = mem_req_valid && !mem_req_ready;
 
   // ---- Response FIFO ---------------------------------------------------------------------
@@ -93,7 +101,10 @@ module systole_row_reader #(
   wire  [42:0]            a_end_word = 43'((a_addr + 48'(a_len) - 48'd1) >> 5);
   wire  [15:0]            a_words = 16'(a_end_word - a_addr[47:5]) + 16'd1;
   wire                    a_last = asm_word == a_words - 16'd1;
-  wire                    consume = !rq_empty && !jq_empty && !row_full;
+  // A finished row leaves in the cycle row_ready takes it, so the next row's first word may be
+  // placed in that same cycle (into an empty buffer).
+  wire                    row_leaving = row_full && row_ready;
+  wire                    consume = !rq_empty && !jq_empty && (!row_full || row_leaving);
   wire                    rsp_word_taken = consume;
 
   // Byte p of the row comes from byte b = p + delta of the current word, where
@@ -103,7 +114,7 @@ module systole_row_reader #(
 
   logic [ROW_BYTES*8-1:0] placed;
   always_comb begin
-    placed = row_buf;
+    placed = row_full ? '0 : row_buf;
     for (int p = 0; p < ROW_BYTES; p++) begin
       logic signed [19:0] b;
       b = 20'(p) + delta;
