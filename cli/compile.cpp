@@ -2,6 +2,7 @@
 // instruction printed and, on request, the assembly listing of the device steps.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -51,12 +52,20 @@ void Compile(const CompileOptions& options) {
   text << in.rdbuf();
   compiler::CompileOptions compile_options;
   compile_options.fuse = !options.no_fuse;
+  const bool terminal = isatty(STDERR_FILENO) != 0;
   if (!options.quiet) {
-    compile_options.progress = [](const std::string& message) { fmt::print(stderr, "\r\033[K{}", message); };
+    // Rewritten in place on a terminal, one line per step otherwise.
+    compile_options.progress = [terminal](const std::string& message) {
+      if (terminal) {
+        fmt::print(stderr, "\r\033[K{}", message);
+      } else {
+        fmt::print(stderr, "{}\n", message);
+      }
+    };
   }
   const std::string source = std::filesystem::path(options.input).filename().string();
   const compiler::CompiledModel model = compiler::Compile(text.str(), source, config, compile_options);
-  if (!options.quiet) fmt::print(stderr, "\r\033[K");
+  if (!options.quiet && terminal) fmt::print(stderr, "\r\033[K");
   if (!options.output.empty()) compiler::SaveModel(model, options.output);
   if (!options.listing.empty()) {
     std::ofstream(options.listing) << compiler::Listing(model);

@@ -1,0 +1,104 @@
+// `systole compile` and `systole run MODEL.hlo|MODEL.sbin` run as a user would run them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "npy/npy.hpp"
+
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CliResult Systole(const std::vector<std::string>& args) {
+  std::string command = std::string("'") + SYSTOLE_CLI + "'";
+  for (const std::string& arg : args) command += " '" + arg + "'";  // test paths hold no quotes
+  command += " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string Corpus(const std::string& name) { return std::string(SYSTOLE_SHARED_DIR) + "/corpus/hlo/" + name; }
+
+class CliCompile : public ::testing::Test {
+ protected:
+  fs::path dir_ = fs::temp_directory_path() / ("systole_compile_cli_" + std::to_string(::getpid()));
+  void SetUp() override { fs::create_directories(dir_); }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+};
+
+TEST_F(CliCompile, CompilePrintsPlacementAndRunMatchesTheInterpreter) {
+  const std::string hlo = Corpus("01_mlp_fc_relu_tf.hlo");
+  CliResult result = Systole({"compile", hlo, "-q", "-o", Path("mlp.sbin"), "--listing", Path("mlp.s")});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("device  add.39"));
+  EXPECT_THAT(result.out, HasSubstr("gemm 300x3x5"));
+  EXPECT_THAT(result.out, HasSubstr("host    select.45"));
+  EXPECT_TRUE(fs::exists(Path("mlp.s")));
+
+  result = Systole({"run", Path("mlp.sbin"), "--device", "ref", "--random-inputs", "4", "--json", "-q",
+                    "--outputs", Path("device.npz")});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["config"], "small");
+  EXPECT_EQ(json["device_steps"], 1);
+  EXPECT_GT(json["cycles"].get<std::uint64_t>(), 0u);
+  EXPECT_TRUE(json["host_fallback_ops"].contains("select"));
+
+  result = Systole({"hlo", "interp", hlo, "--random-inputs", "4", "--outputs", Path("interp.npz")});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto device = systole::npy::ReadNpz(Path("device.npz"));
+  const auto interp = systole::npy::ReadNpz(Path("interp.npz"));
+  ASSERT_EQ(device.size(), 1u);
+  ASSERT_EQ(device[0].shape, interp[0].shape);
+  double scale = 0, error = 0;
+  for (std::size_t i = 0; i < interp[0].values.size(); ++i) {
+    scale = std::max(scale, std::abs(interp[0].values[i]));
+    error = std::max(error, std::abs(interp[0].values[i] - device[0].values[i]));
+  }
+  EXPECT_LE(error, scale / 64);
+
+  // The same HLO compiled on the fly gives the same outputs.
+  result = Systole({"run", hlo, "--device", "ref", "--random-inputs", "4", "-q", "--outputs", Path("direct.npz")});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_EQ(systole::npy::ReadNpz(Path("direct.npz"))[0].values, device[0].values);
+}
+
+TEST_F(CliCompile, ErrorsAreClear) {
+  CliResult result = Systole({"compile", Corpus("01_mlp_fc_relu_tf.hlo"), "--config", "small-int8", "-q"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("int8 MXU"));
+  EXPECT_THAT(result.out, HasSubstr("dot.36"));
+
+  ASSERT_EQ(Systole({"compile", Corpus("13_add_dot_legacy_operand_shapes.hlo"), "-q", "-o", Path("m.sbin")}).exit_code, 0);
+  result = Systole({"run", Path("m.sbin"), "--device", "ref", "--config", "small-int8", "--random-inputs", "1"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("compiled for configuration 'small'"));
+  result = Systole({"run", Path("m.sbin"), "--device", "ref"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("--random-inputs"));
+}
+
+}  // namespace
