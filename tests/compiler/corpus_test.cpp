@@ -20,7 +20,7 @@ constexpr double kFloatTolerance = 1.0 / 64;
 
 struct Case {
   std::string file;
-  std::size_t device_steps;  // dots and convolutions on the MXU
+  std::size_t device_steps;  // dots / convolutions on the MXU, bf16 elementwise ops on the vector unit
 };
 
 class Corpus : public ::testing::TestWithParam<Case> {};
@@ -33,15 +33,15 @@ TEST_P(Corpus, MatchesTheInterpreterOnTheGoldenModel) {
   EXPECT_EQ(result.run.stats.device_steps, c.device_steps);
   EXPECT_LE(result.error, kFloatTolerance) << c.file;
   if (c.device_steps > 0) {
-    EXPECT_GT(result.run.stats.macs, 0u);
+    EXPECT_GT(result.run.stats.cycles, 0u);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Hlo, Corpus,
     ::testing::Values(Case{"01_mlp_fc_relu_tf.hlo", 1}, Case{"03_conv7x7s2_bias_nhwc.hlo", 1},
-                      Case{"05_depthwise_conv3x3_nchw_bf16.hlo", 1}, Case{"07_mha_softmax_attention_bf16.hlo", 2},
-                      Case{"08_layer_norm_bf16.hlo", 0}, Case{"10_mean_reduce_bf16.hlo", 0},
+                      Case{"05_depthwise_conv3x3_nchw_bf16.hlo", 1}, Case{"07_mha_softmax_attention_bf16.hlo", 5},
+                      Case{"08_layer_norm_bf16.hlo", 4}, Case{"10_mean_reduce_bf16.hlo", 0},
                       Case{"13_add_dot_legacy_operand_shapes.hlo", 1}),
     [](const ::testing::TestParamInfo<Case>& param) { return "f" + param.param.file.substr(0, 2); });
 

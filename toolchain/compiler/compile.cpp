@@ -39,7 +39,8 @@ std::string HostReason(const Instruction& i) {
     case Opcode::kConvert:
       return "data movement";
     default:
-      return "no device kernel (vector-unit lowering of this op is not implemented)";
+      // The vector unit takes bf16 add/sub/mul/max/min of equal shapes (lower_vector.cpp).
+      return IsElementwiseBinary(i.opcode) ? "not a bf16 op of two equal shapes" : "no device kernel";
   }
 }
 
@@ -108,19 +109,21 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
 
   // Build the programs. A group whose shapes the kernels reject runs on the host, one
   // instruction at a time, so it is dissolved before deciding what is needed.
+  std::unordered_set<const Instruction*> fused;
+  for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
   std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> programs;
   std::size_t built = 0;
   for (const Instruction* i : order) {
     const auto g = group_of_result.find(i);
-    if (g == group_of_result.end()) continue;
-    if (options.progress) {
-      options.progress(fmt::format("device step {}/{}: {}", ++built, group_of_result.size(), g->second.anchor->name));
-    }
+    const bool vector = g == group_of_result.end() && !fused.contains(i) && detail::RunsOnVectorUnit(*i, config);
+    if (g == group_of_result.end() && !vector) continue;
+    if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
     try {
-      programs[i] = std::make_shared<DeviceStep>(detail::LowerGroup(g->second, config));
+      programs[i] = std::make_shared<DeviceStep>(vector ? detail::LowerVector(*i, config)
+                                                        : detail::LowerGroup(g->second, config));
     } catch (const std::invalid_argument& error) {
-      rejected[g->second.anchor] = fmt::format("kernel: {}", error.what());
-      group_of_result.erase(g);
+      rejected[vector ? i : g->second.anchor] = fmt::format("kernel: {}", error.what());
+      if (!vector) group_of_result.erase(g);
     }
   }
 
@@ -139,8 +142,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
 
   for (const Instruction* i : order) {
     if (!needed.contains(i) || i->opcode == Opcode::kParameter) continue;
-    if (group_of_result.contains(i)) {
-      model.steps.push_back({Step::Kind::kDevice, i->name, "", programs.at(i)});
+    if (const auto p = programs.find(i); p != programs.end()) {
+      model.steps.push_back({Step::Kind::kDevice, i->name, "", p->second});
     } else {
       const auto r = rejected.find(i);
       model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i), nullptr});

@@ -44,4 +44,8 @@ Group PlanGroup(const hlo::Instruction& anchor, const Users& users, const hlo::I
 // shapes the kernels reject, which then run on the host.
 DeviceStep LowerGroup(const Group& group, const Config& config);
 
+// An elementwise instruction the vector unit computes as the HLO does (lower_vector.cpp).
+bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config);
+DeviceStep LowerVector(const hlo::Instruction& instruction, const Config& config);
+
 }  // namespace systole::compiler::detail
