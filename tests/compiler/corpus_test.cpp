@@ -88,6 +88,7 @@ TEST_P(Rtl, MatchesTheGoldenModelBitForBit) {
     GTEST_SKIP() << "no Verilated " << c.config << " core in this build: " << error.what();
   }
   const CompiledModel model = Compile(ReadText(path), c.file, config);
+  EXPECT_GE(model.DeviceStepCount(), 1u);
   const auto inputs = hlo::RandomInputs(*model.module, 9);
   Device ref = Device::Open("ref", config);
   const RunResult on_ref = Execute(model, ref, inputs);
@@ -102,6 +103,7 @@ TEST_P(Rtl, MatchesTheGoldenModelBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Programs, Rtl,
                          ::testing::Values(RtlCase{"01_mlp_fc_relu_tf.hlo", "small", false},
                                            RtlCase{"13_add_dot_legacy_operand_shapes.hlo", "small", false},
+                                           RtlCase{"bf16_residual_block.hlo", "small", true},
                                            RtlCase{"s8_dense_bias.hlo", "small-int8", true},
                                            RtlCase{"s8_conv3x3.hlo", "small-int8", true}),
                          [](const ::testing::TestParamInfo<RtlCase>& param) {
