@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "asm/assembler.hpp"
 #include "regs/regmap.hpp"
 #include "systole/device.hpp"
 #include "systole/protocol.hpp"
@@ -83,6 +84,18 @@ TEST(UsbSim, RefusalsBecomeLinkErrorsNamingTheRequest) {
               ::testing::ThrowsMessage<LinkError>(HasSubstr("BAD_REGISTER")));
   EXPECT_THROW(link->Allocate(1ull << 40, 64, std::nullopt), LinkError);
   link->WriteMemory(0, bytes);  // the link goes on working
+}
+
+// WAIT with a launch still running: the bridge counts the timeout in device cycles and says
+// "timed out"; a longer wait sees the launch finish.
+TEST(UsbSim, WaitTimesOutWhileALaunchRuns) {
+  Device device = Device::Open("usb+sim", LoadConfig("tiny"));
+  Program program = device.Load(assembly::AssembleFile(
+      std::string(SYSTOLE_SOURCE_DIR) + "/examples/asm/conv_pool_tiny.s"));
+  systole::Run run = program.Launch();
+  EXPECT_FALSE(run.Wait(milliseconds(0)));
+  EXPECT_TRUE(run.Wait(milliseconds(60000)));
+  EXPECT_GT(device.ReadCounters()["INSNS"], 0u);
 }
 
 // Raw frames into the simulated bridge: a corrupt frame and garbage get ERROR replies with the
