@@ -30,6 +30,7 @@ struct RunOptions {
   std::string config;  // empty: the program's .config, else the default
   std::string inputs;
   std::optional<unsigned> random_seed;
+  std::optional<std::uint64_t> network_seed;  // models only: compiler::NetworkInputs
   std::string outputs;
   bool json = false;
   bool quiet = false;
@@ -260,19 +261,25 @@ void AddRunCommand(CLI::App& app) {
   auto* inputs = cmd->add_option("--inputs", options->inputs,
                                  "Input arrays as .npz (arr_0, arr_1, … in .input order)")
                      ->check(CLI::ExistingFile);
-  cmd->add_option("--random-inputs", options->random_seed, "Fill the inputs randomly from SEED")
+  auto* random = cmd->add_option("--random-inputs", options->random_seed, "Fill the inputs randomly from SEED")
       ->excludes(inputs);
   cmd->add_option("--outputs", options->outputs, "Write the outputs to this .npz");
   cmd->add_flag("--json", options->json, "Print a JSON summary");
   cmd->add_option("--timeout-ms", options->timeout_ms, "Give up waiting after this long")
       ->capture_default_str();
+  cmd->add_option("--network-inputs", options->network_seed,
+                  "Models: random inputs scaled like a trained network's from SEED (weights by fan-in, "
+                  "positive per-channel vectors; docs/COMPILER.md)")
+      ->excludes(inputs)
+      ->excludes(random);
   cmd->add_flag("-q,--quiet", options->quiet, "Models: no progress on stderr");
   cmd->callback([options] {
     if (IsHloFile(options->program) || IsModelPath(options->program)) {
       RunModel({options->program, options->device, options->config, options->inputs,
                 options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
-                options->outputs, options->json, options->quiet});
+                options->network_seed, options->outputs, options->json, options->quiet});
     } else {
+      if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
       RunProgram(*options);
     }
   });

@@ -72,6 +72,8 @@ void RunModel(const ModelRunOptions& options) {
     inputs = hlo::InputsFromArrays(*model.module, npy::ReadNpz(options.inputs));
   } else if (options.random_seed) {
     inputs = hlo::RandomInputs(*model.module, *options.random_seed);
+  } else if (options.network_seed) {
+    inputs = compiler::NetworkInputs(*model.module, *options.network_seed);
   } else if (!model.module->entry->Parameters().empty()) {
     throw std::runtime_error(fmt::format("{} takes {} input(s): pass --inputs FILE.npz or --random-inputs SEED",
                                          options.model, model.module->entry->Parameters().size()));

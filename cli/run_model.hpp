@@ -13,6 +13,7 @@ struct ModelRunOptions {
   std::string config;  // empty: the model file's, or the default for HLO
   std::string inputs;
   std::optional<std::uint64_t> random_seed;
+  std::optional<std::uint64_t> network_seed;  // compiler::NetworkInputs
   std::string outputs;
   bool json = false;
   bool quiet = false;

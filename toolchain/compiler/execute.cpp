@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "hlo/interpreter.hpp"
+#include "hlo/io.hpp"
 #include "numerics/bf16.hpp"
 
 namespace systole::compiler {
@@ -238,6 +239,35 @@ std::vector<double> Permute(const std::vector<double>& data, const std::vector<s
     }
   }
   return out;
+}
+
+std::vector<hlo::Literal> NetworkInputs(const hlo::Module& module, std::uint64_t seed) {
+  std::vector<hlo::Literal> inputs = hlo::RandomInputs(module, seed);
+  std::unordered_map<const hlo::Instruction*, double> fan_in;
+  for (const hlo::Instruction* i : module.entry->PostOrder()) {
+    if (i->opcode != hlo::Opcode::kDot && i->opcode != hlo::Opcode::kConvolution) continue;
+    const hlo::Instruction* weights = i->operands.at(1);
+    double n = 1;
+    if (i->opcode == hlo::Opcode::kDot) {
+      for (std::int64_t d : i->dot_dims.rhs_contracting) n *= double(weights->shape.dims[static_cast<std::size_t>(d)]);
+    } else {
+      n = double(weights->shape.Elements()) /
+          double(weights->shape.dims[static_cast<std::size_t>(i->conv_dims.kernel_output_feature)]);
+    }
+    fan_in[weights] = n;
+  }
+  const std::vector<hlo::Instruction*> parameters = module.entry->Parameters();
+  for (std::size_t p = 0; p < inputs.size(); ++p) {
+    hlo::Literal& input = inputs[p];
+    if (!hlo::IsFloating(input.shape.type)) continue;
+    if (const auto it = fan_in.find(parameters[p]); it != fan_in.end()) {
+      for (double& v : input.values) v *= std::sqrt(3.0 / it->second);
+    } else if (input.shape.Rank() == 1) {
+      for (double& v : input.values) v = 1.0 + 0.5 * v;
+    }
+    hlo::RoundAll(input.shape.type, input.values);
+  }
+  return inputs;
 }
 
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,

@@ -33,6 +33,14 @@ struct RunResult {
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress = {});
 
+// Random inputs shaped like a trained network's, for demonstrations and tests of deep models:
+// hlo::RandomInputs(module, seed), then every parameter that is the weights (operand 1) of a
+// dot or convolution is scaled by sqrt(3 / fan-in) (He-style: activations keep their size
+// through many layers) and every rank-1 parameter (biases, batch-norm scale, shift, mean,
+// variance) is mapped into [0.5, 1.5), so variances are positive. Plain uniform [-1, 1)
+// inputs make ResNet-50's batch norms take rsqrt of negative variances.
+std::vector<hlo::Literal> NetworkInputs(const hlo::Module& module, std::uint64_t seed);
+
 // Values in device order: `data` has row-major dims `dims`; the result has dims
 // dims[permutation[0]], dims[permutation[1]], … (a transpose).
 std::vector<double> Permute(const std::vector<double>& data, const std::vector<std::int64_t>& dims,

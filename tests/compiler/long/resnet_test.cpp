@@ -4,7 +4,6 @@
 #include <gmock/gmock.h>
 
 #include <cstdlib>
-#include <random>
 
 #include "compiler_test_util.hpp"
 
@@ -14,25 +13,6 @@ namespace {
 using testing::CompileRunCompare;
 using testing::CorpusFile;
 using testing::ReadText;
-
-// hlo::RandomInputs draws every parameter from [-1, 1): batch-norm variances go negative
-// (rsqrt -> NaN) and 50 layers of unscaled weights overflow. These inputs are what a trained
-// network looks like to the numerics: weights (rank >= 2) scaled by sqrt(3 / fan-in), so
-// activations keep their size; per-channel vectors (scale, shift, mean, variance) in [0.5, 1.5).
-std::vector<hlo::Literal> NetworkInputs(const hlo::Module& module, std::uint64_t seed) {
-  std::vector<hlo::Literal> inputs = hlo::RandomInputs(module, seed);
-  for (hlo::Literal& input : inputs) {
-    const auto& dims = input.shape.dims;
-    if (dims.size() == 1) {
-      for (double& v : input.values) v = 1.0 + 0.5 * v;
-    } else if (dims.size() >= 2 && input.shape.Elements() != 224 * 224 * 3) {
-      const double fan_in = double(input.shape.Elements()) / double(dims.back());
-      for (double& v : input.values) v *= std::sqrt(3.0 / fan_in);
-    }
-    hlo::RoundAll(input.shape.type, input.values);
-  }
-  return inputs;
-}
 
 // The predictions (output 0, after the softmax) against the f32 interpreter: bf16 operands
 // through 53 layers, with batch norm folded into the weights before they are rounded.
