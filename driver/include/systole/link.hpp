@@ -62,7 +62,9 @@ class Link {
 
 // Opens a link by URI. `config` selects the configuration for devices that are built on
 // demand (the in-process models); hardware and servers report their own. Supported: "ref",
-// "tcp://HOST:PORT[?token=TOKEN]" (the token may also come from $SYSTOLE_TOKEN).
+// "rtl", "tcp://HOST:PORT[?token=TOKEN]" (the token may also come from $SYSTOLE_TOKEN),
+// "usb://VID:PID[/SERIAL]", "pcie://DDDD:BB:DD.F", and the simulated USB and PCIe paths
+// "usb+sim" and "pcie+sim" (docs/HOST_LINKS.md).
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
 
 // The backends OpenLink dispatches to, for code that builds links directly.
