@@ -252,7 +252,7 @@ void GemmTable(const Config& config, const std::vector<Shape>& shapes, const std
 // same core clocked with nothing to do (the floor cost of evaluating the model).
 void SpeedTable(const Shape& shape) {
   fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}; idle: the core clocked "
-             "with no launch)\n\n| core | cycles | sim s | cycles/s | PE-updates/s | idle cycles/s |\n"
+             "with no launch)\n\n| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s |\n"
              "|---|---:|---:|---:|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
   for (const std::string& name : BuiltRtlConfigs()) {
     if (name == "v2") continue;  // minutes per GEMM: the long test covers it
