@@ -24,7 +24,10 @@ module systole_hbm_ctrl #(
     // about 64: MemoryTimingModel measured 88.6% of peak with 32 and 92.8% with 64.
     parameter integer ROB_DEPTH = 64,
     // Column commands in flight per channel (a power of two): covers t_cl / t_ccd_s reads.
-    parameter integer INFLIGHT = 32
+    parameter integer INFLIGHT = 32,
+    // 0: DRAM channels (systole_hbm_channel, the dram_* buses); 1: on-chip RAM channels
+    // (systole_hbm_bram_channel; the dram_* outputs are idle and its inputs ignored).
+    parameter integer BACKEND = 0
 ) (
     input  logic clk,
     input  logic rst,
@@ -95,32 +98,54 @@ module systole_hbm_ctrl #(
   wire accept = mem_req_valid && mem_req_ready;
 
   for (genvar c = 0; c < CHANNELS; c++) begin : g_channel
-    systole_hbm_channel #(
-        .BG_BITS(BG_BITS), .BA_BITS(BA_BITS), .COL_BITS(COL_BITS), .ROW_BITS(ROW_BITS),
-        .ID_BITS(RW), .DEPTH(QUEUE_DEPTH), .INFLIGHT(INFLIGHT)
-    ) u_channel (
-        .clk, .rst, .t_burst, .t_rcd, .t_rp, .t_ras, .t_wl, .t_wr, .t_rtp, .t_rrd_s, .t_rrd_l,
-        .t_faw, .t_ccd_s, .t_ccd_l, .t_wtr, .t_rtw, .t_refi, .t_rfc, .starve_limit,
-        .req_valid(mem_req_valid && !refused && !rob_full && !rst && channel_wide == 48'(c)),
-        .req_ready(ch_req_ready[c]),
-        .req_write(mem_req_write),
-        .req_addr(local_addr),
-        .req_wdata(mem_req_wdata),
-        .req_wstrb(mem_req_wstrb),
-        .req_id(tail_q[RW-1:0]),
-        .rsp_valid(ch_rsp_valid[c]),
-        .rsp_ready(1'b1),  // the ROB has a slot for every request it let in
-        .rsp_id(ch_rsp_id[c*RW +: RW]),
-        .rsp_rdata(ch_rsp_rdata[c*256 +: 256]),
-        .dram_cmd(dram_cmd[c*3 +: 3]),
-        .dram_bg(dram_bg[c*BG_BITS +: BG_BITS]),
-        .dram_ba(dram_ba[c*BA_BITS +: BA_BITS]),
-        .dram_row(dram_row[c*ROW_BITS +: ROW_BITS]),
-        .dram_col(dram_col[c*COL_BITS +: COL_BITS]),
-        .dram_wdata(dram_wdata[c*256 +: 256]),
-        .dram_wstrb(dram_wstrb[c*32 +: 32]),
-        .dram_rvalid(dram_rvalid[c]),
-        .dram_rdata(dram_rdata[c*256 +: 256]));
+    wire req_valid_c = mem_req_valid && !refused && !rob_full && !rst && channel_wide == 48'(c);
+    if (BACKEND == 1) begin : g_bram
+      systole_hbm_bram_channel #(.ADDR_BITS(LOCAL_W), .ID_BITS(RW)) u_channel (
+          .clk, .rst, .req_valid(req_valid_c), .req_ready(ch_req_ready[c]),
+          .req_write(mem_req_write), .req_addr(local_addr), .req_wdata(mem_req_wdata),
+          .req_wstrb(mem_req_wstrb), .req_id(tail_q[RW-1:0]), .rsp_valid(ch_rsp_valid[c]),
+          .rsp_ready(1'b1), .rsp_id(ch_rsp_id[c*RW +: RW]),
+          .rsp_rdata(ch_rsp_rdata[c*256 +: 256]));
+      assign dram_cmd[c*3 +: 3] = '0;
+      assign dram_bg[c*BG_BITS +: BG_BITS] = '0;
+      assign dram_ba[c*BA_BITS +: BA_BITS] = '0;
+      assign dram_row[c*ROW_BITS +: ROW_BITS] = '0;
+      assign dram_col[c*COL_BITS +: COL_BITS] = '0;
+      assign dram_wdata[c*256 +: 256] = '0;
+      assign dram_wstrb[c*32 +: 32] = '0;
+      /* verilator lint_off UNUSEDSIGNAL */
+      wire unused_dram = ^{dram_rvalid[c], dram_rdata[c*256 +: 256], t_burst, t_rcd, t_rp,
+                           t_ras, t_wl, t_wr, t_rtp, t_rrd_s, t_rrd_l, t_faw, t_ccd_s, t_ccd_l,
+                           t_wtr, t_rtw, t_refi, t_rfc, starve_limit};
+      /* verilator lint_on UNUSEDSIGNAL */
+    end else begin : g_dram
+      systole_hbm_channel #(
+          .BG_BITS(BG_BITS), .BA_BITS(BA_BITS), .COL_BITS(COL_BITS), .ROW_BITS(ROW_BITS),
+          .ID_BITS(RW), .DEPTH(QUEUE_DEPTH), .INFLIGHT(INFLIGHT)
+      ) u_channel (
+          .clk, .rst, .t_burst, .t_rcd, .t_rp, .t_ras, .t_wl, .t_wr, .t_rtp, .t_rrd_s, .t_rrd_l,
+          .t_faw, .t_ccd_s, .t_ccd_l, .t_wtr, .t_rtw, .t_refi, .t_rfc, .starve_limit,
+          .req_valid(req_valid_c),
+          .req_ready(ch_req_ready[c]),
+          .req_write(mem_req_write),
+          .req_addr(local_addr),
+          .req_wdata(mem_req_wdata),
+          .req_wstrb(mem_req_wstrb),
+          .req_id(tail_q[RW-1:0]),
+          .rsp_valid(ch_rsp_valid[c]),
+          .rsp_ready(1'b1),  // the ROB has a slot for every request it let in
+          .rsp_id(ch_rsp_id[c*RW +: RW]),
+          .rsp_rdata(ch_rsp_rdata[c*256 +: 256]),
+          .dram_cmd(dram_cmd[c*3 +: 3]),
+          .dram_bg(dram_bg[c*BG_BITS +: BG_BITS]),
+          .dram_ba(dram_ba[c*BA_BITS +: BA_BITS]),
+          .dram_row(dram_row[c*ROW_BITS +: ROW_BITS]),
+          .dram_col(dram_col[c*COL_BITS +: COL_BITS]),
+          .dram_wdata(dram_wdata[c*256 +: 256]),
+          .dram_wstrb(dram_wstrb[c*32 +: 32]),
+          .dram_rvalid(dram_rvalid[c]),
+          .dram_rdata(dram_rdata[c*256 +: 256]));
+    end
   end
 
   wire head_ready = head_q != tail_q && done_q[head_q[RW-1:0]];

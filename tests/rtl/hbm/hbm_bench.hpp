@@ -46,9 +46,10 @@ struct Request {
   std::uint32_t wstrb = 0xffffffffu;
 };
 
-template <class Model>
+template <class M>
 class HbmBench {
  public:
+  using Model = M;
   HbmBench(const Variant& variant, const DramConfig& timing, const HarnessOptions& options = {})
       : variant_(variant),
         sim_("hbm", options),

@@ -11,6 +11,7 @@ module hbm_tb #(
     parameter integer COL_BITS = 5,
     parameter integer QUEUE_DEPTH = 16,
     parameter integer ROB_DEPTH = 64,
+    parameter integer BACKEND = 0,
     localparam integer ROW_BITS = (MEM_BYTES_HI != 0 ? 32 + $clog2(MEM_BYTES_HI)
                                                      : $clog2(MEM_BYTES_LO))
                                   - $clog2(MEM_CHANNELS) - 5 - BG_BITS - COL_BITS - BA_BITS
@@ -53,7 +54,7 @@ module hbm_tb #(
   systole_hbm_ctrl #(
       .CHANNELS(MEM_CHANNELS), .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .MEM_BYTES_LO(MEM_BYTES_LO),
       .MEM_BYTES_HI(MEM_BYTES_HI), .BG_BITS(BG_BITS), .BA_BITS(BA_BITS), .COL_BITS(COL_BITS),
-      .QUEUE_DEPTH(QUEUE_DEPTH), .ROB_DEPTH(ROB_DEPTH)
+      .QUEUE_DEPTH(QUEUE_DEPTH), .ROB_DEPTH(ROB_DEPTH), .BACKEND(BACKEND)
   ) u_ctrl (
       .clk, .rst, .t_burst, .t_rcd, .t_rp, .t_ras, .t_wl, .t_wr, .t_rtp, .t_rrd_s, .t_rrd_l,
       .t_faw, .t_ccd_s, .t_ccd_l, .t_wtr, .t_rtw, .t_refi, .t_rfc, .starve_limit,
