@@ -5,8 +5,10 @@
 // Replies leave from the worker thread itself when nothing is queued before them: a
 // non-blocking sendmsg straight from the worker saves the hand-off to the I/O thread, one of
 // the four thread wake-ups of a register round trip. Whatever the socket does not take at once
-// goes to the queue, which the I/O thread drains. A mutex orders the two writers and keeps the
-// socket open while the worker sends.
+// goes to the queue, which the I/O thread drains. The worker also counts the request as
+// answered and, if that lifts the read limit, has the I/O thread read again; otherwise the I/O
+// thread is not woken at all. One mutex orders the two writers, keeps the socket open while the
+// worker sends, and guards the count.
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -58,9 +60,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   void ReadHeader() {
-    if (in_flight_ >= kMaxRequestsInFlight) {
-      reading_paused_ = true;
-      return;
+    {
+      std::lock_guard lock(mutex_);
+      if (closed_) return;
+      if (in_flight_ >= kMaxRequestsInFlight) {
+        reading_paused_ = true;  // the worker resumes reading when it answers one
+        return;
+      }
     }
     asio::async_read(socket_, asio::buffer(header_),
                      [self = shared_from_this()](boost::system::error_code error, std::size_t) {
@@ -88,7 +94,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       const protocol::DecodeError error = protocol::ChecksumError(header_, payload_);
       WriteError(error.request_id, error.code, error.message, false);
     } else {
-      ++in_flight_;
+      {
+        std::lock_guard lock(mutex_);  // counted before the worker can answer it
+        ++in_flight_;
+      }
       host_.Deliver(id_, protocol::Frame{fields_.type, fields_.request_id, std::move(payload_)});
       payload_ = {};
     }
@@ -97,13 +106,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // On the worker thread: send now if nothing is queued and the socket takes it all; queue
   // what is left (at once, so that nothing the worker sends next can overtake it). The I/O
-  // thread then counts the request as answered and starts the queue if this made it non-empty.
+  // thread hears of it only when it has work: a queue to start, or reading to resume.
   void ReplyFromWorker(const protocol::Header& header, std::vector<std::uint8_t> payload,
                        bool close) {
     bool start = false;
+    bool resume = false;
     {
-      std::lock_guard lock(write_mutex_);
+      std::lock_guard lock(mutex_);
       if (closed_) return;
+      if (in_flight_ > 0) --in_flight_;
+      if (reading_paused_ && in_flight_ < kMaxRequestsInFlight) {
+        reading_paused_ = false;
+        resume = true;
+      }
       std::size_t sent = 0;
       if (!close && writes_.empty()) {
         sent = SendNow(header, payload);
@@ -114,15 +129,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
         start = writes_.size() == 1;
       }
     }
-    asio::post(socket_.get_executor(), [self = shared_from_this(), start] {
-      self->Replied();
-      if (!start) return;
-      std::lock_guard lock(self->write_mutex_);
-      if (!self->closed_ && !self->writes_.empty()) self->WriteNext();
+    if (!start && !resume) return;
+    asio::post(socket_.get_executor(), [self = shared_from_this(), start, resume] {
+      if (start) {
+        std::lock_guard lock(self->mutex_);
+        if (!self->closed_ && !self->writes_.empty()) self->WriteNext();
+      }
+      if (resume) self->ReadHeader();
     });
   }
 
-  // Under write_mutex_: as much of the frame as the socket takes without blocking.
+  // Under mutex_: as much of the frame as the socket takes without blocking.
   std::size_t SendNow(const protocol::Header& header, const std::vector<std::uint8_t>& payload) {
     iovec parts[2] = {{const_cast<std::uint8_t*>(header.data()), header.size()},
                       {const_cast<std::uint8_t*>(payload.data()), payload.size()}};
@@ -132,15 +149,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const ssize_t sent = ::sendmsg(socket_.native_handle(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
     // Nothing sent (a full socket, or an error the I/O thread's own write will meet and report).
     return sent > 0 ? static_cast<std::size_t>(sent) : 0;
-  }
-
-  // On the I/O thread: one request fewer with the device host; read again if that was the limit.
-  void Replied() {
-    if (in_flight_ > 0) --in_flight_;
-    if (reading_paused_ && in_flight_ < kMaxRequestsInFlight && !closed_) {
-      reading_paused_ = false;
-      ReadHeader();
-    }
   }
 
   void WriteError(std::uint32_t request_id, protocol::ErrorCode code, std::string_view message,
@@ -153,13 +161,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // On the I/O thread.
   void Write(const protocol::Header& header, std::vector<std::uint8_t> payload, bool close_after) {
-    std::lock_guard lock(write_mutex_);
+    std::lock_guard lock(mutex_);
     if (closed_) return;
     writes_.push_back({header, std::move(payload), close_after, 0});
     if (writes_.size() == 1) WriteNext();
   }
 
-  // Under write_mutex_, on the I/O thread. The front stays put (a deque's elements do not move
+  // Under mutex_, on the I/O thread. The front stays put (a deque's elements do not move
   // when the worker queues more behind it) until its write completes.
   void WriteNext() {
     const PendingWrite& next = writes_.front();
@@ -171,7 +179,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     asio::async_write(socket_, buffers,
                       [self = shared_from_this()](boost::system::error_code error, std::size_t) {
                         if (error) return self->Shutdown();
-                        std::unique_lock lock(self->write_mutex_);
+                        std::unique_lock lock(self->mutex_);
                         if (self->closed_) return;  // Shutdown emptied the queue meanwhile
                         const bool close = self->writes_.front().close_after;
                         self->writes_.pop_front();
@@ -185,7 +193,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void Shutdown() {
     {
-      std::lock_guard lock(write_mutex_);  // the worker may be sending on this socket
+      std::lock_guard lock(mutex_);  // the worker may be sending on this socket
       if (closed_) return;
       closed_ = true;
       writes_.clear();
@@ -214,14 +222,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   protocol::Header header_{};
   protocol::HeaderFields fields_;
   std::vector<std::uint8_t> payload_;
-  // The write side, shared by the I/O thread and the worker.
-  std::mutex write_mutex_;
+  // Shared by the I/O thread and the worker.
+  std::mutex mutex_;
   std::deque<PendingWrite> writes_;
   bool closed_ = false;
-  // The read side: the I/O thread's alone.
-  std::uint32_t in_flight_ = 0;
-  bool reading_paused_ = false;
-  bool started_ = false;
+  std::uint32_t in_flight_ = 0;  // requests with the device host, not yet answered
+  bool reading_paused_ = false;  // at kMaxRequestsInFlight: no read outstanding
+  bool started_ = false;         // the I/O thread's alone
 };
 
 asio::ip::address ParseAddress(const std::string& address) {
