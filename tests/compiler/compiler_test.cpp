@@ -87,6 +87,33 @@ ENTRY e {
   EXPECT_LT(testing::RelativeError(plain_run.result, expected), 1.0 / 32);
 }
 
+TEST(Compiler, ZeroPadBeforeAConvolutionBecomesItsPaddingBitExactly) {
+  const std::string text = R"(HloModule padded
+ENTRY e {
+  x = f32[1,10,12,3] parameter(0)
+  zero = f32[] constant(0)
+  p = f32[1,16,18,3] pad(x, zero), padding=0_0x3_3x2_4x0_0
+  w = f32[7,7,3,16] parameter(1)
+  ROOT c = f32[1,5,6,16] convolution(p, w), window={size=7x7 stride=2x2}, dim_labels=b01f_01io->b01f
+})";
+  const Config config = LoadConfig("small");
+  const CompiledModel fused = Compile(text, "padded", config);
+  ASSERT_EQ(fused.steps.size(), 1u) << "the pad is not computed on the host";
+  EXPECT_THAT(fused.steps[0].device->covers, ::testing::ElementsAre("p", "c"));
+  EXPECT_EQ(fused.steps[0].device->inputs[0].value, "x");
+  CompileOptions plain_options;
+  plain_options.fuse = false;
+  const CompiledModel plain = Compile(text, "padded", config, plain_options);
+  EXPECT_EQ(FindStep(plain, "p")->kind, Step::Kind::kHost);
+  const std::vector<hlo::Literal> inputs = hlo::RandomInputs(*fused.module, 5);
+  Device device = Device::Open("ref", config);
+  const RunResult a = Execute(fused, device, inputs);
+  const RunResult b = Execute(plain, device, inputs);
+  EXPECT_EQ(a.result.values, b.result.values) << "padding pixels add +0 products either way";
+  const hlo::Literal expected = hlo::Interpreter(*fused.module).Run(inputs);
+  EXPECT_LT(testing::RelativeError(a.result, expected), 1.0 / 64);
+}
+
 TEST(Compiler, F32ResultWithOtherUsersStaysFp32AndKeepsReluOnTheHost) {
   const std::string text = R"(HloModule keep
 ENTRY e {

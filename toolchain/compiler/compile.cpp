@@ -133,7 +133,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     const Instruction* i = *it;
     if (!needed.contains(i)) continue;
     if (const auto g = group_of_result.find(i); g != group_of_result.end()) {
-      needed.insert(g->second.anchor->operands.begin(), g->second.anchor->operands.end());
+      needed.insert(g->second.input);
+      needed.insert(g->second.anchor->operands.at(1));
       for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
     } else {
       needed.insert(i->operands.begin(), i->operands.end());

@@ -7,6 +7,7 @@
 // function. This is what lets ResNet-50's conv + bias + batch norm + ReLU run as one step.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "compiler/lowering.hpp"
@@ -47,6 +48,28 @@ const Instruction* PerChannelVector(const Instruction& broadcast, std::int64_t f
     }
   }
   return found ? vector : nullptr;
+}
+
+// A zero, non-interior pad of only the spatial dimensions whose one user is the convolution
+// becomes part of the convolution's padding.
+void AbsorbPad(Group& group, const Users& users) {
+  const Instruction& pad = *group.input;
+  if (pad.opcode != Opcode::kPad || UniformConstant(*pad.operands.at(1)) != 0.0) return;
+  const auto it = users.find(&pad);
+  if (it == users.end() || it->second.size() != 1) return;
+  const hlo::ConvDimensionNumbers& d = group.anchor->conv_dims;
+  for (std::size_t dim = 0; dim < pad.padding.size(); ++dim) {
+    const hlo::PadDim& p = pad.padding[dim];
+    if (p.interior != 0 || p.low < 0 || p.high < 0) return;
+    const bool spatial = std::find(d.input_spatial.begin(), d.input_spatial.end(), std::int64_t(dim)) != d.input_spatial.end();
+    if (!spatial && (p.low != 0 || p.high != 0)) return;
+  }
+  for (std::size_t s = 0; s < 2; ++s) {
+    const hlo::PadDim& p = pad.padding.at(static_cast<std::size_t>(d.input_spatial.at(s)));
+    group.extra_padding[2 * s] = p.low;
+    group.extra_padding[2 * s + 1] = p.high;
+  }
+  group.input = pad.operands[0];
 }
 
 bool IsFloatMxuType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kBf16; }
@@ -102,6 +125,8 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
                 bool fuse) {
   Group group;
   group.anchor = &anchor;
+  group.input = anchor.operands.at(0);
+  if (fuse && anchor.opcode == Opcode::kConvolution) AbsorbPad(group, users);
   const bool int8 = config.dtype == DType::kInt8;
   const std::optional<std::int64_t> feature = FeatureDimension(anchor);
   const Instruction* current = &anchor;

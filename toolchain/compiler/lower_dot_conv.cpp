@@ -73,10 +73,11 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       group.narrow_output ? codegen::OutputTransform::Float(group.func, 1.0f, group.lo, group.hi) : codegen::OutputTransform{};
 
   DeviceStep step;
+  if (group.input != anchor.operands.at(0)) step.covers.push_back(anchor.operands[0]->name);  // an absorbed pad
   step.covers.push_back(anchor.name);
   for (const Instruction* i : group.chain) step.covers.push_back(i->name);
   step.epilogue = group.epilogue;
-  const hlo::Shape& lhs = anchor.operands.at(0)->shape;
+  const hlo::Shape& lhs = group.input->shape;
   const hlo::Shape& rhs = anchor.operands.at(1)->shape;
   std::vector<std::int64_t> lhs_perm, rhs_perm, out_perm;
   std::vector<std::uint64_t> lhs_dims, rhs_dims, out_dims;
@@ -101,10 +102,10 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
     params.stride_w = static_cast<std::uint32_t>(ww.stride);
     params.dilation_h = static_cast<std::uint32_t>(wh.rhs_dilation);
     params.dilation_w = static_cast<std::uint32_t>(ww.rhs_dilation);
-    params.pad_top = static_cast<std::uint32_t>(wh.pad_low);
-    params.pad_bottom = static_cast<std::uint32_t>(wh.pad_high);
-    params.pad_left = static_cast<std::uint32_t>(ww.pad_low);
-    params.pad_right = static_cast<std::uint32_t>(ww.pad_high);
+    params.pad_top = static_cast<std::uint32_t>(wh.pad_low + group.extra_padding[0]);
+    params.pad_bottom = static_cast<std::uint32_t>(wh.pad_high + group.extra_padding[1]);
+    params.pad_left = static_cast<std::uint32_t>(ww.pad_low + group.extra_padding[2]);
+    params.pad_right = static_cast<std::uint32_t>(ww.pad_high + group.extra_padding[3]);
     params.groups = static_cast<std::uint32_t>(anchor.feature_group_count);
     step.kernel = fmt::format("conv {}x{}/{} {}x{}x{} -> {}{}", rhs_dims[0], rhs_dims[1], params.stride_h, lhs_dims[1],
                               lhs_dims[2], lhs_dims[3], out_dims[3],
@@ -133,7 +134,7 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       codegen::Gemm(builder, View(a, i, {m, k}), View(b, i, {k, n}), bias, View(y, i, {m, n}), transform);
     }
   }
-  step.inputs.push_back({Binding::Kind::kValue, anchor.operands[0]->name, lhs_perm, element, lhs_dims});
+  step.inputs.push_back({Binding::Kind::kValue, group.input->name, lhs_perm, element, lhs_dims});
   step.inputs.push_back({scaled ? Binding::Kind::kWeights : Binding::Kind::kValue, anchor.operands[1]->name, rhs_perm,
                          element, rhs_dims});
   if (biased) step.inputs.push_back({Binding::Kind::kBias, "", {}, builder.AccumulatorType(), {out_dims.back()}});

@@ -2,6 +2,7 @@
 // becomes a Systole program (lower_dot_conv.cpp). Not a public API.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -17,6 +18,10 @@ using Users = std::unordered_map<const hlo::Instruction*, std::vector<const hlo:
 // A dot or convolution and the elementwise instructions fused into its drain.
 struct Group {
   const hlo::Instruction* anchor = nullptr;    // the dot / convolution
+  // The value bound as the left operand: the anchor's, or the input of a zero `pad` that the
+  // convolution's own padding absorbs (JAX pads explicitly before ResNet's first layer).
+  const hlo::Instruction* input = nullptr;
+  std::array<std::int64_t, 4> extra_padding{};  // top, bottom, left, right (from the pad)
   std::vector<const hlo::Instruction*> chain;  // fused users, in order; the last is the result
   std::vector<EpilogueTerm> epilogue;
   isa::ActFunc func = isa::ActFunc::kNone;
