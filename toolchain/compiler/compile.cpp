@@ -1,6 +1,7 @@
 // Compile(): front-end passes, then partitioning. Every dot / convolution the MXU can run
-// becomes a device step together with the users fused into its drain; every other
-// instruction the result depends on becomes a host step, evaluated by the interpreter.
+// becomes a device step together with the users fused into its drain, and every bf16
+// elementwise op the vector unit computes one of its own; every other instruction the result
+// depends on becomes a host step, evaluated by the interpreter.
 #include <fmt/core.h>
 
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // Internals of Compile(): which instructions form a device step (fusion.cpp) and how a step
-// becomes a Systole program (lower_dot_conv.cpp). Not a public API.
+// becomes a Systole program (lower_dot_conv.cpp, lower_vector.cpp). Not a public API.
 #pragma once
 
 #include <array>
