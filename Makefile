@@ -33,7 +33,7 @@ build: configure ## Build everything in build/
 
 # RUN_MODEL: any HLO file; DEVICE: rtl (the Verilated core in process; `small` needs it in
 # SYSTOLE_RTL_CONFIGS) or ref. ResNet-50 (the corpus's 06_resnet50_inference_f32.hlo) takes
-# about 15 minutes on rtl, hence the small CNN by default: docs/COMPILER.md.
+# about 18 minutes on rtl, hence the small CNN by default: docs/COMPILER.md.
 run: build ## Compile an HLO network (examples/hlo/small_cnn_f32.hlo) and run it on the default device (rtl)
 	$(SYSTOLE) compile $(or $(RUN_MODEL),examples/hlo/small_cnn_f32.hlo) --config $(CONFIG) -q \
 	  -o $(BUILD)/run_model.sbin --listing $(BUILD)/run_model.s
