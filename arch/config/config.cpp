@@ -200,8 +200,10 @@ Config ParseConfig(std::string_view toml_text, std::string_view origin) {
   if (const toml::node* dram = root.get("dram"); dram != nullptr) {
     if (!dram->is_table()) throw ConfigError(fmt::format("{}: dram must be a table", origin));
     for (auto&& [key, value] : *dram->as_table()) {
+      // A named copy: clang 14 cannot capture a structured binding in a lambda.
+      const std::string_view name = key.str();
       const auto known = std::find_if(std::begin(kDramFields), std::end(kDramFields),
-                                      [&](const DramField& f) { return f.key == key.str(); });
+                                      [&](const DramField& f) { return f.key == name; });
       if (known == std::end(kDramFields)) {
         throw ConfigError(fmt::format("{}:{}:{}: dram.{}: unknown field", origin,
                                       key.source().begin.line, key.source().begin.column,
