@@ -6,7 +6,7 @@
 // later, in order. The port's rsp_ready must stay high (systole_hbm_ctrl ties it high: its
 // reorder buffer has a slot for every request it lets in).
 module systole_hbm_bram_channel #(
-    parameter integer ADDR_BITS = 19,  // local byte address bits: 2^ADDR_BITS bytes
+    parameter integer ADDR_BITS = 10,  // local byte address bits: 2^ADDR_BITS bytes
     parameter integer ID_BITS = 6
 ) (
     input  logic                 clk,
@@ -37,11 +37,14 @@ module systole_hbm_bram_channel #(
   assign rsp_id = id_q;
   assign rsp_rdata = rdata_q;
 
-  // Block RAM is not reset, but it starts zeroed (FPGA RAMs take initial contents), as device
-  // memory does in the golden model.
+  // Block RAM is not reset. Simulation starts it zeroed, as device memory is in the golden
+  // model; synthesis leaves it to the FPGA (its RAMs power up zeroed). Not an initial loop in
+  // synthesis: Yosys unrolls it at read time, for every file list that includes this one.
+`ifndef SYNTHESIS
   initial begin
     for (int i = 0; i < WORDS; i++) ram[i] = '0;
   end
+`endif
   always_ff @(posedge clk) begin
     if (fire) begin
       rdata_q <= ram[word];
