@@ -13,8 +13,16 @@
 find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
 
 set(SYSTOLE_RTL_DIR ${SYSTOLE_SOURCE_DIR}/rtl)
-# The whole core: every .sv under rtl/, and the parameters systole_core takes.
+# The whole core: every .sv under rtl/ except the blocks that sit around it (the USB bridge in
+# rtl/host/, the HBM controller in rtl/memory/hbm/ and the SoC top that joins core and
+# controller), and the parameters systole_core takes. Tops around the core add their own lists,
+# so the core's lint and synthesis read only what the core is made of.
 file(GLOB_RECURSE systole_core_sources CONFIGURE_DEPENDS ${SYSTOLE_RTL_DIR}/*.sv)
+list(FILTER systole_core_sources EXCLUDE REGEX "/rtl/(host|memory/hbm)/|/rtl/systole_soc\\.sv$")
+file(GLOB systole_hbm_sources CONFIGURE_DEPENDS ${SYSTOLE_RTL_DIR}/memory/hbm/*.sv)
+file(GLOB systole_host_sources CONFIGURE_DEPENDS ${SYSTOLE_RTL_DIR}/host/*.sv)
+set(systole_soc_sources ${systole_core_sources} ${systole_hbm_sources} ${SYSTOLE_RTL_DIR}/systole_soc.sv)
+set(systole_usb_top_sources ${systole_core_sources} ${systole_host_sources})
 set(SYSTOLE_CORE_PARAMS ROWS COLS BF16 UB_ROWS ACC_ROWS WFIFO_TILES CMDQ_DEPTH TOKEN_CAP
     MEM_BYTES_LO MEM_BYTES_HI MEM_CHANNELS INTERLEAVE_LOG2 CLOCK_MHZ NAME0 NAME1 NAME2 NAME3)
 
