@@ -71,6 +71,7 @@ bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
 	$(BUILD)/bench/driver_link_bench
 	$(BUILD)/bench/rtl_core_bench
+	$(BUILD)/bench/memory_bench
 
 generate: build ## Regenerate files derived from the ISA/register definitions
 	$(SYSTOLE) gen all --root .
