@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -93,6 +97,64 @@ inline Comparison CompileRunCompare(const std::filesystem::path& path, const std
   const hlo::Literal expected = hlo::Interpreter(*c.model.module).Run(inputs);
   c.error = RelativeError(c.run.result, expected);
   return c;
+}
+
+// Where `actual` and `expected` first differ in a bit of a value ("" when they do not): stricter
+// than RelativeError == 0, which treats NaN payloads and -0 / +0 as equal.
+inline std::string FirstBitDifference(const hlo::Literal& actual, const hlo::Literal& expected,
+                                      const std::string& where = "output") {
+  if (actual.shape.ToString() != expected.shape.ToString()) {
+    return where + ": shape " + actual.shape.ToString() + " vs " + expected.shape.ToString();
+  }
+  if (actual.elements.size() != expected.elements.size() || actual.values.size() != expected.values.size()) {
+    return where + ": element count differs";
+  }
+  for (std::size_t i = 0; i < expected.elements.size(); ++i) {
+    std::string difference =
+        FirstBitDifference(actual.elements[i], expected.elements[i], where + "." + std::to_string(i));
+    if (!difference.empty()) return difference;
+  }
+  for (std::size_t i = 0; i < expected.values.size(); ++i) {
+    if (std::bit_cast<std::uint64_t>(actual.values[i]) != std::bit_cast<std::uint64_t>(expected.values[i])) {
+      return where + "[" + std::to_string(i) + "]: " + std::to_string(actual.values[i]) + " vs " +
+             std::to_string(expected.values[i]);
+    }
+  }
+  return "";
+}
+
+// The RTL check shared by the default and the long test sets: `path` compiled for
+// `config_name` has `device_steps` device steps; run on the golden model and on the Verilated
+// RTL with the same random inputs (seed 9), the RTL must give the same outputs bit for bit and
+// the same MXU counters, and both must match the interpreter within `tolerance`. Skips when
+// this build has no Verilated core for the configuration (-DSYSTOLE_RTL_CONFIGS).
+inline void ExpectRtlMatchesRefAndInterpreter(const std::filesystem::path& path, const std::string& config_name,
+                                              std::size_t device_steps, double tolerance) {
+  const Config config = LoadConfig(config_name);
+  std::optional<Device> rtl;
+  try {
+    rtl = Device::Open("rtl", config);
+  } catch (const std::exception& error) {
+    GTEST_SKIP() << "no Verilated " << config_name << " core in this build: " << error.what();
+  }
+  const std::string name = path.filename().string();
+  const CompiledModel model = Compile(ReadText(path), name, config);
+  EXPECT_EQ(model.DeviceStepCount(), device_steps) << name;
+  const auto inputs = hlo::RandomInputs(*model.module, 9);
+  Device ref = Device::Open("ref", config);
+  const RunResult on_ref = Execute(model, ref, inputs);
+  const RunResult on_rtl = Execute(model, *rtl, inputs);
+  EXPECT_EQ(FirstBitDifference(on_rtl.result, on_ref.result), "") << name << ": rtl vs ref";
+  EXPECT_EQ(on_rtl.stats.device_steps, device_steps) << name;
+  EXPECT_EQ(on_rtl.stats.macs, on_ref.stats.macs) << name;
+  EXPECT_EQ(on_rtl.stats.mxu_busy, on_ref.stats.mxu_busy) << name;
+  const hlo::Literal expected = hlo::Interpreter(*model.module).Run(inputs);
+  const double error = RelativeError(on_rtl.result, expected);
+  EXPECT_LE(error, tolerance) << name;
+  // The measurements docs/COMPILER.md reports (and that decide which files are in the long set).
+  std::printf("%s on rtl (%s): %llu cycles, %.1f s of device time, error vs interpreter %.2e\n", name.c_str(),
+              config_name.c_str(), static_cast<unsigned long long>(on_rtl.stats.cycles),
+              on_rtl.stats.device_seconds, error);
 }
 
 }  // namespace systole::compiler::testing
