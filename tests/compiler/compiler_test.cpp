@@ -167,5 +167,23 @@ TEST(Compiler, Int8ConfigurationRefusesFloatDots) {
   }
 }
 
+// The rtl-vs-ref check must see what a tolerance of 0 would not: the sign of zero, a NaN
+// against a number, and which tuple element differs.
+TEST(TestUtil, FirstBitDifferenceSeesSignOfZeroNanAndTupleIndex) {
+  hlo::Literal a(hlo::Shape(hlo::ElementType::kF32, {2}));
+  hlo::Literal b = a;
+  EXPECT_EQ(testing::FirstBitDifference(a, b), "");
+  b.values[1] = -0.0;
+  EXPECT_EQ(testing::RelativeError(a, b), 0.0);
+  EXPECT_THAT(testing::FirstBitDifference(a, b), HasSubstr("output[1]"));
+  b.values[1] = std::nan("");
+  EXPECT_THAT(testing::FirstBitDifference(a, b), HasSubstr("output[1]"));
+  hlo::Literal ta, tb;
+  ta.elements = {a, a};
+  tb.elements = {a, b};
+  ta.shape = tb.shape = hlo::Shape::Tuple({a.shape, a.shape});
+  EXPECT_THAT(testing::FirstBitDifference(ta, tb), HasSubstr("output.1[1]"));
+}
+
 }  // namespace
 }  // namespace systole::compiler
