@@ -23,6 +23,9 @@ struct Case {
   std::size_t device_steps;  // dots / convolutions on the MXU, bf16 elementwise ops on the vector unit
 };
 
+// ctest shows the parameter: the file name, not gtest's byte dump of the struct.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.file; }
+
 class Corpus : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Corpus, MatchesTheInterpreterOnTheGoldenModel) {
@@ -78,6 +81,7 @@ struct RtlCase {
   bool example;
   std::size_t device_steps;
 };
+void PrintTo(const RtlCase& c, std::ostream* os) { *os << c.file << " on " << c.config; }
 class Rtl : public ::testing::TestWithParam<RtlCase> {};
 
 TEST_P(Rtl, MatchesTheGoldenModelBitForBit) {

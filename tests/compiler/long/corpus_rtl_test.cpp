@@ -14,6 +14,7 @@ struct Case {
   std::string file;
   std::size_t device_steps;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.file; }  // ctest names the file
 class RtlLong : public ::testing::TestWithParam<Case> {};
 
 TEST_P(RtlLong, MatchesTheGoldenModelBitForBit) {
