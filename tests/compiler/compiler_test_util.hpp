@@ -127,7 +127,8 @@ inline std::string FirstBitDifference(const hlo::Literal& actual, const hlo::Lit
 // `config_name` has `device_steps` device steps; run on the golden model and on the Verilated
 // RTL with the same random inputs (seed 9), the RTL must give the same outputs bit for bit and
 // the same MXU counters, and both must match the interpreter within `tolerance`. Skips when
-// this build has no Verilated core for the configuration (-DSYSTOLE_RTL_CONFIGS).
+// this build has no Verilated core for the configuration (-DSYSTOLE_RTL_CONFIGS); fails when it
+// should have one (SYSTOLE_BUILT_RTL_CONFIGS, tests/compiler/CMakeLists.txt).
 inline void ExpectRtlMatchesRefAndInterpreter(const std::filesystem::path& path, const std::string& config_name,
                                               std::size_t device_steps, double tolerance) {
   const Config config = LoadConfig(config_name);
@@ -135,6 +136,12 @@ inline void ExpectRtlMatchesRefAndInterpreter(const std::filesystem::path& path,
   try {
     rtl = Device::Open("rtl", config);
   } catch (const std::exception& error) {
+#ifdef SYSTOLE_BUILT_RTL_CONFIGS
+    // A core this build Verilates must open: skipping would hide a broken RTL device.
+    if ((std::string(",") + SYSTOLE_BUILT_RTL_CONFIGS + ",").find("," + config_name + ",") != std::string::npos) {
+      FAIL() << "the Verilated " << config_name << " core of this build does not open: " << error.what();
+    }
+#endif
     GTEST_SKIP() << "no Verilated " << config_name << " core in this build: " << error.what();
   }
   const std::string name = path.filename().string();

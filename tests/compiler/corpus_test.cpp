@@ -66,7 +66,8 @@ TEST_P(Int8, S8ProgramsAreExactOnSmallInt8) {
   EXPECT_EQ(result.error, 0.0) << file;
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, Int8, ::testing::Values("s8_dense_bias.hlo", "s8_conv3x3.hlo"),
+INSTANTIATE_TEST_SUITE_P(Examples, Int8, ::testing::Values("s8_dense_bias.hlo", "s8_conv3x3.hlo", "s8_conv_requant.hlo",
+                                                           "s8_dense_requant_host.hlo"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            return param.param.substr(0, param.param.find('.'));
                          });
@@ -99,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Programs, Rtl,
                                            RtlCase{"13_add_dot_legacy_operand_shapes.hlo", "small", false, 1},
                                            RtlCase{"bf16_residual_block.hlo", "small", true, 3},
                                            RtlCase{"s8_dense_bias.hlo", "small-int8", true, 1},
-                                           RtlCase{"s8_conv3x3.hlo", "small-int8", true, 2}),
+                                           RtlCase{"s8_conv3x3.hlo", "small-int8", true, 2},
+                                           RtlCase{"s8_conv_requant.hlo", "small-int8", true, 2}),
                          [](const ::testing::TestParamInfo<RtlCase>& param) {
                            return param.param.file.substr(0, param.param.file.find('.'));
                          });

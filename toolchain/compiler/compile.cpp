@@ -105,6 +105,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       continue;
     }
     detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse);
+    if (group.unfused != nullptr) rejected[group.unfused] = group.unfused_reason;
     group_of_result.emplace(group.Result(), std::move(group));
   }
 

@@ -19,20 +19,6 @@ using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;
 
-// `instruction` is a constant (or a broadcast of one) whose elements all equal one value.
-std::optional<double> UniformConstant(const Instruction& instruction) {
-  const Instruction* i = &instruction;
-  if (i->opcode == Opcode::kBroadcast) i = i->operands.at(0);
-  if (i->opcode != Opcode::kConstant || !i->literal || i->literal_elided || i->literal->values.empty()) {
-    return std::nullopt;
-  }
-  const double first = i->literal->values.front();
-  for (double v : i->literal->values) {
-    if (v != first) return std::nullopt;
-  }
-  return first;
-}
-
 // The C-element vector that `broadcast` spreads along output dimension `feature`, or nullptr.
 const Instruction* PerChannelVector(const Instruction& broadcast, std::int64_t feature, std::int64_t channels) {
   if (broadcast.opcode != Opcode::kBroadcast) return nullptr;
@@ -75,6 +61,20 @@ void AbsorbPad(Group& group, const Users& users) {
 bool IsFloatMxuType(ElementType t) { return t == ElementType::kF32 || t == ElementType::kBf16; }
 
 }  // namespace
+
+// `instruction` is a constant (or a broadcast of one) whose elements all equal one value.
+std::optional<double> UniformConstant(const Instruction& instruction) {
+  const Instruction* i = &instruction;
+  if (i->opcode == Opcode::kBroadcast) i = i->operands.at(0);
+  if (i->opcode != Opcode::kConstant || !i->literal || i->literal_elided || i->literal->values.empty()) {
+    return std::nullopt;
+  }
+  const double first = i->literal->values.front();
+  for (double v : i->literal->values) {
+    if (v != first) return std::nullopt;
+  }
+  return first;
+}
 
 std::optional<std::string> MxuRejection(const Instruction& anchor, const Config& config,
                                         const std::string& source_name) {
@@ -162,7 +162,11 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
     current = user;
     if (group.func != isa::ActFunc::kNone) break;  // the function is the drain's last step
   }
-  if (int8) return group;  // int32 accumulators are stored as they are
+  if (int8) {
+    // int32 accumulators are stored as they are, unless a requantization to s8 follows.
+    if (fuse) PlanRequantization(group, users, root);
+    return group;
+  }
 
   // The drain rounds to bf16. That is the result's own type for bf16, and harmless for an f32
   // result whose only users are dots / convolutions: they round their operands to bf16 anyway.

@@ -64,13 +64,19 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
   const Instruction& anchor = *group.anchor;
   const Instruction& result = *group.Result();
   const DataType element = builder.ElementType();
-  const DataType out_type = group.narrow_output ? element : builder.AccumulatorType();
   bool scaled = false, biased = false;
   for (const EpilogueTerm& term : group.epilogue) {
     (term.op == EpilogueTerm::Op::kMultiply ? scaled : biased) = true;
   }
-  const codegen::OutputTransform transform =
-      group.narrow_output ? codegen::OutputTransform::Float(group.func, 1.0f, group.lo, group.hi) : codegen::OutputTransform{};
+  const bool narrow = group.narrow_output || group.requantize;
+  const DataType out_type = narrow ? element : builder.AccumulatorType();
+  codegen::OutputTransform transform;
+  if (group.requantize) {
+    transform = codegen::OutputTransform::Quantized(group.multiplier, group.shift, group.zero_point, group.func,
+                                                    group.int_lo, group.int_hi);
+  } else if (group.narrow_output) {
+    transform = codegen::OutputTransform::Float(group.func, 1.0f, group.lo, group.hi);
+  }
 
   DeviceStep step;
   if (group.input != anchor.operands.at(0)) step.covers.push_back(anchor.operands[0]->name);  // an absorbed pad

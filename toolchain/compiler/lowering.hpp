@@ -27,6 +27,17 @@ struct Group {
   isa::ActFunc func = isa::ActFunc::kNone;
   float lo = 0.0f, hi = 0.0f;  // clamp bounds
   bool narrow_output = false;  // store the element type (bf16) through ACTIVATE, not fp32
+  // int8: the chain ends in a requantization to s8 that ACTIVATE computes (requantize.cpp):
+  // r = (acc * multiplier + 2^(shift-1)) >> shift, func (clamp to [int_lo, int_hi]), + zero_point.
+  bool requantize = false;
+  std::int32_t multiplier = 1;
+  std::uint8_t shift = 0;
+  std::int8_t zero_point = 0;
+  std::int16_t int_lo = 0, int_hi = 0;
+  // A requantization that follows the group but cannot be fused exactly: its first
+  // instruction and why (the placement listing shows it on the host step).
+  const hlo::Instruction* unfused = nullptr;
+  std::string unfused_reason;
 
   const hlo::Instruction* Result() const { return chain.empty() ? anchor : chain.back(); }
 };
@@ -44,6 +55,13 @@ std::optional<std::int64_t> FeatureDimension(const hlo::Instruction& anchor);
 // ReLU6 / clamp, as far as the configuration's drain can compute it.
 Group PlanGroup(const hlo::Instruction& anchor, const Users& users, const hlo::Instruction* root,
                 const Config& config, bool fuse);
+
+// Extends an int8 group whose result is s32 with the requantization to s8 that follows it,
+// when ACTIVATE computes it bit-exactly; otherwise records why not in `unfused_reason`.
+void PlanRequantization(Group& group, const Users& users, const hlo::Instruction* root);
+
+// `instruction` is a constant (or a broadcast of one) whose elements all equal one value.
+std::optional<double> UniformConstant(const hlo::Instruction& instruction);
 
 // Builds the Systole program of `group`; throws std::invalid_argument (from the kernels) for
 // shapes the kernels reject, which then run on the host.
