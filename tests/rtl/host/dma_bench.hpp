@@ -36,12 +36,12 @@ struct DmaStatus {
 template <class Model>
 class DmaBench {
  public:
-  // `latency`: extra cycles of both memories' responses (0..latency), `stall_pct`: how often a
-  // ready is low.
+  // Both memories filled with random bytes from `seed`; bursts longer than `burst_beats` fail.
   DmaBench(std::uint64_t seed, const std::filesystem::path& trace, std::size_t host_bytes,
            std::size_t device_bytes, unsigned burst_beats)
-      : sim_("host_dma", {.trace_path = trace, .seed = seed}), rng_(seed),
-        host(host_bytes), device(device_bytes), burst_beats_(burst_beats) {
+      : host(host_bytes), device(device_bytes),
+        sim_("host_dma", {.trace_path = trace, .seed = seed}), rng_(seed),
+        burst_beats_(burst_beats) {
     for (auto& b : host) b = static_cast<std::uint8_t>(rng_());
     for (auto& b : device) b = static_cast<std::uint8_t>(rng_());
     sim_->cfg_valid = 0;
