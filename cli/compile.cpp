@@ -27,7 +27,13 @@ struct CompileOptions {
   bool quiet = false;
 };
 
-void PrintPlacement(const compiler::CompiledModel& model) {
+// Cycles the step would take if every MAC streamed through a full array: MACS / (R x C).
+std::uint64_t IdealCycles(const compiler::StepEstimate& e, const Config& config) {
+  const std::uint64_t cells = std::uint64_t{config.rows} * config.cols;
+  return (e.macs + cells - 1) / cells;
+}
+
+void PrintPlacement(const compiler::CompiledModel& model, const Config& config) {
   const hlo::Computation& entry = *model.module->entry;
   for (const hlo::Instruction* parameter : entry.Parameters()) {
     fmt::print("  input   {:<28} {}\n", parameter->name, parameter->shape.ToString());
@@ -35,8 +41,10 @@ void PrintPlacement(const compiler::CompiledModel& model) {
   for (const compiler::Step& step : model.steps) {
     if (step.kind == compiler::Step::Kind::kDevice) {
       const compiler::DeviceStep& d = *step.device;
-      fmt::print("  device  {:<28} {}  [{}]  ~{} cycles\n", d.covers.back(), d.kernel, fmt::join(d.covers, " "),
-                 d.estimate.cycles);
+      const std::uint64_t ideal = IdealCycles(d.estimate, config);
+      fmt::print("  device  {:<28} {}  [{}]  ~{} cycles, ideal {} ({:.1f}% useful)\n", d.covers.back(), d.kernel,
+                 fmt::join(d.covers, " "), d.estimate.cycles, ideal,
+                 d.estimate.cycles ? 100.0 * double(ideal) / double(d.estimate.cycles) : 0.0);
       continue;
     }
     const hlo::Instruction* i = entry.Find(step.instruction);
@@ -87,12 +95,24 @@ void Compile(const CompileOptions& options) {
                                    {"host_ops", host_ops}, {"estimated_cycles", total.cycles},
                                    {"estimated_mxu_busy", total.mxu_busy}, {"macs", total.macs},
                                    {"estimated_mxu_utilization", utilization}, {"compile_seconds", seconds}};
+    // Per device step: where the cycles go (the static estimate equals ref's count).
+    nlohmann::ordered_json per_step = nlohmann::ordered_json::array();
+    for (const compiler::Step& step : model.steps) {
+      if (step.kind != compiler::Step::Kind::kDevice) continue;
+      const compiler::StepEstimate& e = step.device->estimate;
+      const std::uint64_t ideal = IdealCycles(e, config);
+      per_step.push_back({{"result", step.device->covers.back()}, {"kernel", step.device->kernel},
+                          {"cycles", e.cycles}, {"mxu_busy", e.mxu_busy}, {"macs", e.macs},
+                          {"ideal_cycles", ideal},
+                          {"mxu_utilization", e.cycles ? double(ideal) / double(e.cycles) : 0.0}});
+    }
+    json["device_step_estimates"] = per_step;
     fmt::print("{}\n", json.dump(2));
     return;
   }
   fmt::print("{} for '{}' ({}x{} {}): placement, in execution order\n", source, config.name, config.rows, config.cols,
              DTypeName(config.dtype));
-  PrintPlacement(model);
+  PrintPlacement(model, config);
   fmt::print("\n{} device step(s), {} host step(s) ({}), compiled in {:.2f} s\n", model.DeviceStepCount(),
              model.steps.size() - model.DeviceStepCount(), fmt::join(host_ops, ", "), seconds);
   fmt::print("static estimate: {} cycles, MXU busy {} ({:.1f}%), {} MACs\n", total.cycles, total.mxu_busy,

@@ -131,6 +131,18 @@ inline void ExpectSameBits(const std::vector<std::uint32_t>& expected,
   EXPECT_EQ(mismatches, 0u) << what;
 }
 
+// Row-major [K, N] element bits as column-blocked [ceil(N/cols), K, cols] (kernels.hpp),
+// the padding columns zero.
+inline std::vector<std::uint32_t> BlockColumns(const std::vector<std::uint32_t>& bits, std::uint64_t k,
+                                               std::uint64_t n, std::uint64_t cols) {
+  const std::uint64_t blocks = (n + cols - 1) / cols;
+  std::vector<std::uint32_t> out(blocks * k * cols, 0);
+  for (std::uint64_t row = 0; row < k; ++row) {
+    for (std::uint64_t col = 0; col < n; ++col) out[((col / cols) * k + row) * cols + col % cols] = bits[row * n + col];
+  }
+  return out;
+}
+
 // Configurations the kernel tests run on (v2 with small shapes).
 inline std::vector<std::string> TestConfigs() { return {"tiny", "small", "small-int8", "v2"}; }
 

@@ -9,19 +9,22 @@ namespace systole::codegen::testing {
 namespace {
 
 void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool raw,
-                 std::mt19937_64& rng) {
+                 std::mt19937_64& rng, bool blocked = false) {
   const ConvParams& p = s.params;
   SCOPED_TRACE(::testing::Message()
                << config.name << " in " << s.batch << "x" << s.h << "x" << s.w << "x" << s.cin
                << " k" << s.kh << "x" << s.kw << " cout " << s.cout << " stride " << p.stride_h
                << "/" << p.stride_w << " dil " << p.dilation_h << "/" << p.dilation_w << " pad "
                << p.pad_top << "," << p.pad_bottom << "," << p.pad_left << "," << p.pad_right
-               << " groups " << p.groups << " bias " << with_bias << " raw " << raw);
+               << " groups " << p.groups << " bias " << with_bias << " raw " << raw
+               << " blocked " << blocked);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
   const Tensor in = builder.AddInput("in", element, {s.batch, s.h, s.w, s.cin});
-  const Tensor w = builder.AddInput("w", element, {s.kh, s.kw, s.cin / p.groups, s.cout});
+  const std::uint64_t cols = config.cols;
+  const Tensor w = blocked ? builder.AddInput("w", element, {(s.cout + cols - 1) / cols, s.kh, s.kw, s.cin, cols})
+                           : builder.AddInput("w", element, {s.kh, s.kw, s.cin / p.groups, s.cout});
   std::optional<Tensor> bias;
   if (with_bias) bias = builder.AddInput("bias", acc_type, {s.cout});
   const Tensor out =
@@ -34,8 +37,10 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   const assembly::Program program = builder.Finish();
 
   const double range = bf16 ? 2.0 : 127.0;
+  const std::uint64_t w_rows = s.kh * s.kw * (s.cin / p.groups);
+  const std::vector<std::uint32_t> w_bits = RandomBits(rng, element, w_rows * s.cout, range);  // HWIO
   std::vector<HostTensor> inputs = {{in, RandomBits(rng, element, in.Elements(), range)},
-                                    {w, RandomBits(rng, element, w.Elements(), range)}};
+                                    {w, blocked ? BlockColumns(w_bits, w_rows, s.cout, cols) : w_bits}};
   std::optional<std::vector<std::uint32_t>> bias_bits;
   if (bias) {
     bias_bits = RandomBits(rng, acc_type, s.cout, bf16 ? 4.0 : 30000.0);
@@ -43,7 +48,7 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   }
   auto device = RunOnModel(config, program, inputs);
   const auto expected =
-      ConvReference(config, s, inputs[0].bits, inputs[1].bits, bias_bits, transform, raw);
+      ConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw);
   ExpectSameBits(expected, ReadTensor(*device, out), "conv output");
 }
 
@@ -91,6 +96,16 @@ TEST_P(ConvTest, GroupedAndDepthwiseConvolutionsMatchTheReference) {
   RunConvCase(config, {1, 4, 4, 2 * r + 2, 1, 1, 4, Params(1, 0, 2)}, true, false, rng);
 }
 
+// Column-blocked weights (each tile one contiguous block) compute the same bits.
+TEST_P(ConvTest, ColumnBlockedWeightsMatchTheReference) {
+  const Config config = LoadConfig(GetParam());
+  std::mt19937_64 rng(TestSeed());
+  const std::uint64_t r = config.rows, c = config.cols;
+  RunConvCase(config, {1, 5, 6, r + 1, 1, 1, c + 2, Params(1, 0)}, true, false, rng, true);
+  RunConvCase(config, {1, 7, 8, 2 * r + 1, 3, 3, 2 * c + 5, Params(2, 1)}, false, true, rng, true);
+  RunConvCase(config, {1, 11, 10, 3, 7, 7, c + 1, Params(2, 3)}, true, false, rng, true);
+}
+
 TEST_P(ConvTest, WideImagesSplitRowsIntoChunks) {
   const Config config = LoadConfig(GetParam());
   if (config.name != "tiny") GTEST_SKIP() << "only tiny's accumulators are small enough";
@@ -110,6 +125,14 @@ TEST(ConvErrors, RejectsBadShapes) {
   const Tensor out_bad = builder.AddOutput("out_bad", DataType::kBf16, {1, 3, 3, 8});
   EXPECT_THROW(Conv2D(builder, in, w_ok, std::nullopt, out_bad, Params(1, 0)),
                std::invalid_argument);
+  // Column-blocked weights: the block count must fit Cout, and groups are not blocked.
+  const Tensor out_ok = builder.AddOutput("out_ok", DataType::kBf16, {1, 2, 2, 8});
+  const Tensor w_blocked_bad = builder.AddInput("wbb", DataType::kBf16, {2, 3, 3, 6, 16});
+  EXPECT_THROW(Conv2D(builder, in, w_blocked_bad, std::nullopt, out_ok, Params(1, 0)), std::invalid_argument);
+  const Tensor w_blocked = builder.AddInput("wb", DataType::kBf16, {1, 3, 3, 6, 16});
+  EXPECT_NO_THROW(Conv2D(builder, in, w_blocked, std::nullopt, out_ok, Params(1, 0)));
+  const Tensor in_g = builder.AddInput("in_g", DataType::kBf16, {1, 4, 4, 12});
+  EXPECT_THROW(Conv2D(builder, in_g, w_blocked, std::nullopt, out_ok, Params(1, 0, 2)), std::invalid_argument);
 }
 
 }  // namespace

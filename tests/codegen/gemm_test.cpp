@@ -26,14 +26,17 @@ OutputTransform RandomTransform(std::mt19937_64& rng, bool bf16) {
                                     static_cast<std::int8_t>(zp(rng)), f, -50, 90);
 }
 
-void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng) {
+void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, bool blocked = false) {
   SCOPED_TRACE(::testing::Message() << config.name << " M=" << c.m << " K=" << c.k
-                                    << " N=" << c.n << " bias=" << c.bias << " raw=" << c.raw);
+                                    << " N=" << c.n << " bias=" << c.bias << " raw=" << c.raw
+                                    << " blocked=" << blocked);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
   const Tensor a = builder.AddInput("A", element, {c.m, c.k});
-  const Tensor b = builder.AddInput("B", element, {c.k, c.n});
+  const std::uint64_t cols = config.cols;
+  const Tensor b = blocked ? builder.AddInput("B", element, {(c.n + cols - 1) / cols, c.k, cols})
+                           : builder.AddInput("B", element, {c.k, c.n});
   std::optional<Tensor> bias;
   if (c.bias) bias = builder.AddInput("bias", acc_type, {c.n});
   const Tensor out = builder.AddOutput("out", c.raw ? acc_type : element, {c.m, c.n});
@@ -42,15 +45,16 @@ void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng) 
   const assembly::Program program = builder.Finish();
 
   const double range = bf16 ? 2.0 : 127.0;
+  const std::vector<std::uint32_t> b_bits = RandomBits(rng, element, c.k * c.n, range);  // [K, N]
   std::vector<HostTensor> inputs = {{a, RandomBits(rng, element, a.Elements(), range)},
-                                    {b, RandomBits(rng, element, b.Elements(), range)}};
+                                    {b, blocked ? BlockColumns(b_bits, c.k, c.n, cols) : b_bits}};
   std::optional<std::vector<std::uint32_t>> bias_bits;
   if (bias) {
     bias_bits = RandomBits(rng, acc_type, c.n, bf16 ? 4.0 : 30000.0);
     inputs.push_back({*bias, *bias_bits});
   }
   auto device = RunOnModel(config, program, inputs);
-  const auto expected = GemmReference(config, inputs[0].bits, inputs[1].bits, bias_bits, c.m, c.k,
+  const auto expected = GemmReference(config, inputs[0].bits, b_bits, bias_bits, c.m, c.k,
                                       c.n, transform, c.raw);
   ExpectSameBits(expected, ReadTensor(*device, out), "gemm output");
 }
@@ -83,6 +87,16 @@ TEST_P(GemmTest, ManyChunksAndTilesMatchTheReference) {
   if (config.name == "v2") GTEST_SKIP() << "kept small on v2 (RaggedShapes covers it)";
   std::mt19937_64 rng(TestSeed());
   RunGemmCase(config, {300, 5 * config.rows + 3, 4 * config.cols + 1, true, false}, rng);
+}
+
+// Column-blocked weights (each tile one contiguous block) compute the same bits.
+TEST_P(GemmTest, ColumnBlockedWeightsMatchTheReference) {
+  const Config config = LoadConfig(GetParam());
+  std::mt19937_64 rng(TestSeed());
+  const std::uint64_t r = config.rows, c = config.cols;
+  RunGemmCase(config, {37, 3 * r + 5, 2 * c + 3, true, false}, rng, true);
+  RunGemmCase(config, {20, r, c, false, true}, rng, true);
+  RunGemmCase(config, {9, 2 * r - 1, c - 1 > 0 ? c - 1 : 1, true, true}, rng, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GemmTest, ::testing::ValuesIn(TestConfigs()), ConfigTestName);

@@ -64,7 +64,8 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
                     const OutputTransform& transform, std::uint64_t cin_base,
                     std::uint64_t k_channels, std::uint64_t cout_base, std::uint64_t n,
                     const std::function<std::pair<std::uint64_t, std::uint64_t>(
-                        std::uint64_t, std::uint64_t)>& weight) {
+                        std::uint64_t, std::uint64_t)>& weight,
+                    std::uint64_t weight_block_bytes = 0) {
   const std::uint32_t r = builder.R();
   const std::uint64_t e = input.ElementBytes(), out_e = out.ElementBytes();
   const std::uint64_t taps = g.kh * g.kw, channel_tiles = (k_channels + r - 1) / r;
@@ -86,6 +87,7 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
   problem.bias_dram = bias ? bias->address + cout_base * 4 : 0;
   problem.transform = transform;
   problem.raw_output = raw;
+  problem.weight_block_bytes = weight_block_bytes;
   for (std::uint64_t img = 0; img < g.batch; ++img) {
     for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += pieces > 1 ? 1 : rows_per_chunk) {
       const std::uint64_t oy_count = pieces > 1 ? 1 : std::min(rows_per_chunk, g.oh - oy0);
@@ -178,13 +180,22 @@ Tensor PackGroups(ProgramBuilder& builder, const Geometry& g, const Tensor& weig
 void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
             const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,
             const OutputTransform& transform) {
-  Require(input.shape.size() == 4 && weights.shape.size() == 4 && out.shape.size() == 4,
-          "input, weights and out must be 4-D (NHWC, HWIO, NHWC)");
+  Require(input.shape.size() == 4 && (weights.shape.size() == 4 || weights.shape.size() == 5) &&
+              out.shape.size() == 4,
+          "input and out must be 4-D (NHWC), weights HWIO or column-blocked [Cout/C, KH, KW, Cin, C]");
   Require(params.stride_h > 0 && params.stride_w > 0 && params.dilation_h > 0 &&
               params.dilation_w > 0 && params.groups > 0,
           "strides, dilations and groups must be positive");
-  Geometry g{input.Dim(0), input.Dim(1), input.Dim(2), input.Dim(3), weights.Dim(0),
-             weights.Dim(1), weights.Dim(2), weights.Dim(3), 0, 0, params.groups, params};
+  // Column-blocked weights: each tile of C output channels is one contiguous block.
+  const bool blocked = weights.shape.size() == 5;
+  const std::size_t wd = blocked ? 1 : 0;
+  Geometry g{input.Dim(0), input.Dim(1), input.Dim(2), input.Dim(3), weights.Dim(wd),
+             weights.Dim(wd + 1), weights.Dim(wd + 2), blocked ? out.Dim(3) : weights.Dim(3), 0, 0,
+             params.groups, params};
+  Require(!blocked || (params.groups == 1 && weights.Dim(0) == (g.cout + builder.C() - 1) / builder.C() &&
+                       weights.Dim(4) == builder.C()),
+          fmt::format("column-blocked weights must be [{}, KH, KW, Cin, {}] of an ungrouped convolution",
+                      (g.cout + builder.C() - 1) / builder.C(), builder.C()));
   Require(g.cin % g.groups == 0 && g.cout % g.groups == 0 && g.cin_g * g.groups == g.cin,
           "channels must divide into groups (weights are [KH, KW, Cin/groups, Cout])");
   const std::uint64_t span_h = (g.kh - 1) * params.dilation_h + 1;
@@ -227,6 +238,14 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
                        return std::pair{packed.address + (block * taps + tap) * r * c * e, c * e};
                      });
     }
+    return;
+  }
+  if (blocked) {
+    EmitDenseSlice(builder, g, input, weights, bias, out, transform, 0, g.cin, 0, g.cout,
+                   [&](std::uint64_t tap, std::uint64_t ct) {
+                     return std::pair{weights.address + (tap * g.cin + ct * r) * c * e, c * e};
+                   },
+                   g.kh * g.kw * g.cin * c * e);
     return;
   }
   for (std::uint64_t group = 0; group < g.groups; ++group) {

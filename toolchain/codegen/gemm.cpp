@@ -1,5 +1,6 @@
 // GEMM as an implicit GEMM whose row gathers are plain blocks of A.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -19,12 +20,16 @@ void Require(bool ok, const std::string& what) {
 void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
           const std::optional<Tensor>& bias, const Tensor& out,
           const OutputTransform& transform) {
-  Require(a.shape.size() == 2 && b.shape.size() == 2 && out.shape.size() == 2,
-          "A, B and out must be matrices");
-  const std::uint64_t m = a.Dim(0), k = a.Dim(1), n = b.Dim(1);
-  Require(b.Dim(0) == k && out.Dim(0) == m && out.Dim(1) == n,
-          fmt::format("shapes {}x{} · {}x{} -> {}x{} do not agree", m, k, b.Dim(0), n,
-                      out.Dim(0), out.Dim(1)));
+  Require(a.shape.size() == 2 && (b.shape.size() == 2 || b.shape.size() == 3) &&
+              out.shape.size() == 2,
+          "A and out must be matrices, B a matrix or column-blocked [N/C, K, C]");
+  const bool blocked = b.shape.size() == 3;
+  const std::uint64_t m = a.Dim(0), k = a.Dim(1), n = out.Dim(1), cols = builder.C();
+  Require(blocked ? (b.Dim(0) == (n + cols - 1) / cols && b.Dim(1) == k && b.Dim(2) == cols)
+                  : (b.Dim(0) == k && b.Dim(1) == n),
+          fmt::format("shapes {}x{} · {} -> {}x{} do not agree", m, k, fmt::join(b.shape, "x"),
+                      out.Dim(0), n));
+  Require(out.Dim(0) == m, fmt::format("out has {} rows, A {}", out.Dim(0), m));
   Require(m > 0 && k > 0 && n > 0, "empty matrix");
   Require(a.dtype == builder.ElementType() && b.dtype == builder.ElementType(),
           "A and B must have the configuration's element type");
@@ -54,6 +59,7 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
   problem.bias_dram = bias ? bias->address : 0;
   problem.transform = transform;
   problem.raw_output = raw;
+  problem.weight_block_bytes = blocked ? k * cols * e : 0;
   // Equal chunks (the last one at most one row shorter) rather than a short tail.
   const std::uint64_t chunks = (m + buffers.chunk_rows - 1) / buffers.chunk_rows;
   std::uint64_t m0 = 0;
@@ -67,8 +73,8 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
       const std::uint64_t k0 = std::uint64_t{s} * r;
       KStep step;
       step.k = static_cast<std::uint32_t>(std::min<std::uint64_t>(r, k - k0));
-      step.weight_dram = b.address + k0 * n * e;
-      step.weight_stride = n * e;
+      step.weight_dram = b.address + k0 * (blocked ? cols : n) * e;
+      step.weight_stride = (blocked ? cols : n) * e;
       step.segments.push_back({0, chunk.rows, false, a.address + (m0 * k + k0) * e, k * e});
       chunk.steps.push_back(std::move(step));
     }

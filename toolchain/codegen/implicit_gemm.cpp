@@ -199,8 +199,9 @@ class Emitter {
       for (std::uint32_t j = 0; j < n_tiles_; ++j) {
         const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
         for (const KStep& step : chunk.steps) {
-          weights_.push_back({step.weight_dram + std::uint64_t{n0} * e_, step.weight_stride,
-                              step.k, nn});
+          const std::uint64_t column = p_.weight_block_bytes != 0 ? j * p_.weight_block_bytes
+                                                                  : std::uint64_t{n0} * e_;
+          weights_.push_back({step.weight_dram + column, step.weight_stride, step.k, nn});
         }
       }
     }

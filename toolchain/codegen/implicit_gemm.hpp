@@ -63,6 +63,11 @@ struct ImplicitGemm {
   std::uint32_t n = 0;                 // output columns
   std::vector<Chunk> chunks;
   Tensor a, weights, out;              // for dependency tracking (whole tensors)
+  // Where N tile j of a k-step's weights starts: 0 means row-major weights ([K, N]: n0 elements
+  // to the right of the k-step's address); otherwise column-blocked weights ([N/C][K][C]: each
+  // tile one contiguous block, j * weight_block_bytes further on), which a DMA reads as one
+  // burst instead of R strided rows (docs/CODEGEN.md, "Weight layout").
+  std::uint64_t weight_block_bytes = 0;
   std::optional<Tensor> bias;          // fp32 / int32, indexed from bias_dram
   std::uint64_t bias_dram = 0;         // bias[n = 0]
   OutputTransform transform;           // ignored when the output is raw

@@ -17,6 +17,8 @@
 namespace systole::codegen {
 
 // out[M,N] = transform(A[M,K] · B[K,N] + bias[N]).
+// B is row-major [K, N], or column-blocked [ceil(N/C), K, C]: block j holds columns
+// j·C … j·C+C−1 (zero-padded), so each weight tile is one contiguous DMA burst.
 // `out` has the element type (ACTIVATE applies bias and transform) or the accumulator type
 // fp32 / int32 (the accumulators are stored directly: the bias, if any, is their starting
 // value and the transform must be the identity).
@@ -32,7 +34,8 @@ struct ConvParams {
 };
 
 // out[N,OH,OW,Cout] = transform(conv(in[N,H,W,Cin], w[KH,KW,Cin/groups,Cout]) + bias[Cout]).
-// Implicit GEMM: no im2col copy. Padding is written as zero UB rows; groups small enough to
+// The weights may instead be column-blocked [ceil(Cout/C), KH, KW, Cin, C] (groups = 1), as
+// for Gemm. Implicit GEMM: no im2col copy. Padding is written as zero UB rows; groups small enough to
 // share the array are packed into block-diagonal weight tiles (depthwise included).
 void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
             const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,

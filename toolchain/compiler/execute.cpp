@@ -145,18 +145,22 @@ class Runner {
   }
 
   std::vector<std::uint8_t> InputBytes(const DeviceStep& step, const Binding& binding) {
-    const std::size_t channels = binding.shape.back();
     std::vector<double> scale, shift;
-    if (binding.kind != Binding::Kind::kValue) FoldEpilogue(step, channels, scale, shift);
     std::vector<double> data;
     if (binding.kind == Binding::Kind::kBias) {
+      FoldEpilogue(step, binding.shape.back(), scale, shift);
       data = shift;
     } else {
       const hlo::Literal& value = Value(binding.value);
       data = Permute(value.values, value.shape.dims, binding.permutation);
+      std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
+      for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));
       if (binding.kind == Binding::Kind::kWeights) {
+        const std::size_t channels = dims.back();
+        FoldEpilogue(step, channels, scale, shift);
         for (std::size_t i = 0; i < data.size(); ++i) data[i] *= scale[i % channels];
       }
+      data = BlockColumns(binding, std::move(data), dims);
     }
     std::vector<std::uint8_t> bytes;
     bytes.reserve(data.size() * assembly::DataTypeBytes(binding.dtype));
@@ -236,6 +240,23 @@ std::vector<double> Permute(const std::vector<double>& data, const std::vector<s
       if (++index[d] < out_dims[d]) break;
       source -= out_strides[d] * out_dims[d];
       index[d] = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<double> BlockColumns(const Binding& binding, std::vector<double> data,
+                                 const std::vector<std::uint64_t>& dims) {
+  if (binding.block_columns == 0) return data;
+  std::uint64_t outer = 1, k = 1;
+  for (std::size_t d = 0; d + 1 < dims.size(); ++d) (d < binding.block_outer ? outer : k) *= dims[d];
+  const std::uint64_t n = dims.back(), cols = binding.block_columns, blocks = (n + cols - 1) / cols;
+  std::vector<double> out(outer * blocks * k * cols, 0.0);
+  for (std::uint64_t o = 0; o < outer; ++o) {
+    for (std::uint64_t row = 0; row < k; ++row) {
+      for (std::uint64_t col = 0; col < n; ++col) {
+        out[((o * blocks + col / cols) * k + row) * cols + col % cols] = data[(o * k + row) * n + col];
+      }
     }
   }
   return out;

@@ -40,7 +40,18 @@ struct Binding {
   std::vector<std::int64_t> permutation;  // device dim i is value dim permutation[i]
   assembly::DataType dtype = assembly::DataType::kBf16;
   std::vector<std::uint64_t> shape;       // the device tensor's shape
+  // Column blocking (weights, codegen/kernels.hpp): when non-zero, the transposed value
+  // [outer..., K..., N] is stored as [outer..., ceil(N / block_columns), K..., block_columns],
+  // block_outer leading dimensions kept outside, the padding columns zero. Each weight tile
+  // is then one contiguous DMA burst.
+  std::uint64_t block_columns = 0;
+  std::size_t block_outer = 0;
 };
+
+// The elements of `data` (a value transposed by `binding.permutation`, dims `dims`) in the
+// binding's column-blocked order; `data` itself when the binding is not blocked.
+std::vector<double> BlockColumns(const Binding& binding, std::vector<double> data,
+                                 const std::vector<std::uint64_t>& dims);
 
 // Static cycle estimate of a device step (ProgramBuilder::Estimates, the model's timing).
 struct StepEstimate {

@@ -34,8 +34,13 @@ const char* KindName(Binding::Kind kind) {
 }
 
 json BindingJson(const Binding& b) {
-  return {{"kind", KindName(b.kind)}, {"value", b.value}, {"permutation", b.permutation},
-          {"dtype", assembly::DataTypeName(b.dtype)}, {"shape", b.shape}};
+  json j = {{"kind", KindName(b.kind)}, {"value", b.value}, {"permutation", b.permutation},
+            {"dtype", assembly::DataTypeName(b.dtype)}, {"shape", b.shape}};
+  if (b.block_columns != 0) {
+    j["block_columns"] = b.block_columns;
+    j["block_outer"] = b.block_outer;
+  }
+  return j;
 }
 
 class ModelReader {
@@ -103,6 +108,10 @@ Binding ReadBinding(const json& j, const ModelReader& reader, const std::string&
   if (!dtype) reader.Fail(fmt::format("manifest: {}dtype is not one of {}", where, assembly::DataTypeNames()));
   b.dtype = *dtype;
   b.shape = Get<std::vector<std::uint64_t>>(j, "shape", reader, where);
+  if (j.contains("block_columns")) {  // optional: absent means not blocked
+    b.block_columns = Get<std::uint64_t>(j, "block_columns", reader, where);
+    b.block_outer = Get<std::size_t>(j, "block_outer", reader, where);
+  }
   return b;
 }
 
@@ -124,7 +133,15 @@ void CheckBinding(const Binding& b, const assembly::TensorDesc& tensor, const hl
     }
     seen[static_cast<std::size_t>(p)] = true;
   }
-  if (b.permutation.size() != seen.size() || static_cast<std::uint64_t>(value->shape.Elements()) != tensor.Elements()) {
+  std::uint64_t elements = static_cast<std::uint64_t>(value->shape.Elements());
+  if (b.block_columns != 0 && b.permutation.size() == seen.size() && b.block_outer < seen.size() && !seen.empty()) {
+    // Blocked: the last transposed dimension N is padded up to whole blocks.
+    const auto n = static_cast<std::uint64_t>(value->shape.dims[static_cast<std::size_t>(b.permutation.back())]);
+    elements = n == 0 ? 0 : elements / n * ((n + b.block_columns - 1) / b.block_columns) * b.block_columns;
+  } else if (b.block_columns != 0) {
+    reader.Fail(fmt::format("manifest: {}: block_outer {} does not fit {}", where, b.block_outer, value->shape.ToString()));
+  }
+  if (b.permutation.size() != seen.size() || elements != tensor.Elements()) {
     reader.Fail(fmt::format("manifest: {}: {} does not fit the device tensor", where, value->shape.ToString()));
   }
 }
