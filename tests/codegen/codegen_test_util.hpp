@@ -143,6 +143,16 @@ inline std::vector<std::uint32_t> BlockColumns(const std::vector<std::uint32_t>&
   return out;
 }
 
+// The inverse: column-blocked [ceil(N/cols), K, cols] back to row-major [K, N].
+inline std::vector<std::uint32_t> UnblockColumns(const std::vector<std::uint32_t>& bits, std::uint64_t k,
+                                                 std::uint64_t n, std::uint64_t cols) {
+  std::vector<std::uint32_t> out(k * n);
+  for (std::uint64_t row = 0; row < k; ++row) {
+    for (std::uint64_t col = 0; col < n; ++col) out[row * n + col] = bits.at(((col / cols) * k + row) * cols + col % cols);
+  }
+  return out;
+}
+
 // Configurations the kernel tests run on (v2 with small shapes).
 inline std::vector<std::string> TestConfigs() { return {"tiny", "small", "small-int8", "v2"}; }
 

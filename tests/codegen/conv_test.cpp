@@ -9,7 +9,7 @@ namespace systole::codegen::testing {
 namespace {
 
 void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool raw,
-                 std::mt19937_64& rng, bool blocked = false) {
+                 std::mt19937_64& rng, bool blocked = false, bool out_blocked = false) {
   const ConvParams& p = s.params;
   SCOPED_TRACE(::testing::Message()
                << config.name << " in " << s.batch << "x" << s.h << "x" << s.w << "x" << s.cin
@@ -17,7 +17,7 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
                << "/" << p.stride_w << " dil " << p.dilation_h << "/" << p.dilation_w << " pad "
                << p.pad_top << "," << p.pad_bottom << "," << p.pad_left << "," << p.pad_right
                << " groups " << p.groups << " bias " << with_bias << " raw " << raw
-               << " blocked " << blocked);
+               << " blocked " << blocked << " out_blocked " << out_blocked);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
@@ -27,13 +27,17 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
                            : builder.AddInput("w", element, {s.kh, s.kw, s.cin / p.groups, s.cout});
   std::optional<Tensor> bias;
   if (with_bias) bias = builder.AddInput("bias", acc_type, {s.cout});
-  const Tensor out =
-      builder.AddOutput("out", raw ? acc_type : element, {s.batch, s.OutH(), s.OutW(), s.cout});
+  const DataType out_type = raw ? acc_type : element;
+  const std::uint64_t pixels = s.batch * s.OutH() * s.OutW();
+  const Tensor out = out_blocked ? builder.AddOutput("out", out_type, {(s.cout + cols - 1) / cols, s.batch, s.OutH(), s.OutW(), cols})
+                                 : builder.AddOutput("out", out_type, {s.batch, s.OutH(), s.OutW(), s.cout});
   const OutputTransform transform =
       raw ? OutputTransform{}
           : (bf16 ? OutputTransform::Float(isa::ActFunc::kRelu6, 0.75f)
                   : OutputTransform::Quantized(3000, 14, -3, isa::ActFunc::kRelu));
-  Conv2D(builder, in, w, bias, out, p, transform);
+  ConvParams params = p;
+  params.out_channels = s.cout;
+  Conv2D(builder, in, w, bias, out, params, transform);
   const assembly::Program program = builder.Finish();
 
   const double range = bf16 ? 2.0 : 127.0;
@@ -49,7 +53,8 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   auto device = RunOnModel(config, program, inputs);
   const auto expected =
       ConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw);
-  ExpectSameBits(expected, ReadTensor(*device, out), "conv output");
+  const std::vector<std::uint32_t> actual = ReadTensor(*device, out);
+  ExpectSameBits(expected, out_blocked ? UnblockColumns(actual, pixels, s.cout, cols) : actual, "conv output");
 }
 
 ConvParams Params(std::uint32_t stride, std::uint32_t pad, std::uint32_t groups = 1,
@@ -104,6 +109,9 @@ TEST_P(ConvTest, ColumnBlockedWeightsMatchTheReference) {
   RunConvCase(config, {1, 5, 6, r + 1, 1, 1, c + 2, Params(1, 0)}, true, false, rng, true);
   RunConvCase(config, {1, 7, 8, 2 * r + 1, 3, 3, 2 * c + 5, Params(2, 1)}, false, true, rng, true);
   RunConvCase(config, {1, 11, 10, 3, 7, 7, c + 1, Params(2, 3)}, true, false, rng, true);
+  // Column-blocked output, with and without blocked weights, raw and activated.
+  RunConvCase(config, {2, 6, 5, r + 3, 3, 3, 2 * c + 1, Params(1, 1)}, true, true, rng, true, true);
+  RunConvCase(config, {1, 7, 6, 5, 3, 3, c + 3, Params(2, 1)}, true, false, rng, false, true);
 }
 
 TEST_P(ConvTest, WideImagesSplitRowsIntoChunks) {

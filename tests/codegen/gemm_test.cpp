@@ -26,10 +26,11 @@ OutputTransform RandomTransform(std::mt19937_64& rng, bool bf16) {
                                     static_cast<std::int8_t>(zp(rng)), f, -50, 90);
 }
 
-void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, bool blocked = false) {
+void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, bool blocked = false,
+                 bool out_blocked = false) {
   SCOPED_TRACE(::testing::Message() << config.name << " M=" << c.m << " K=" << c.k
                                     << " N=" << c.n << " bias=" << c.bias << " raw=" << c.raw
-                                    << " blocked=" << blocked);
+                                    << " blocked=" << blocked << " out_blocked=" << out_blocked);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
@@ -39,9 +40,11 @@ void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, 
                            : builder.AddInput("B", element, {c.k, c.n});
   std::optional<Tensor> bias;
   if (c.bias) bias = builder.AddInput("bias", acc_type, {c.n});
-  const Tensor out = builder.AddOutput("out", c.raw ? acc_type : element, {c.m, c.n});
+  const DataType out_type = c.raw ? acc_type : element;
+  const Tensor out = out_blocked ? builder.AddOutput("out", out_type, {(c.n + cols - 1) / cols, c.m, cols})
+                                 : builder.AddOutput("out", out_type, {c.m, c.n});
   const OutputTransform transform = c.raw ? OutputTransform{} : RandomTransform(rng, bf16);
-  Gemm(builder, a, b, bias, out, transform);
+  Gemm(builder, a, b, bias, out, transform, c.n);
   const assembly::Program program = builder.Finish();
 
   const double range = bf16 ? 2.0 : 127.0;
@@ -56,7 +59,8 @@ void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, 
   auto device = RunOnModel(config, program, inputs);
   const auto expected = GemmReference(config, inputs[0].bits, b_bits, bias_bits, c.m, c.k,
                                       c.n, transform, c.raw);
-  ExpectSameBits(expected, ReadTensor(*device, out), "gemm output");
+  const std::vector<std::uint32_t> actual = ReadTensor(*device, out);
+  ExpectSameBits(expected, out_blocked ? UnblockColumns(actual, c.m, c.n, cols) : actual, "gemm output");
 }
 
 class GemmTest : public ::testing::TestWithParam<std::string> {};
@@ -97,6 +101,9 @@ TEST_P(GemmTest, ColumnBlockedWeightsMatchTheReference) {
   RunGemmCase(config, {37, 3 * r + 5, 2 * c + 3, true, false}, rng, true);
   RunGemmCase(config, {20, r, c, false, true}, rng, true);
   RunGemmCase(config, {9, 2 * r - 1, c - 1 > 0 ? c - 1 : 1, true, true}, rng, true);
+  // Column-blocked output, with and without blocked weights, raw and activated.
+  RunGemmCase(config, {300, 2 * r + 3, 3 * c + 1, true, false}, rng, true, true);
+  RunGemmCase(config, {41, r + 2, 2 * c - 1, true, true}, rng, false, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GemmTest, ::testing::ValuesIn(TestConfigs()), ConfigTestName);

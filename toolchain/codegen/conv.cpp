@@ -65,7 +65,7 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
                     std::uint64_t k_channels, std::uint64_t cout_base, std::uint64_t n,
                     const std::function<std::pair<std::uint64_t, std::uint64_t>(
                         std::uint64_t, std::uint64_t)>& weight,
-                    std::uint64_t weight_block_bytes = 0) {
+                    std::uint64_t weight_block_bytes = 0, bool out_blocked = false) {
   const std::uint32_t r = builder.R();
   const std::uint64_t e = input.ElementBytes(), out_e = out.ElementBytes();
   const std::uint64_t taps = g.kh * g.kw, channel_tiles = (k_channels + r - 1) / r;
@@ -88,6 +88,9 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
   problem.transform = transform;
   problem.raw_output = raw;
   problem.weight_block_bytes = weight_block_bytes;
+  // Column-blocked out: [Cout/C][N][OH][OW][C], rows of C elements, one block per N tile.
+  const std::uint64_t out_pitch = out_blocked ? builder.C() : g.cout;
+  problem.out_block_bytes = out_blocked ? g.batch * g.oh * g.ow * builder.C() * out_e : 0;
   for (std::uint64_t img = 0; img < g.batch; ++img) {
     for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += pieces > 1 ? 1 : rows_per_chunk) {
       const std::uint64_t oy_count = pieces > 1 ? 1 : std::min(rows_per_chunk, g.oh - oy0);
@@ -95,8 +98,8 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
         const std::uint64_t width = pieces > 1 ? std::min(piece_w, g.ow - ox0) : g.ow;
         Chunk chunk;
         chunk.rows = static_cast<std::uint32_t>(oy_count * width);
-        chunk.out_dram = out.address + (((img * g.oh + oy0) * g.ow + ox0) * g.cout + cout_base) * out_e;
-        chunk.out_stride = g.cout * out_e;
+        chunk.out_dram = out.address + (((img * g.oh + oy0) * g.ow + ox0) * out_pitch + cout_base) * out_e;
+        chunk.out_stride = out_pitch * out_e;
         for (std::uint64_t tap = 0; tap < taps; ++tap) {
           const std::uint64_t ky = tap / g.kw, kx = tap % g.kw;
           const auto [valid_first, valid_last] = ValidColumns(g, kx);
@@ -181,17 +184,23 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
             const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,
             const OutputTransform& transform) {
   Require(input.shape.size() == 4 && (weights.shape.size() == 4 || weights.shape.size() == 5) &&
-              out.shape.size() == 4,
-          "input and out must be 4-D (NHWC), weights HWIO or column-blocked [Cout/C, KH, KW, Cin, C]");
+              (out.shape.size() == 4 || out.shape.size() == 5),
+          "input must be NHWC, weights HWIO or column-blocked [Cout/C, KH, KW, Cin, C], out NHWC or "
+          "column-blocked [Cout/C, N, OH, OW, C]");
   Require(params.stride_h > 0 && params.stride_w > 0 && params.dilation_h > 0 &&
               params.dilation_w > 0 && params.groups > 0,
           "strides, dilations and groups must be positive");
   // Column-blocked weights: each tile of C output channels is one contiguous block.
-  const bool blocked = weights.shape.size() == 5;
+  const bool blocked = weights.shape.size() == 5, out_blocked = out.shape.size() == 5;
   const std::size_t wd = blocked ? 1 : 0;
+  const std::uint64_t cout = params.out_channels != 0 ? params.out_channels
+                             : !blocked              ? weights.Dim(3)
+                             : !out_blocked          ? out.Dim(3)
+                                                     : 0;
+  Require(cout != 0, "out_channels must be given when weights and out are both column-blocked");
   Geometry g{input.Dim(0), input.Dim(1), input.Dim(2), input.Dim(3), weights.Dim(wd),
-             weights.Dim(wd + 1), weights.Dim(wd + 2), blocked ? out.Dim(3) : weights.Dim(3), 0, 0,
-             params.groups, params};
+             weights.Dim(wd + 1), weights.Dim(wd + 2), cout, 0, 0, params.groups, params};
+  Require(!blocked || weights.Dim(0) != 0, "empty weights");
   Require(!blocked || (params.groups == 1 && weights.Dim(0) == (g.cout + builder.C() - 1) / builder.C() &&
                        weights.Dim(4) == builder.C()),
           fmt::format("column-blocked weights must be [{}, KH, KW, Cin, {}] of an ungrouped convolution",
@@ -205,9 +214,14 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
           "the kernel is larger than the padded image");
   g.oh = (g.h + params.pad_top + params.pad_bottom - span_h) / params.stride_h + 1;
   g.ow = (g.w + params.pad_left + params.pad_right - span_w) / params.stride_w + 1;
-  Require(out.Dim(0) == g.batch && out.Dim(1) == g.oh && out.Dim(2) == g.ow &&
-              out.Dim(3) == g.cout,
-          fmt::format("out must be {}x{}x{}x{}", g.batch, g.oh, g.ow, g.cout));
+  const std::uint64_t out_blocks = (g.cout + builder.C() - 1) / builder.C();
+  Require(out_blocked ? (params.groups == 1 && out.Dim(0) == out_blocks && out.Dim(1) == g.batch &&
+                         out.Dim(2) == g.oh && out.Dim(3) == g.ow && out.Dim(4) == builder.C())
+                      : (out.Dim(0) == g.batch && out.Dim(1) == g.oh && out.Dim(2) == g.ow &&
+                         out.Dim(3) == g.cout),
+          out_blocked ? fmt::format("column-blocked out must be {}x{}x{}x{}x{} (groups = 1)", out_blocks, g.batch,
+                                    g.oh, g.ow, builder.C())
+                      : fmt::format("out must be {}x{}x{}x{}", g.batch, g.oh, g.ow, g.cout));
   Require(input.dtype == builder.ElementType() && weights.dtype == builder.ElementType(),
           "input and weights must have the configuration's element type");
   const bool raw = out.dtype == builder.AccumulatorType();
@@ -245,7 +259,15 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
                    [&](std::uint64_t tap, std::uint64_t ct) {
                      return std::pair{weights.address + (tap * g.cin + ct * r) * c * e, c * e};
                    },
-                   g.kh * g.kw * g.cin * c * e);
+                   g.kh * g.kw * g.cin * c * e, out_blocked);
+    return;
+  }
+  if (out_blocked) {  // row-major weights, blocked out (groups = 1, checked above)
+    EmitDenseSlice(builder, g, input, weights, bias, out, transform, 0, g.cin, 0, g.cout,
+                   [&](std::uint64_t tap, std::uint64_t ct) {
+                     return std::pair{weights.address + (tap * g.cin + ct * r) * g.cout * e, g.cout * e};
+                   },
+                   0, true);
     return;
   }
   for (std::uint64_t group = 0; group < g.groups; ++group) {

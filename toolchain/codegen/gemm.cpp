@@ -19,17 +19,21 @@ void Require(bool ok, const std::string& what) {
 
 void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
           const std::optional<Tensor>& bias, const Tensor& out,
-          const OutputTransform& transform) {
+          const OutputTransform& transform, std::uint64_t n_columns) {
   Require(a.shape.size() == 2 && (b.shape.size() == 2 || b.shape.size() == 3) &&
-              out.shape.size() == 2,
-          "A and out must be matrices, B a matrix or column-blocked [N/C, K, C]");
-  const bool blocked = b.shape.size() == 3;
-  const std::uint64_t m = a.Dim(0), k = a.Dim(1), n = out.Dim(1), cols = builder.C();
-  Require(blocked ? (b.Dim(0) == (n + cols - 1) / cols && b.Dim(1) == k && b.Dim(2) == cols)
+              (out.shape.size() == 2 || out.shape.size() == 3),
+          "A must be a matrix, B and out matrices or column-blocked [N/C, rows, C]");
+  const bool blocked = b.shape.size() == 3, out_blocked = out.shape.size() == 3;
+  const std::uint64_t cols = builder.C();
+  const std::uint64_t n = n_columns != 0 ? n_columns : !out_blocked ? out.Dim(1) : !blocked ? b.Dim(1) : 0;
+  Require(n != 0, "N must be given when B and out are both column-blocked");
+  const std::uint64_t m = a.Dim(0), k = a.Dim(1), blocks = (n + cols - 1) / cols;
+  Require(blocked ? (b.Dim(0) == blocks && b.Dim(1) == k && b.Dim(2) == cols)
                   : (b.Dim(0) == k && b.Dim(1) == n),
-          fmt::format("shapes {}x{} · {} -> {}x{} do not agree", m, k, fmt::join(b.shape, "x"),
-                      out.Dim(0), n));
-  Require(out.Dim(0) == m, fmt::format("out has {} rows, A {}", out.Dim(0), m));
+          fmt::format("shapes {}x{} · {} -> N = {} do not agree", m, k, fmt::join(b.shape, "x"), n));
+  Require(out_blocked ? (out.Dim(0) == blocks && out.Dim(1) == m && out.Dim(2) == cols)
+                      : (out.Dim(0) == m && out.Dim(1) == n),
+          fmt::format("out is {}, not {}x{}", fmt::join(out.shape, "x"), m, n));
   Require(m > 0 && k > 0 && n > 0, "empty matrix");
   Require(a.dtype == builder.ElementType() && b.dtype == builder.ElementType(),
           "A and B must have the configuration's element type");
@@ -60,6 +64,8 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
   problem.transform = transform;
   problem.raw_output = raw;
   problem.weight_block_bytes = blocked ? k * cols * e : 0;
+  const std::uint64_t out_pitch = (out_blocked ? cols : n) * out.ElementBytes();  // bytes per output row
+  problem.out_block_bytes = out_blocked ? m * out_pitch : 0;
   // Equal chunks (the last one at most one row shorter) rather than a short tail.
   const std::uint64_t chunks = (m + buffers.chunk_rows - 1) / buffers.chunk_rows;
   std::uint64_t m0 = 0;
@@ -67,8 +73,8 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
     const std::uint64_t rows = (m - m0) / (chunks - c) + ((m - m0) % (chunks - c) != 0 ? 1 : 0);
     Chunk chunk;
     chunk.rows = static_cast<std::uint32_t>(rows);
-    chunk.out_dram = out.address + m0 * n * out.ElementBytes();
-    chunk.out_stride = n * out.ElementBytes();
+    chunk.out_dram = out.address + m0 * out_pitch;
+    chunk.out_stride = out_pitch;
     for (std::uint32_t s = 0; s < k_steps; ++s) {
       const std::uint64_t k0 = std::uint64_t{s} * r;
       KStep step;

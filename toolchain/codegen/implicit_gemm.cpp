@@ -139,7 +139,8 @@ class Emitter {
         if (epilogue_store) Emit(*epilogue_store);
         epilogue_act.reset();
         epilogue_store.reset();
-        const std::uint64_t out_dram = chunk.out_dram + std::uint64_t{n0} * out_e_;
+        const std::uint64_t out_dram =
+            chunk.out_dram + (p_.out_block_bytes != 0 ? j * p_.out_block_bytes : std::uint64_t{n0} * out_e_);
         if (p_.raw_output) {
           epilogue_store = Pending{
               StoreInsn(MemSpace::kAcc, out_dram, chunk.out_stride, acc, 0, chunk.rows, nn),

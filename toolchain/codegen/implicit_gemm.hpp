@@ -68,6 +68,9 @@ struct ImplicitGemm {
   // tile one contiguous block, j * weight_block_bytes further on), which a DMA reads as one
   // burst instead of R strided rows (docs/CODEGEN.md, "Weight layout").
   std::uint64_t weight_block_bytes = 0;
+  // The same for the output: 0 means N tile j is stored n0 elements to the right of the
+  // chunk's out_dram; otherwise (column-blocked out) j * out_block_bytes further on.
+  std::uint64_t out_block_bytes = 0;
   std::optional<Tensor> bias;          // fp32 / int32, indexed from bias_dram
   std::uint64_t bias_dram = 0;         // bias[n = 0]
   OutputTransform transform;           // ignored when the output is raw

@@ -18,24 +18,27 @@ namespace systole::codegen {
 
 // out[M,N] = transform(A[M,K] · B[K,N] + bias[N]).
 // B is row-major [K, N], or column-blocked [ceil(N/C), K, C]: block j holds columns
-// j·C … j·C+C−1 (zero-padded), so each weight tile is one contiguous DMA burst.
+// j·C … j·C+C−1 (zero-padded), so each weight tile is one contiguous DMA burst. `out` may be
+// column-blocked too ([ceil(N/C), M, C]: each tile's STORE one contiguous burst); when both
+// are, `n_columns` gives N.
 // `out` has the element type (ACTIVATE applies bias and transform) or the accumulator type
 // fp32 / int32 (the accumulators are stored directly: the bias, if any, is their starting
 // value and the transform must be the identity).
 void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
           const std::optional<Tensor>& bias, const Tensor& out,
-          const OutputTransform& transform = {});
+          const OutputTransform& transform = {}, std::uint64_t n_columns = 0);
 
 struct ConvParams {
   std::uint32_t stride_h = 1, stride_w = 1;
   std::uint32_t dilation_h = 1, dilation_w = 1;
   std::uint32_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   std::uint32_t groups = 1;
+  std::uint64_t out_channels = 0;  // Cout; needed only when weights and out are both column-blocked
 };
 
 // out[N,OH,OW,Cout] = transform(conv(in[N,H,W,Cin], w[KH,KW,Cin/groups,Cout]) + bias[Cout]).
-// The weights may instead be column-blocked [ceil(Cout/C), KH, KW, Cin, C] (groups = 1), as
-// for Gemm. Implicit GEMM: no im2col copy. Padding is written as zero UB rows; groups small enough to
+// The weights may instead be column-blocked [ceil(Cout/C), KH, KW, Cin, C] and out
+// [ceil(Cout/C), N, OH, OW, C] (groups = 1), as for Gemm. Implicit GEMM: no im2col copy. Padding is written as zero UB rows; groups small enough to
 // share the array are packed into block-diagonal weight tiles (depthwise included).
 void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
             const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,

@@ -52,6 +52,9 @@ struct Binding {
 // binding's column-blocked order; `data` itself when the binding is not blocked.
 std::vector<double> BlockColumns(const Binding& binding, std::vector<double> data,
                                  const std::vector<std::uint64_t>& dims);
+// The inverse, for outputs: device elements in blocked order back to the transposed value.
+std::vector<double> UnblockColumns(const Binding& binding, std::vector<double> data,
+                                   const std::vector<std::uint64_t>& dims);
 
 // Static cycle estimate of a device step (ProgramBuilder::Estimates, the model's timing).
 struct StepEstimate {
