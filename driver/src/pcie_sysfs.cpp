@@ -1,8 +1,9 @@
 // pcie://DDDD:BB:DD.F on a real board: the function's sysfs resource files mapped with mmap —
 // resource0 (BAR0) holds the register window, resource2 (BAR2) a window onto device memory.
 // Only a root (or a user given the files by udev) may map them; every failure says which file
-// and why. Mapping sysfs resources needs no driver bound to the function; VFIO (IOMMU-protected
-// DMA and MSI interrupts) is the way to go further (docs/HOST_LINKS.md).
+// and why. Mapping sysfs resources needs no driver bound to the function, and gives no DMA:
+// that needs the IOMMU mapping of VFIO (pcie_vfio.cpp), chosen here when the function is bound
+// to vfio-pci.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -98,6 +99,10 @@ class SysfsFunction final : public PcieFunction {
   std::uint64_t RegisterBytes() const override { return registers_.bytes(); }
   std::uint64_t WindowBytes() const override { return window_.bytes(); }
   void Pause() override { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+  std::string Access() const override {
+    return "sysfs resource files (registers and window only: no DMA unless the function is "
+           "bound to vfio-pci)";
+  }
 
  private:
   Mapping registers_;
@@ -106,8 +111,15 @@ class SysfsFunction final : public PcieFunction {
 
 }  // namespace
 
+std::unique_ptr<PcieFunction> OpenResourceFunction(const PcieAddress& address,
+                                                   const std::filesystem::path& root) {
+  return std::make_unique<SysfsFunction>(root / address.ToString(),
+                                         "pcie://" + address.ToString());
+}
+
 std::unique_ptr<PcieFunction> OpenSysfsFunction(const PcieAddress& address,
-                                                const std::filesystem::path& root) {
+                                                const std::filesystem::path& root,
+                                                const std::filesystem::path& vfio_root) {
   const std::string uri = "pcie://" + address.ToString();
   const std::filesystem::path dir = root / address.ToString();
   std::error_code error;
@@ -115,7 +127,10 @@ std::unique_ptr<PcieFunction> OpenSysfsFunction(const PcieAddress& address,
     throw LinkError(uri, fmt::format("no PCIe function {}: {} does not exist (lspci -D lists the "
                                      "functions)", address.ToString(), dir.string()));
   }
-  return std::make_unique<SysfsFunction>(dir, uri);
+  // `driver` links to the bound driver's directory, absent when none is bound.
+  const std::filesystem::path driver = std::filesystem::read_symlink(dir / "driver", error);
+  if (!error && driver.filename() == "vfio-pci") return OpenVfioFunction(address, root, vfio_root);
+  return OpenResourceFunction(address, root);
 }
 
 }  // namespace systole::pcie

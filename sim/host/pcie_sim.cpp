@@ -1,58 +1,41 @@
+// MakePcieSimFunction: picks the Verilated PCIe top built for a configuration.
 #include "host/pcie_sim.hpp"
 
-#include <fmt/format.h>
-
-#include "regs/regmap.hpp"
-#include "rtl/rtl_device.hpp"
-#include "verilator_context.hpp"
+#include <stdexcept>
+#include <string>
 
 namespace systole::host {
-namespace {
 
-class PcieSim final : public pcie::PcieFunction {
- public:
-  explicit PcieSim(std::unique_ptr<rtl::RtlDevice> device) : device_(std::move(device)) {}
-  ~PcieSim() override {
-    ForgetThreadContext();
-    device_.reset();
-    ForgetThreadContext();
-  }
-
-  std::uint32_t Read32(std::uint32_t offset) override { return device_->ReadRegister(offset); }
-  void Write32(std::uint32_t offset, std::uint32_t value) override {
-    device_->WriteRegister(offset, value);
-  }
-  void WriteWindow(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
-    CheckBurst(address, bytes.size());
-    device_->WriteMemory(address, bytes);
-  }
-  void ReadWindow(std::uint64_t address, std::span<std::uint8_t> bytes) override {
-    CheckBurst(address, bytes.size());
-    device_->ReadMemory(address, bytes);
-  }
-  // BAR0 is the register window rounded up to a page, as a board's would be.
-  std::uint64_t RegisterBytes() const override { return 4096; }
-  std::uint64_t WindowBytes() const override { return device_->config().memory_bytes; }
-  // The rtl link's polling interval, so both see the same device.
-  void Pause() override { device_->Run(64); }
-
- private:
-  // A burst a root complex would not emit is a bug in the link above.
-  static void CheckBurst(std::uint64_t address, std::size_t bytes) {
-    if (bytes > kMaxBurstBytes || (bytes > 0 && address / 4096 != (address + bytes - 1) / 4096)) {
-      throw std::logic_error(fmt::format("pcie+sim: a burst of {} bytes at 0x{:x} is larger than "
-                                         "{} bytes or crosses a 4 KiB boundary", bytes, address,
-                                         kMaxBurstBytes));
-    }
-  }
-
-  std::unique_ptr<rtl::RtlDevice> device_;
-};
-
-}  // namespace
+// Defined in the generated pcie_sim_<config>.cpp files.
+#define SYSTOLE_PCIE_SIM_CONFIG(name, id) \
+  std::unique_ptr<pcie::PcieFunction> MakePcieSim_##id(const Config&);
+#include "pcie_sim_configs.inc"
+#undef SYSTOLE_PCIE_SIM_CONFIG
 
 std::unique_ptr<pcie::PcieFunction> MakePcieSimFunction(const Config& config) {
-  return std::make_unique<PcieSim>(rtl::MakeRtlDevice(config));
+  struct Built {
+    const char* name;
+    std::unique_ptr<pcie::PcieFunction> (*make)(const Config&);
+  };
+  static constexpr Built kBuilt[] = {
+#define SYSTOLE_PCIE_SIM_CONFIG(name, id) {name, &MakePcieSim_##id},
+#include "pcie_sim_configs.inc"
+#undef SYSTOLE_PCIE_SIM_CONFIG
+  };
+  std::string built;
+  for (const Built& top : kBuilt) {
+    built += (built.empty() ? "" : ", ") + std::string(top.name);
+    if (config.name != top.name) continue;
+    // Parameters were baked in at Verilation: the configuration must not have changed since.
+    if (!(config == LoadConfig(top.name))) {
+      throw std::invalid_argument("pcie+sim: configuration '" + config.name +
+                                  "' differs from the one the PCIe top was built with; rebuild");
+    }
+    return top.make(config);
+  }
+  throw std::invalid_argument("pcie+sim: no Verilated PCIe top for configuration '" +
+                              config.name + "' (built: " + built +
+                              "; see SYSTOLE_PCIE_SIM_CONFIGS)");
 }
 
 }  // namespace systole::host

@@ -1,7 +1,6 @@
-// The pcie+sim function: an MMIO/memory-window shim onto the Verilated core of the rtl device
-// (sim/rtl/rtl_device.hpp). BAR0 reads and writes become register-bus transactions, window
-// bursts become host-memory-port requests (byte strobes exactly the burst's bytes), and a
-// host's pause while polling becomes clock cycles.
+// The pcie+sim function: the Verilated rtl/host/systole_pcie_top (core + DMA engine + BAR
+// decoding) driven as a root complex would drive it, with a simulated host memory for DMA
+// buffers (sim/host/pcie_sim_top.hpp).
 #pragma once
 
 #include <memory>
@@ -11,7 +10,8 @@
 
 namespace systole::host {
 
-// Throws std::invalid_argument when this build has no Verilated core for `config`.
+// Throws std::invalid_argument when this build has no Verilated PCIe top for `config`
+// (SYSTOLE_PCIE_SIM_CONFIGS).
 std::unique_ptr<pcie::PcieFunction> MakePcieSimFunction(const Config& config);
 
 }  // namespace systole::host

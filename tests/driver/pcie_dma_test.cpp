@@ -1,0 +1,231 @@
+// DMA through pcie+sim (the Verilated systole_pcie_top with a simulated host memory): large
+// transfers go through the engine (its counters and the core's PERF_BYTES_HOST say so), small
+// ones through the BAR2 window; programs whose inputs and outputs move by DMA give what usb+sim
+// (the same core and device-memory model behind the USB bridge) gives, every counter included;
+// the IOVA allocator; and the engine's refusals and host bus errors as the link reports them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <numeric>
+#include <random>
+
+#include "driver_test_util.hpp"
+#include "program_generator.hpp"  // tests/rtl/core: random legal programs
+#include "regs/regmap.hpp"
+#include "systole/device.hpp"
+#include "systole/pcie_transport.hpp"
+
+namespace {
+
+using namespace systole;
+using ::testing::HasSubstr;
+
+std::uint64_t BytesHost(Link& link) {
+  const std::uint32_t lo = link.ReadRegister(regs::OffsetOf("PERF_BYTES_HOST_LO"));  // latches HI
+  return std::uint64_t{link.ReadRegister(regs::OffsetOf("PERF_BYTES_HOST_HI"))} << 32 | lo;
+}
+
+TEST(PcieSimDma, LargeTransfersGoThroughTheEngineSmallOnesThroughTheWindow) {
+  auto link = OpenLink("pcie+sim", LoadConfig("tiny"));
+  ASSERT_EQ(link->ReadRegister(pcie::dma::kCount), 0u);
+  // 100 000 bytes at an odd address: two chunks of the 64 KiB buffer each way.
+  std::vector<std::uint8_t> data(100000);
+  std::iota(data.begin(), data.end(), std::uint8_t{7});
+  link->WriteMemory(0x1235, data);
+  std::vector<std::uint8_t> back(data.size());
+  link->ReadMemory(0x1235, back);
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(link->ReadRegister(pcie::dma::kCount), 4u);
+  EXPECT_EQ(link->ReadRegister(pcie::dma::kBytes), 200000u);
+  EXPECT_EQ(BytesHost(*link), 200000u);  // the engine strobes exactly the bytes asked for
+  // Below the threshold: the window, not the engine; the bytes still count on the host port.
+  std::vector<std::uint8_t> small(pcie::kDmaThresholdBytes - 1, 0x5a);
+  link->WriteMemory(0x1234, small);
+  std::vector<std::uint8_t> small_back(small.size());
+  link->ReadMemory(0x1234, small_back);
+  EXPECT_EQ(small_back, small);
+  EXPECT_EQ(link->ReadRegister(pcie::dma::kCount), 4u);
+  EXPECT_EQ(BytesHost(*link), 200000u + 2 * small.size());
+  // What the window wrote, the engine reads back (and the other way round).
+  std::vector<std::uint8_t> mixed(4096);
+  link->ReadMemory(0x1000, mixed);
+  EXPECT_EQ(mixed[0x234], 0x5a);
+  EXPECT_EQ(mixed[0x235 + small.size()], data[small.size()]);
+  EXPECT_EQ(link->ReadRegister(pcie::dma::kCount), 5u);
+}
+
+struct Outcome {
+  std::vector<std::vector<std::uint8_t>> outputs;
+  Counters counters;
+};
+
+Outcome RunOn(const char* uri, const assembly::Program& source) {
+  Device device = Device::Open(uri, LoadConfig("tiny"));
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::uint8_t>(k * 5 % 13);
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  EXPECT_TRUE(program.Launch().Wait(std::chrono::milliseconds(60000))) << uri;
+  Outcome outcome;
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
+    outcome.outputs.push_back(program.ReadOutput(i));
+  }
+  outcome.counters = device.ReadCounters();
+  return outcome;
+}
+
+TEST(PcieSimDma, ProgramsGiveWhatUsbSimGivesEveryCounterIncluded) {
+  for (const auto& [name, source] :
+       {std::pair{"conv_pool_tiny.s", assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"))},
+        std::pair{"scale 3", driver_test::ScaleProgram(3)}}) {
+    SCOPED_TRACE(name);
+    const Outcome usb = RunOn("usb+sim", source);
+    const Outcome pcie = RunOn("pcie+sim", source);
+    EXPECT_EQ(pcie.outputs, usb.outputs);
+    EXPECT_EQ(pcie.counters, usb.counters);
+    EXPECT_GT(usb.counters["INSNS"], 0u);
+  }
+}
+
+// A random legal program (tests/rtl/core/program_generator.hpp) over 64 KiB of data: the data
+// and the memory read back afterwards move by DMA on pcie+sim.
+struct Footprint {
+  std::vector<std::uint8_t> data, dump;
+  Counters counters;
+  std::uint32_t dma_transfers = 0;
+};
+
+Footprint RunGenerated(const char* uri, const std::vector<std::uint8_t>& data,
+                       const std::vector<isa::Instruction>& program) {
+  Device device = Device::Open(uri, LoadConfig("tiny"));
+  Buffer memory = device.AllocateAt(0, rtl::test::kDumpAddress + 0x10000);
+  memory.Write(data, rtl::test::kDataAddress);
+  std::vector<std::uint8_t> text;
+  for (const isa::Instruction& insn : program) {
+    const isa::Word word = isa::EncodeOrThrow(insn);
+    text.insert(text.end(), word.begin(), word.end());
+  }
+  memory.Write(text, rtl::test::kTextAddress);
+  device.ClearCounters();
+  EXPECT_TRUE(device.Launch(rtl::test::kTextAddress, static_cast<std::uint32_t>(program.size()))
+                  .Wait(std::chrono::milliseconds(60000)));
+  Footprint f{std::vector<std::uint8_t>(rtl::test::kDataBytes), std::vector<std::uint8_t>(0x10000),
+              device.ReadCounters()};
+  memory.Read(f.data, rtl::test::kDataAddress);
+  memory.Read(f.dump, rtl::test::kDumpAddress);
+  if (std::string_view(uri) == "pcie+sim") {
+    f.dma_transfers = device.link().ReadRegister(pcie::dma::kCount);
+  }
+  return f;
+}
+
+TEST(PcieSimDma, GeneratedProgramMovesItsDataByDmaAndMatchesUsbSim) {
+  std::mt19937_64 rng(0x5eed);
+  std::vector<std::uint8_t> data(rtl::test::kDataBytes);
+  for (auto& b : data) b = static_cast<std::uint8_t>(rng());
+  const auto program = rtl::test::GenerateProgram(LoadConfig("tiny"), rng, 24).instructions;
+  const Footprint usb = RunGenerated("usb+sim", data, program);
+  const Footprint pcie = RunGenerated("pcie+sim", data, program);
+  EXPECT_EQ(pcie.data, usb.data);
+  EXPECT_EQ(pcie.dump, usb.dump);
+  EXPECT_EQ(pcie.counters, usb.counters);
+  EXPECT_GT(usb.counters["INSNS"], 0u);
+  EXPECT_GE(pcie.dma_transfers, 3u);  // the data in; the data and the dump out
+}
+
+// The engine's rate inside pcie+sim (host memory answering after PcieSim::kHostLatency
+// cycles, device memory after the rtl device's 8): DMA_CYCLES of one 64 KiB - 32 transfer.
+TEST(PcieSimDma, ThroughputIsReported) {
+  auto link = OpenLink("pcie+sim", LoadConfig("tiny"));
+  std::vector<std::uint8_t> data(pcie::kDmaBufferBytes - 32, 1);
+  for (bool read : {false, true}) {
+    if (read) link->ReadMemory(0, data);
+    else link->WriteMemory(0, data);
+    const std::uint32_t cycles = link->ReadRegister(pcie::dma::kCycles);
+    const double rate = static_cast<double>(data.size()) / cycles;
+    std::cout << "[ measured ] pcie+sim DMA " << (read ? "device -> host" : "host -> device")
+              << ": " << data.size() << " bytes in " << cycles << " cycles = " << rate
+              << " bytes/cycle\n";
+    EXPECT_GT(rate, 16.0);
+  }
+}
+
+TEST(PcieSimDma, IovaAllocatorMapsPagesAndFaultsAfterFree) {
+  const Config config = LoadConfig("tiny");
+  auto function = pcie::OpenSimFunction(config);
+  auto a = function->AllocateDma(5000);
+  auto b = function->AllocateDma(4096);
+  ASSERT_TRUE(a && b);
+  EXPECT_GE(a->BusAddress(), 1ull << 32);  // above 4 GiB: the engine's high half is used
+  EXPECT_EQ(a->BusAddress() % 4096, 0u);
+  EXPECT_GE(b->BusAddress(), a->BusAddress() + 8192);  // 5000 bytes take two pages
+  const std::uint64_t freed = a->BusAddress();
+  a.reset();
+  auto c = function->AllocateDma(100);
+  EXPECT_EQ(c->BusAddress(), freed);  // first fit reuses the hole
+  c.reset();
+  // A transfer from the freed (unmapped) address: the host bus answers with an error.
+  function->Write32(pcie::dma::kHostLo, static_cast<std::uint32_t>(freed));
+  function->Write32(pcie::dma::kHostHi, static_cast<std::uint32_t>(freed >> 32));
+  function->Write32(pcie::dma::kDeviceLo, 0);
+  function->Write32(pcie::dma::kDeviceHi, 0);
+  function->Write32(pcie::dma::kLength, 256);
+  function->Write32(pcie::dma::kCtrl, pcie::dma::kCtrlStart);
+  std::uint32_t status = 0;
+  for (int i = 0; i < 100 && ((status = function->Read32(pcie::dma::kStatus)) & 1) != 0; ++i) {
+    function->Pause();
+  }
+  EXPECT_EQ(status & 7, pcie::dma::kStatusDone | pcie::dma::kStatusError);
+  EXPECT_EQ(pcie::dma::ErrorCode(status), 3u);
+}
+
+// A function whose DMA buffer claims a bus address the IOMMU never mapped: the link names the
+// transfer and the engine's error.
+class BadBusAddress final : public pcie::PcieFunction {
+ public:
+  BadBusAddress() : inner_(pcie::OpenSimFunction(LoadConfig("tiny"))) {}
+  std::uint32_t Read32(std::uint32_t offset) override { return inner_->Read32(offset); }
+  void Write32(std::uint32_t offset, std::uint32_t value) override { inner_->Write32(offset, value); }
+  void WriteWindow(std::uint64_t a, std::span<const std::uint8_t> b) override { inner_->WriteWindow(a, b); }
+  void ReadWindow(std::uint64_t a, std::span<std::uint8_t> b) override { inner_->ReadWindow(a, b); }
+  std::uint64_t RegisterBytes() const override { return inner_->RegisterBytes(); }
+  std::uint64_t WindowBytes() const override { return inner_->WindowBytes(); }
+  void Pause() override { inner_->Pause(); }
+  std::string Access() const override { return "a test's unmapped DMA buffers"; }
+  std::unique_ptr<pcie::DmaBuffer> AllocateDma(std::size_t bytes) override {
+    struct Unmapped final : pcie::DmaBuffer {
+      explicit Unmapped(std::size_t n) : bytes(n) {}
+      std::span<std::uint8_t> Bytes() override { return bytes; }
+      std::uint64_t BusAddress() const override { return 0x7000'0000'0000ull; }
+      std::vector<std::uint8_t> bytes;
+    };
+    return std::make_unique<Unmapped>(bytes);
+  }
+
+ private:
+  std::unique_ptr<pcie::PcieFunction> inner_;
+};
+
+TEST(PcieSimDma, HostBusErrorsBecomeLinkErrors) {
+  auto link = pcie::MakePcieLink(std::make_unique<BadBusAddress>(), "pcie+sim");
+  std::vector<std::uint8_t> data(4096);
+  try {
+    link->WriteMemory(64, data);
+    FAIL() << "no error";
+  } catch (const LinkError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("DMA write of 4096 bytes at device 0x40"));
+    EXPECT_THAT(error.what(), HasSubstr("HOST_READ"));
+  }
+  try {
+    link->ReadMemory(64, data);
+    FAIL() << "no error";
+  } catch (const LinkError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("HOST_WRITE"));
+  }
+}
+
+}  // namespace
