@@ -153,6 +153,19 @@ inline std::vector<std::uint32_t> UnblockColumns(const std::vector<std::uint32_t
   return out;
 }
 
+// A bias vector of N as the replicated [ceil(N/cols), rows, cols] (kernels.hpp).
+inline std::vector<std::uint32_t> ReplicateBias(const std::vector<std::uint32_t>& bits, std::uint64_t rows,
+                                                std::uint64_t cols) {
+  const std::uint64_t n = bits.size(), blocks = (n + cols - 1) / cols;
+  std::vector<std::uint32_t> out(blocks * rows * cols, 0);
+  for (std::uint64_t j = 0; j < blocks; ++j) {
+    for (std::uint64_t row = 0; row < rows; ++row) {
+      for (std::uint64_t c = 0; c < cols && j * cols + c < n; ++c) out[(j * rows + row) * cols + c] = bits[j * cols + c];
+    }
+  }
+  return out;
+}
+
 // Configurations the kernel tests run on (v2 with small shapes).
 inline std::vector<std::string> TestConfigs() { return {"tiny", "small", "small-int8", "v2"}; }
 

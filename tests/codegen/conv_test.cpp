@@ -9,7 +9,8 @@ namespace systole::codegen::testing {
 namespace {
 
 void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool raw,
-                 std::mt19937_64& rng, bool blocked = false, bool out_blocked = false) {
+                 std::mt19937_64& rng, bool blocked = false, bool out_blocked = false,
+                 bool replicated_bias = false) {
   const ConvParams& p = s.params;
   SCOPED_TRACE(::testing::Message()
                << config.name << " in " << s.batch << "x" << s.h << "x" << s.w << "x" << s.cin
@@ -17,7 +18,8 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
                << "/" << p.stride_w << " dil " << p.dilation_h << "/" << p.dilation_w << " pad "
                << p.pad_top << "," << p.pad_bottom << "," << p.pad_left << "," << p.pad_right
                << " groups " << p.groups << " bias " << with_bias << " raw " << raw
-               << " blocked " << blocked << " out_blocked " << out_blocked);
+               << " blocked " << blocked << " out_blocked " << out_blocked << " replicated_bias "
+               << replicated_bias);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
@@ -26,7 +28,11 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   const Tensor w = blocked ? builder.AddInput("w", element, {(s.cout + cols - 1) / cols, s.kh, s.kw, s.cin, cols})
                            : builder.AddInput("w", element, {s.kh, s.kw, s.cin / p.groups, s.cout});
   std::optional<Tensor> bias;
-  if (with_bias) bias = builder.AddInput("bias", acc_type, {s.cout});
+  const std::uint64_t bias_rows = std::min<std::uint64_t>(s.OutH() * s.OutW(), config.AccRows());
+  if (with_bias) {
+    bias = replicated_bias ? builder.AddInput("bias", acc_type, {(s.cout + cols - 1) / cols, bias_rows, cols})
+                           : builder.AddInput("bias", acc_type, {s.cout});
+  }
   const DataType out_type = raw ? acc_type : element;
   const std::uint64_t pixels = s.batch * s.OutH() * s.OutW();
   const Tensor out = out_blocked ? builder.AddOutput("out", out_type, {(s.cout + cols - 1) / cols, s.batch, s.OutH(), s.OutW(), cols})
@@ -48,7 +54,7 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   std::optional<std::vector<std::uint32_t>> bias_bits;
   if (bias) {
     bias_bits = RandomBits(rng, acc_type, s.cout, bf16 ? 4.0 : 30000.0);
-    inputs.push_back({*bias, *bias_bits});
+    inputs.push_back({*bias, replicated_bias ? ReplicateBias(*bias_bits, bias_rows, cols) : *bias_bits});
   }
   auto device = RunOnModel(config, program, inputs);
   const auto expected =
@@ -112,6 +118,9 @@ TEST_P(ConvTest, ColumnBlockedWeightsMatchTheReference) {
   // Column-blocked output, with and without blocked weights, raw and activated.
   RunConvCase(config, {2, 6, 5, r + 3, 3, 3, 2 * c + 1, Params(1, 1)}, true, true, rng, true, true);
   RunConvCase(config, {1, 7, 6, 5, 3, 3, c + 3, Params(2, 1)}, true, false, rng, false, true);
+  // A replicated bias: the starting values of raw outputs, ACTIVATE's bias row otherwise.
+  RunConvCase(config, {2, 9, 8, r + 1, 3, 3, 2 * c + 3, Params(1, 1)}, true, true, rng, true, true, true);
+  RunConvCase(config, {1, 6, 6, 4, 1, 1, c + 1, Params(1, 0)}, true, false, rng, true, true, true);
 }
 
 TEST_P(ConvTest, WideImagesSplitRowsIntoChunks) {

@@ -27,10 +27,10 @@ OutputTransform RandomTransform(std::mt19937_64& rng, bool bf16) {
 }
 
 void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, bool blocked = false,
-                 bool out_blocked = false) {
+                 bool out_blocked = false, bool replicated_bias = false) {
   SCOPED_TRACE(::testing::Message() << config.name << " M=" << c.m << " K=" << c.k
                                     << " N=" << c.n << " bias=" << c.bias << " raw=" << c.raw
-                                    << " blocked=" << blocked << " out_blocked=" << out_blocked);
+                                    << " blocked=" << blocked << " out_blocked=" << out_blocked << " replicated_bias=" << replicated_bias);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
@@ -39,7 +39,11 @@ void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, 
   const Tensor b = blocked ? builder.AddInput("B", element, {(c.n + cols - 1) / cols, c.k, cols})
                            : builder.AddInput("B", element, {c.k, c.n});
   std::optional<Tensor> bias;
-  if (c.bias) bias = builder.AddInput("bias", acc_type, {c.n});
+  const std::uint64_t bias_rows = std::min<std::uint64_t>(c.m, config.AccRows());
+  if (c.bias) {
+    bias = replicated_bias ? builder.AddInput("bias", acc_type, {(c.n + cols - 1) / cols, bias_rows, cols})
+                           : builder.AddInput("bias", acc_type, {c.n});
+  }
   const DataType out_type = c.raw ? acc_type : element;
   const Tensor out = out_blocked ? builder.AddOutput("out", out_type, {(c.n + cols - 1) / cols, c.m, cols})
                                  : builder.AddOutput("out", out_type, {c.m, c.n});
@@ -54,7 +58,7 @@ void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, 
   std::optional<std::vector<std::uint32_t>> bias_bits;
   if (bias) {
     bias_bits = RandomBits(rng, acc_type, c.n, bf16 ? 4.0 : 30000.0);
-    inputs.push_back({*bias, *bias_bits});
+    inputs.push_back({*bias, replicated_bias ? ReplicateBias(*bias_bits, bias_rows, cols) : *bias_bits});
   }
   auto device = RunOnModel(config, program, inputs);
   const auto expected = GemmReference(config, inputs[0].bits, b_bits, bias_bits, c.m, c.k,
@@ -104,6 +108,9 @@ TEST_P(GemmTest, ColumnBlockedWeightsMatchTheReference) {
   // Column-blocked output, with and without blocked weights, raw and activated.
   RunGemmCase(config, {300, 2 * r + 3, 3 * c + 1, true, false}, rng, true, true);
   RunGemmCase(config, {41, r + 2, 2 * c - 1, true, true}, rng, false, true);
+  // A replicated bias: the starting values of raw outputs, ACTIVATE's bias row otherwise.
+  RunGemmCase(config, {300, r + 3, 2 * c + 1, true, true}, rng, true, true, true);
+  RunGemmCase(config, {45, 2 * r, c + 5, true, false}, rng, true, true, true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GemmTest, ::testing::ValuesIn(TestConfigs()), ConfigTestName);

@@ -85,6 +85,7 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
   problem.out = out;
   problem.bias = bias;
   problem.bias_dram = bias ? bias->address + cout_base * 4 : 0;
+  if (bias && bias->shape.size() == 3) problem.bias_block_bytes = bias->Dim(1) * builder.C() * 4;
   problem.transform = transform;
   problem.raw_output = raw;
   problem.weight_block_bytes = weight_block_bytes;
@@ -227,9 +228,13 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
   const bool raw = out.dtype == builder.AccumulatorType();
   Require(raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
   Require(!raw || transform.func == isa::ActFunc::kNone, "a raw output takes no activation");
-  if (bias) {
-    Require(bias->dtype == builder.AccumulatorType() && bias->Elements() == g.cout,
-            "bias must be Cout accumulator-type elements");
+  if (bias) {  // a vector, or replicated [Cout/C, min(OH·OW, accumulator rows), C] (groups = 1)
+    const bool replicated = bias->shape.size() == 3;
+    Require(bias->dtype == builder.AccumulatorType() &&
+                (replicated ? params.groups == 1 && bias->Dim(0) == out_blocks && bias->Dim(2) == builder.C() &&
+                                  bias->Dim(1) >= std::min<std::uint64_t>(g.oh * g.ow, builder.config().AccRows())
+                            : bias->Elements() == g.cout),
+            "bias must be Cout accumulator-type elements or replicated [Cout/C, min(OH*OW, accumulator rows), C]");
   }
 
   builder.BeginKernel(fmt::format("conv2d {}x{}x{}x{} k{}x{} s{} g{} -> {}x{}", g.batch, g.h, g.w,

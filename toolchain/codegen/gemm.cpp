@@ -44,9 +44,14 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
                     (!builder.IsBf16() && transform.scale_bits == 1)) &&
                    transform.shift == 0 && transform.zero_point == 0),
           "a raw (accumulator-type) output takes no activation or scale");
+  // A replicated bias [N/C, rows, C] (rows >= min(M, accumulator rows)) loads contiguously.
+  const bool replicated_bias = bias && bias->shape.size() == 3;
   if (bias) {
-    Require(bias->dtype == builder.AccumulatorType() && bias->Elements() == n,
-            "bias must be N accumulator-type elements");
+    Require(bias->dtype == builder.AccumulatorType() &&
+                (replicated_bias ? bias->Dim(0) == blocks && bias->Dim(2) == cols &&
+                                       bias->Dim(1) >= std::min<std::uint64_t>(m, builder.config().AccRows())
+                                 : bias->Elements() == n),
+            "bias must be N accumulator-type elements or replicated [N/C, min(M, accumulator rows), C]");
   }
 
   const std::uint32_t r = builder.R();
@@ -61,6 +66,7 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
   problem.out = out;
   problem.bias = bias;
   problem.bias_dram = bias ? bias->address : 0;
+  problem.bias_block_bytes = replicated_bias ? bias->Dim(1) * cols * 4 : 0;
   problem.transform = transform;
   problem.raw_output = raw;
   problem.weight_block_bytes = blocked ? k * cols * e : 0;

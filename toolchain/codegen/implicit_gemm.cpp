@@ -117,7 +117,10 @@ class Emitter {
           // otherwise one bias row that ACTIVATE adds.
           const std::uint64_t first = bias_first ? acc : bias_row;
           const std::uint64_t rows = bias_first ? chunk.rows : 1;
-          Emit({LoadInsn(MemSpace::kAcc, p_.bias_dram + std::uint64_t{n0} * 4, 0, first, 0, rows,
+          const bool replicated = p_.bias_block_bytes != 0;
+          Emit({LoadInsn(MemSpace::kAcc,
+                         p_.bias_dram + (replicated ? j * p_.bias_block_bytes : std::uint64_t{n0} * 4),
+                         replicated ? std::uint64_t{b_.C()} * 4 : 0, first, 0, rows,
                          nn),
                 {ReadOf(*p_.bias), {Space::kAcc, first, first + rows, true}}});
         }

@@ -71,6 +71,10 @@ struct ImplicitGemm {
   // The same for the output: 0 means N tile j is stored n0 elements to the right of the
   // chunk's out_dram; otherwise (column-blocked out) j * out_block_bytes further on.
   std::uint64_t out_block_bytes = 0;
+  // 0: the bias is a vector (a raw output's starting values repeat it with a stride-0 LOAD,
+  // which the DRAM serves at 4 cycles a row). Otherwise it is replicated ([N/C][rows][C]):
+  // tile j's rows start j * bias_block_bytes on and are read as one contiguous burst.
+  std::uint64_t bias_block_bytes = 0;
   std::optional<Tensor> bias;          // fp32 / int32, indexed from bias_dram
   std::uint64_t bias_dram = 0;         // bias[n = 0]
   OutputTransform transform;           // ignored when the output is raw

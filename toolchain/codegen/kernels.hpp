@@ -20,7 +20,8 @@ namespace systole::codegen {
 // B is row-major [K, N], or column-blocked [ceil(N/C), K, C]: block j holds columns
 // j·C … j·C+C−1 (zero-padded), so each weight tile is one contiguous DMA burst. `out` may be
 // column-blocked too ([ceil(N/C), M, C]: each tile's STORE one contiguous burst); when both
-// are, `n_columns` gives N.
+// are, `n_columns` gives N. The bias may be replicated, [ceil(N/C), min(M, accumulator rows), C]
+// (every row the same vector): a raw output's starting values then load contiguously.
 // `out` has the element type (ACTIVATE applies bias and transform) or the accumulator type
 // fp32 / int32 (the accumulators are stored directly: the bias, if any, is their starting
 // value and the transform must be the identity).

@@ -147,7 +147,20 @@ class Runner {
   std::vector<std::uint8_t> InputBytes(const DeviceStep& step, const Binding& binding) {
     std::vector<double> scale, shift;
     std::vector<double> data;
-    if (binding.kind == Binding::Kind::kBias) {
+    if (binding.kind == Binding::Kind::kBias && binding.shape.size() == 3) {
+      // Replicated [N/C, rows, C] (lower_dot_conv.cpp): N is the output's channel count.
+      const hlo::Instruction* result = entry_.Find(step.output.value);
+      const auto n = static_cast<std::size_t>(
+          result->shape.dims.at(static_cast<std::size_t>(step.output.permutation.back())));
+      FoldEpilogue(step, n, scale, shift);
+      const std::uint64_t rows = binding.shape[1], cols = binding.shape[2];
+      data.assign(binding.shape[0] * rows * cols, 0.0);
+      for (std::uint64_t j = 0; j < binding.shape[0]; ++j) {
+        for (std::uint64_t row = 0; row < rows; ++row) {
+          for (std::uint64_t c = 0; c < cols && j * cols + c < n; ++c) data[(j * rows + row) * cols + c] = shift[j * cols + c];
+        }
+      }
+    } else if (binding.kind == Binding::Kind::kBias) {
       FoldEpilogue(step, binding.shape.back(), scale, shift);
       data = shift;
     } else {

@@ -97,6 +97,13 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
   std::vector<std::uint64_t> weight_shape;
   std::uint64_t out_block_columns = 0;  // the output likewise ([..., N/C, rows, C])
   std::vector<std::uint64_t> output_shape;
+  // A raw (fp32 / int32) output starts from the bias in every accumulator row: replicated
+  // ([N/C, rows, C]) it loads contiguously instead of by a stride-0 LOAD (4 DRAM cycles a row).
+  std::vector<std::uint64_t> bias_shape;
+  const auto replicated_bias = [&](std::uint64_t n_out, std::uint64_t rows) -> std::vector<std::uint64_t> {
+    if (narrow || block_columns == 0) return {n_out};  // the output is blocked exactly when the weights are
+    return {(n_out + cols - 1) / cols, std::min<std::uint64_t>(rows, config.AccRows()), cols};
+  };
 
   if (anchor.opcode == hlo::Opcode::kConvolution) {
     const hlo::ConvDimensionNumbers& d = anchor.conv_dims;
@@ -113,7 +120,8 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       weight_shape = {(rhs_dims[3] + cols - 1) / cols, rhs_dims[0], rhs_dims[1], rhs_dims[2], cols};
     }
     const Tensor w = builder.AddInput("w", element, weight_shape);
-    if (biased) bias = builder.AddInput("bias", builder.AccumulatorType(), {out_dims[3]});
+    bias_shape = replicated_bias(out_dims[3], out_dims[1] * out_dims[2]);
+    if (biased) bias = builder.AddInput("bias", builder.AccumulatorType(), bias_shape);
     std::vector<std::uint64_t> y_shape = out_dims;
     if (anchor.feature_group_count == 1) {
       out_block_columns = cols;
@@ -161,7 +169,8 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       b_view = {(n + cols - 1) / cols, k, cols};
     }
     const Tensor b = builder.AddInput("b", element, weight_shape);
-    if (biased) bias = builder.AddInput("bias", builder.AccumulatorType(), {n});
+    bias_shape = replicated_bias(n, m);
+    if (biased) bias = builder.AddInput("bias", builder.AccumulatorType(), bias_shape);
     // The output is column-blocked too (each tile's STORE one contiguous burst: a row stride of
     // 512 bytes or more costs the DRAM 2-4 cycles a row instead of 1-2).
     const bool one_free = rhs_perm.size() == nb + nk + 1;
@@ -183,7 +192,7 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
   step.inputs.push_back({Binding::Kind::kValue, group.input->name, lhs_perm, element, lhs_dims});
   step.inputs.push_back({scaled ? Binding::Kind::kWeights : Binding::Kind::kValue, anchor.operands[1]->name, rhs_perm,
                          element, weight_shape, block_columns, block_outer});
-  if (biased) step.inputs.push_back({Binding::Kind::kBias, "", {}, builder.AccumulatorType(), {out_dims.back()}});
+  if (biased) step.inputs.push_back({Binding::Kind::kBias, "", {}, builder.AccumulatorType(), bias_shape});
   step.output = {Binding::Kind::kValue, result.name, out_perm, out_type, output_shape, out_block_columns,
                  block_outer};
   step.program = builder.Finish();
