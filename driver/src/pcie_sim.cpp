@@ -1,5 +1,5 @@
-// pcie+sim: the MMIO shim onto the Verilated core (sim/host/pcie_sim.hpp) when this build has
-// one.
+// pcie+sim: the Verilated PCIe top with a simulated host memory (sim/host/pcie_sim.hpp) when
+// this build has one.
 #include "systole/pcie_transport.hpp"
 
 #if SYSTOLE_HOST_SIM

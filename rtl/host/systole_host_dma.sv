@@ -164,8 +164,8 @@ module systole_host_dma #(
   // The device side: writes (to host: no) of FIFO words, or reads running ahead.
   assign dev_req_write = !to_host;
   // At most 32 device requests in flight (dev_out's range; the core's arbiter holds 32 too).
-  assign dev_req_valid = busy && dev_out < 6'd32 && (to_host ? rd_word < rd_limit && d2h_reserved < FIFO_K
-                                          : f_count != '0);
+  assign dev_req_valid = busy && dev_out < 6'd32 &&
+                         (to_host ? rd_word < rd_limit && d2h_reserved < FIFO_K : f_count != '0);
   assign dev_req_addr = dev_base + {15'd0, to_host ? rd_word : dw_word, 5'd0};
   assign dev_req_wdata = to_host ? '0 : f_mem[f_rd[FW-1:0]];
   assign dev_req_wstrb = strobe(to_host ? rd_word : dw_word);
@@ -245,7 +245,9 @@ module systole_host_dma #(
       b_out <= b_out + {{(BW - 1){1'b0}}, aw_issue} - {{(BW - 1){1'b0}}, m_bvalid};
       if (f_push) f_wr <= f_wr + 1'b1;
       if (f_pop) f_rd <= f_rd + 1'b1;
-      if (busy && (r_bad || b_bad) && !err) {err, err_code} <= {1'b1, r_bad ? E_HOST_READ : E_HOST_WRITE};
+      if (busy && (r_bad || b_bad) && !err) begin
+        {err, err_code} <= {1'b1, r_bad ? E_HOST_READ : E_HOST_WRITE};
+      end
       if (finished) begin
         {busy, done} <= 2'b01;
         if (!(err || r_bad || b_bad)) {n_count, n_bytes} <= {n_count + 1'b1, n_bytes + d_len};
@@ -280,7 +282,8 @@ module systole_host_dma #(
   end
   always_ff @(posedge clk) begin
     if (!rst) begin
-      assert (!(m_rvalid && r_word >= ar_word)) else $error("systole_host_dma: R beat not asked for");
+      assert (!(m_rvalid && r_word >= ar_word))
+      else $error("systole_host_dma: R beat not asked for");
       assert (!(r_fire && m_rlast != (r_cur == 8'd1)))
       else $error("systole_host_dma: RLAST not at the end of a burst");
       assert (!(m_bvalid && b_out == '0)) else $error("systole_host_dma: B response not asked for");

@@ -67,7 +67,8 @@ class PcieSim final : public pcie::PcieFunction {
       if ((*sim_)->bar0_rvalid) return (*sim_)->bar0_rdata;
       Step();
     }
-    throw std::runtime_error(fmt::format("pcie+sim: BAR0 read at 0x{:03x} got no response", offset));
+    throw std::runtime_error(
+        fmt::format("pcie+sim: BAR0 read at 0x{:03x} got no response", offset));
   }
   void Write32(std::uint32_t offset, std::uint32_t value) override {
     (*sim_)->bar0_valid = 1;

@@ -79,9 +79,9 @@ Outcome RunOn(const char* uri, const assembly::Program& source) {
 }
 
 TEST(PcieSimDma, ProgramsGiveWhatUsbSimGivesEveryCounterIncluded) {
+  const auto conv = assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"));
   for (const auto& [name, source] :
-       {std::pair{"conv_pool_tiny.s", assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"))},
-        std::pair{"scale 3", driver_test::ScaleProgram(3)}}) {
+       {std::pair{"conv_pool_tiny.s", conv}, std::pair{"scale 3", driver_test::ScaleProgram(3)}}) {
     SCOPED_TRACE(name);
     const Outcome usb = RunOn("usb+sim", source);
     const Outcome pcie = RunOn("pcie+sim", source);
@@ -189,8 +189,10 @@ class BadBusAddress final : public pcie::PcieFunction {
  public:
   BadBusAddress() : inner_(pcie::OpenSimFunction(LoadConfig("tiny"))) {}
   std::uint32_t Read32(std::uint32_t offset) override { return inner_->Read32(offset); }
-  void Write32(std::uint32_t offset, std::uint32_t value) override { inner_->Write32(offset, value); }
-  void WriteWindow(std::uint64_t a, std::span<const std::uint8_t> b) override { inner_->WriteWindow(a, b); }
+  void Write32(std::uint32_t offset, std::uint32_t v) override { inner_->Write32(offset, v); }
+  void WriteWindow(std::uint64_t a, std::span<const std::uint8_t> b) override {
+    inner_->WriteWindow(a, b);
+  }
   void ReadWindow(std::uint64_t a, std::span<std::uint8_t> b) override { inner_->ReadWindow(a, b); }
   std::uint64_t RegisterBytes() const override { return inner_->RegisterBytes(); }
   std::uint64_t WindowBytes() const override { return inner_->WindowBytes(); }

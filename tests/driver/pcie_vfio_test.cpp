@@ -39,7 +39,9 @@ class FakeVfio : public ::testing::Test {
   void Bind(const char* driver) {
     fs::create_directory_symlink(root_ / "sys/bus/pci/drivers" / driver, Dir() / "driver");
   }
-  void Group() { fs::create_directory_symlink(root_ / "sys/kernel/iommu_groups/7", Dir() / "iommu_group"); }
+  void Group() {
+    fs::create_directory_symlink(root_ / "sys/kernel/iommu_groups/7", Dir() / "iommu_group");
+  }
   std::unique_ptr<pcie::PcieFunction> Open(const char* address = "0000:02:00.0") {
     return pcie::OpenSysfsFunction(pcie::ParsePcieUri(std::string("pcie://") + address), sysfs_,
                                    dev_);

@@ -35,7 +35,7 @@ void DmaBench<Model>::Step() {
   if (d_now) SetSignalBytes(sim_->dev_rsp_rdata, device_rsp_.front().word);
   sim_.Eval();
 
-  // ---- Handshakes ---------------------------------------------------------------------------------
+  // ---- Handshakes -----------------------------------------------------------------------------
   if (sim_->m_arvalid && sim_->m_arready) {
     CheckBurst(sim_->m_araddr, sim_->m_arlen + 1u, "read");
     reads_.push_back({sim_->m_araddr, sim_->m_arlen + 1u});
