@@ -115,6 +115,8 @@ TEST(IovaAllocator, FirstFitOfWholePages) {
   EXPECT_EQ(iovas.Allocate(2 * 4096), b);       // fits in the hole
   EXPECT_EQ(iovas.Allocate(2 * 4096), c + 4096);  // the hole's last page is too small
   EXPECT_EQ(iovas.Allocate(4096), b + 2 * 4096);
+  const std::uint64_t empty = iovas.Allocate(0);  // still a page of its own
+  EXPECT_EQ(iovas.Allocate(1), empty + 4096);
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ inline constexpr std::uint32_t kHostLo = kBase + 0x00, kHostHi = kBase + 0x04,
 inline constexpr std::uint32_t kCtrlStart = 1, kCtrlToHost = 2, kCtrlIrqEnable = 4;
 inline constexpr std::uint32_t kStatusBusy = 1, kStatusDone = 2, kStatusError = 4;
 inline constexpr std::uint32_t ErrorCode(std::uint32_t status) { return (status >> 4) & 0xf; }
-// "MISALIGNED", "RANGE", "HOST_READ", "HOST_WRITE", or "code N".
+// "MISALIGNED (…)", "RANGE (…)", "HOST_READ (…)", "HOST_WRITE (…)" with what each means, or
+// "code N".
 std::string ErrorName(std::uint32_t code);
 }  // namespace dma
 
@@ -55,7 +56,8 @@ class IovaAllocator {
   static constexpr std::uint64_t kPage = 4096;
   explicit IovaAllocator(std::uint64_t base) : base_(base) {}
   std::uint64_t Allocate(std::uint64_t bytes) {
-    const std::uint64_t size = (bytes + kPage - 1) / kPage * kPage;
+    // Whole pages, at least one: two buffers never share a page (nor an IOVA).
+    const std::uint64_t size = std::max<std::uint64_t>(kPage, (bytes + kPage - 1) / kPage * kPage);
     std::uint64_t at = base_;
     for (const auto& [iova, used] : used_) {
       if (at + size <= iova) break;
