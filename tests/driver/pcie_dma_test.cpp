@@ -183,6 +183,23 @@ TEST(PcieSimDma, IovaAllocatorMapsPagesAndFaultsAfterFree) {
   EXPECT_EQ(pcie::dma::ErrorCode(status), 3u);
 }
 
+// BAR0: the core's registers below 0x800, the engine's 64 bytes from 0x800, zeros elsewhere.
+TEST(PcieSimDma, Bar0DecodesTheCoreAndTheEngine) {
+  auto function = pcie::OpenSimFunction(LoadConfig("tiny"));
+  EXPECT_EQ(function->Read32(regs::OffsetOf("ID_MAGIC")), regs::kMagic);
+  function->Write32(pcie::dma::kHostLo, 0x12345678);
+  function->Write32(pcie::dma::kDeviceHi, 0xffffffff);
+  EXPECT_EQ(function->Read32(pcie::dma::kHostLo), 0x12345678u);
+  EXPECT_EQ(function->Read32(pcie::dma::kDeviceHi), 0xffffu);  // 48-bit device addresses
+  EXPECT_EQ(function->Read32(pcie::dma::kStatus), 0u);
+  EXPECT_EQ(function->Read32(regs::OffsetOf("ID_MAGIC")), regs::kMagic);  // not aliased
+  for (std::uint32_t offset : {0x7FCu, 0x840u, 0xFFCu}) {
+    function->Write32(offset, 0xdeadbeef);
+    EXPECT_EQ(function->Read32(offset), 0u) << std::hex << offset;
+  }
+  EXPECT_EQ(function->Read32(pcie::dma::kHostLo), 0x12345678u);
+}
+
 // The BAR2 window and the engine share the core's host port (systole_mem_arbiter in the top):
 // window bursts while a transfer runs each way land, and so does the transfer.
 TEST(PcieSimDma, WindowAndEngineShareTheHostPort) {
