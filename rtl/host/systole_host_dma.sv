@@ -161,7 +161,7 @@ module systole_host_dma #(
   assign m_wlast = w_cur == 8'd1;
   assign m_bready = 1'b1;
 
-  // The device side: writes (to host: no) of FIFO words, or reads running ahead.
+  // The device side: FIFO words written (host → device), or reads running ahead (device → host).
   assign dev_req_write = !to_host;
   // At most 32 device requests in flight (dev_out's range; the core's arbiter holds 32 too).
   assign dev_req_valid = busy && dev_out < 6'd32 &&
