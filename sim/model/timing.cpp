@@ -8,7 +8,38 @@ using isa::Field;
 using isa::Opcode;
 
 TimingModel::TimingModel(const Config& config, TimingParameters parameters)
-    : config_(config), parameters_(parameters) {}
+    : config_(config), parameters_(parameters), memory_(config) {
+  // Adding the size of one row of every bank of every channel to an address moves each access
+  // to the next row of the same bank (docs/MEMORY.md, "Addresses") as long as the channel
+  // interleave lies below the row bits — so the timing repeats with that period.
+  const std::uint64_t period = std::uint64_t{config.memory_channels} * config.dram.bank_groups *
+                               config.dram.banks_per_group * config.dram.row_bytes;
+  const std::uint64_t row_span = period / config.memory_channels;
+  dram_period_ = config.interleave_bytes <= row_span ? period : 0;
+}
+
+DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
+                         std::uint64_t row_bytes, bool write) {
+  if (rows == 0 || row_bytes == 0) return {};
+  if (parameters_.memory == TimingParameters::Memory::kFixed) {
+    return {parameters_.memory_latency, DmaBeats(rows, row_bytes)};
+  }
+  const std::uint64_t key_address = dram_period_ != 0 ? address % dram_period_ : address;
+  const auto key = std::tuple{key_address, stride, rows, row_bytes, write};
+  if (const auto it = dma_cache_.find(key); it != dma_cache_.end()) return it->second;
+  // At most dram_max_accesses words (whole rows, at least one) are simulated.
+  const std::uint64_t words_per_row = row_bytes / 32 + 2;  // an upper bound, any alignment
+  const std::uint64_t simulated =
+      std::clamp<std::uint64_t>(parameters_.dram_max_accesses / words_per_row, 1, rows);
+  const MemoryTimingResult result = memory_.Run(
+      MemoryTimingModel::DmaAccesses(key_address, stride, simulated, row_bytes, write));
+  // Response of the first access at `latency`, of the last at `cycles`; one more cycle to take
+  // it. A truncated stream continues at the rate it had.
+  DmaTime time{result.latencies.front(), result.cycles - result.latencies.front() + 1};
+  if (simulated < rows) time.stream = (time.stream * rows + simulated - 1) / simulated;
+  dma_cache_.emplace(key, time);
+  return time;
+}
 
 void TimingModel::StartLaunch() {
   sequencer_ = 0;
@@ -67,13 +98,13 @@ void TimingModel::Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle comp
   launch_end_ = std::max(launch_end_, complete);
 }
 
-// A DMA waits the memory latency, then its beats share device memory with the other DMA units
-// (first come, first served in program order). Everything but its own beats is memory stall.
-TimingModel::Cycle TimingModel::Transfer(Cycle start, std::uint64_t beats, PerfCounters& perf) {
-  const Cycle begin = std::max(start + parameters_.memory_latency, memory_free_);
-  memory_free_ = begin + beats;
+// A DMA waits its latency, then its stream shares device memory with the other DMA units (first
+// come, first served in program order). Everything but its own stream is memory stall.
+TimingModel::Cycle TimingModel::Transfer(Cycle start, DmaTime time, PerfCounters& perf) {
+  const Cycle begin = std::max(start + time.latency, memory_free_);
+  memory_free_ = begin + time.stream;
   At(perf, Perf::kStallMemory) += begin - start;
-  return begin + beats;
+  return begin + time.stream;
 }
 
 void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
@@ -98,7 +129,10 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
     case Opcode::kLoad:
     case Opcode::kStore: {
       const std::uint64_t size = insn[Field::kMem] == 0 ? element_bytes : kAccumulatorElementBytes;
-      complete = Transfer(start, DmaBeats(insn[Field::kRows], insn[Field::kElems] * size), perf);
+      complete = Transfer(start,
+                          Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
+                              insn[Field::kElems] * size, insn.opcode == Opcode::kStore),
+                          perf);
       unit_free = complete;
       break;
     }
@@ -109,7 +143,9 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
         const std::size_t freed_by = index - config_.weight_fifo_tiles;
         if (freed_by < tile_popped_.size()) start = std::max(start, tile_popped_[freed_by]);
       }
-      complete = Transfer(start, DmaBeats(insn[Field::kRows], insn[Field::kCols] * element_bytes),
+      complete = Transfer(start,
+                          Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
+                              insn[Field::kCols] * element_bytes, false),
                           perf);
       unit_free = complete;
       tile_loaded_.push_back(complete);

@@ -10,26 +10,49 @@
 // It is an ESTIMATE, not a cycle-accurate model: it exists so that programs can be compared and
 // so that the RTL's counters can later be checked against a documented expectation. The
 // formulas and constants are explained in docs/MODEL.md ("Timing model"); change both together.
+// A DMA's duration comes from MemoryTimingModel (memory_timing.hpp: the HBM controller's policy
+// against the [dram] timing, docs/MEMORY.md) unless TimingParameters::memory says kFixed.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "config/config.hpp"
 #include "isa/isa.hpp"
+#include "memory_timing.hpp"
 #include "perf_counters.hpp"
 
 namespace systole::model {
 
 struct TimingParameters {
+  // How a DMA's memory time is estimated:
+  //  kDram  — MemoryTimingModel replays the DMA's 32-byte accesses on an idle controller and
+  //           DRAM (row misses, bank groups, refresh of the [dram] section): the first
+  //           response's latency, then the rest of the stream;
+  //  kFixed — `memory_latency`, then one beat per `beat_bytes` per channel (the formula used
+  //           before the DRAM model; kept for hand-worked schedules and extreme latencies).
+  enum class Memory { kDram, kFixed };
+  Memory memory = Memory::kDram;
   // Instructions a unit's queue holds before the sequencer stalls on it.
   std::uint64_t unit_queue_depth = 8;
-  // Cycles from a DMA's start to its first data beat (device-memory latency).
+  // kFixed: cycles from a DMA's start to its first data beat (device-memory latency).
   std::uint64_t memory_latency = 64;
-  // Bytes one device-memory channel moves per cycle; each DMA row is a burst of whole beats.
+  // kFixed: bytes one device-memory channel moves per cycle; each DMA row is whole beats.
   std::uint64_t beat_bytes = 32;
+  // kDram: longer DMAs are simulated for this many accesses (whole rows) and extrapolated at
+  // that rate; 2^16 words span ~16 refresh intervals, so the rate includes refresh.
+  std::uint64_t dram_max_accesses = 1 << 16;
+};
+
+// A DMA's memory time: `latency` cycles to its first data, then `stream` cycles during which
+// it occupies device memory.
+struct DmaTime {
+  std::uint64_t latency = 0;
+  std::uint64_t stream = 0;
 };
 
 class TimingModel {
@@ -46,6 +69,10 @@ class TimingModel {
 
   // Duration formulas, public so that tests and docs can quote them.
   std::uint64_t DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const;
+  // The memory time of a DMA of `rows` rows of `row_bytes` bytes, `stride` apart from `address`
+  // (per TimingParameters::memory).
+  DmaTime Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
+              std::uint64_t row_bytes, bool write);
 
  private:
   using Cycle = std::uint64_t;
@@ -55,10 +82,16 @@ class TimingModel {
   Cycle TakeTokens(const isa::Instruction& insn, unsigned unit);
   void SendTokens(const isa::Instruction& insn, unsigned unit, Cycle complete);
   void Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle complete);
-  Cycle Transfer(Cycle start, std::uint64_t beats, PerfCounters& perf);
+  Cycle Transfer(Cycle start, DmaTime time, PerfCounters& perf);
 
   Config config_;
   TimingParameters parameters_;
+  MemoryTimingModel memory_;
+  // kDram results by (address modulo dram_period_, stride, rows, row bytes, write): a DMA's
+  // timing on an idle memory depends on the address only below the DRAM row bits.
+  std::uint64_t dram_period_ = 0;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool>, DmaTime>
+      dma_cache_;
 
   Cycle sequencer_ = 0;     // when the sequencer can dispatch the next instruction
   Cycle launch_end_ = 0;    // latest completion so far

@@ -218,6 +218,7 @@ TEST(Registers, ClearCountersZeroesEveryCounter) {
 TEST(Registers, ReadingLoLatchesHi) {
   // A memory latency of 2^33 cycles makes one LOAD push PERF_CYCLES past 32 bits.
   TimingParameters timing;
+  timing.memory = TimingParameters::Memory::kFixed;
   timing.memory_latency = std::uint64_t{1} << 33;
   GoldenModel model(LoadConfig("tiny"), timing);
   RunOk(model, {Dma(Opcode::kLoad, isa::MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});

@@ -1,7 +1,13 @@
 // The analytic timing model (docs/MODEL.md "Timing model"): a few schedules worked out by hand
-// from the documented formulas, so that a change to them is deliberate.
+// from the documented formulas, so that a change to them is deliberate. The hand-worked
+// schedules use the fixed-latency memory (TimingParameters::Memory::kFixed) so that every
+// number can be derived on paper; the DRAM-timed DMA estimate (the default) is checked against
+// MemoryTimingModel itself and against what DRAM behaviour must cost (docs/MEMORY.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "memory_timing.hpp"
 #include "model_test_util.hpp"
 
 namespace systole::model {
@@ -10,9 +16,15 @@ namespace {
 using namespace testing;  // NOLINT: test helpers
 using isa::MemSpace;
 
-// tiny: R = C = 4, 2 memory channels; defaults: latency 64, 32-byte beats, unit queues of 8.
+// kFixed on tiny: R = C = 4, 2 memory channels; latency 64, 32-byte beats, unit queues of 8.
+TimingParameters Fixed() {
+  TimingParameters parameters;
+  parameters.memory = TimingParameters::Memory::kFixed;
+  return parameters;
+}
+
 TEST(Timing, OneLoadIsLatencyPlusBeats) {
-  GoldenModel model(LoadConfig("tiny"));
+  GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
   EXPECT_EQ(model.Counter("CYCLES"), 64u + 1u);
   EXPECT_EQ(model.Counter("STALL_MEMORY"), 64u);
@@ -20,7 +32,7 @@ TEST(Timing, OneLoadIsLatencyPlusBeats) {
 }
 
 TEST(Timing, BeatsPerRowAndChannels) {
-  const TimingModel timing(LoadConfig("tiny"));  // 2 channels
+  const TimingModel timing(LoadConfig("tiny"), Fixed());  // 2 channels
   EXPECT_EQ(timing.DmaBeats(1, 4), 1u);
   EXPECT_EQ(timing.DmaBeats(4, 4), 2u);     // a beat per row, two channels
   EXPECT_EQ(timing.DmaBeats(3, 33), 3u);    // 2 beats per row
@@ -28,7 +40,7 @@ TEST(Timing, BeatsPerRowAndChannels) {
 }
 
 TEST(Timing, MatmulWaitsForTokenAndTile) {
-  GoldenModel model(LoadConfig("tiny"));
+  GoldenModel model(LoadConfig("tiny"), Fixed());
   isa::Instruction load = Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 10, 4);
   load.signal = kMxuUnit;
   isa::Instruction matmul = Matmul(0, 0, 10, 4, true, false);
@@ -46,7 +58,7 @@ TEST(Timing, MatmulWaitsForTokenAndTile) {
 }
 
 TEST(Timing, BackToBackMatmulsOverlapFillAndDrain) {
-  GoldenModel model(LoadConfig("tiny"));
+  GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {LoadWeights(kDataAddress, 4, 4, 4), Matmul(0, 0, 20, 4, true, false),
                 Matmul(20, 20, 20, 4, false, false), Matmul(40, 40, 20, 4, false, false), Halt()});
   // Tile: 64 + 2 beats = 66, in the array at 70. Three streams of 20 rows back to back, then
@@ -56,7 +68,7 @@ TEST(Timing, BackToBackMatmulsOverlapFillAndDrain) {
 }
 
 TEST(Timing, FullUnitQueueStallsDispatch) {
-  GoldenModel model(LoadConfig("tiny"));
+  GoldenModel model(LoadConfig("tiny"), Fixed());
   std::vector<isa::Instruction> program(12, Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0,
                                                 0, 1, 4));
   program.push_back(Halt());
@@ -68,12 +80,77 @@ TEST(Timing, FullUnitQueueStallsDispatch) {
 }
 
 TEST(Timing, CyclesAccumulateOverLaunchesAndSyncWaits) {
-  GoldenModel model(LoadConfig("tiny"));
+  GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Sync(),
                 Insn(Opcode::kInterrupt, {{Field::kCode, 1}}), Halt()});
   EXPECT_EQ(model.Counter("CYCLES"), 65u + 1u + 1u);  // INTERRUPT after the SYNC, then HALT
   RunOk(model, {Halt()});
   EXPECT_EQ(model.Counter("CYCLES"), 67u + 1u);
+}
+
+// The default: a DMA costs what MemoryTimingModel says the HBM controller and DRAM take.
+TEST(DramTiming, OneLoadTakesTheControllersLatency) {
+  const Config config = LoadConfig("tiny");
+  const MemoryTimingResult one =
+      MemoryTimingModel(config).Run(MemoryTimingModel::DmaAccesses(kDataAddress, 4, 1, 4, false));
+  ASSERT_EQ(one.latencies.size(), 1u);
+  // A closed bank: at least ACT, t_rcd, RD, t_cl.
+  EXPECT_GE(one.latencies[0], config.dram.t_rcd + config.dram.t_cl);
+  GoldenModel model(config);
+  RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
+  EXPECT_EQ(model.Counter("CYCLES"), one.latencies[0] + 1);
+  EXPECT_EQ(model.Counter("STALL_MEMORY"), one.latencies[0]);
+}
+
+TEST(DramTiming, AStreamPaysLatencyOnceThenItsRate) {
+  const Config config = LoadConfig("tiny");
+  TimingModel timing(config);
+  const std::uint64_t rows = 256, row_bytes = 64;  // 512 words, 2 per row
+  const MemoryTimingResult run = MemoryTimingModel(config).Run(
+      MemoryTimingModel::DmaAccesses(kDataAddress, row_bytes, rows, row_bytes, false));
+  const DmaTime time = timing.Dma(kDataAddress, row_bytes, rows, row_bytes, false);
+  EXPECT_EQ(time.latency, run.latencies.front());
+  EXPECT_EQ(time.latency + time.stream, run.cycles + 1);
+  // Near the port's 32 bytes per cycle, not the fixed model's 2 channels x 32.
+  EXPECT_GE(time.stream, rows * row_bytes / 32);
+  EXPECT_LE(time.stream, rows * row_bytes / 32 * 11 / 10);
+}
+
+TEST(DramTiming, RowMissesCostMoreThanAStream) {
+  // The same 64 rows of 32 bytes, contiguous or one DRAM row apart in one bank (each a miss).
+  const Config config = LoadConfig("tiny");
+  TimingModel timing(config);
+  const std::uint64_t same_bank = std::uint64_t{config.memory_channels} * config.dram.bank_groups *
+                                  config.dram.banks_per_group * config.dram.row_bytes;
+  const DmaTime stream = timing.Dma(0, 32, 64, 32, false);
+  const DmaTime misses = timing.Dma(0, same_bank, 64, 32, false);
+  EXPECT_GE(misses.stream, 63 * (config.dram.t_rp + config.dram.t_rcd));
+  EXPECT_LT(stream.stream, misses.stream / 10);
+  // Writes are acknowledged at WR, before the data would return: a write stream is faster.
+  EXPECT_LT(timing.Dma(0, 32, 64, 32, true).latency, stream.latency);
+}
+
+TEST(DramTiming, EstimatesRepeatEveryRowOfBanksAndLongDmasExtrapolate) {
+  const Config config = LoadConfig("tiny");
+  const std::uint64_t period = std::uint64_t{config.memory_channels} * config.dram.bank_groups *
+                               config.dram.banks_per_group * config.dram.row_bytes;
+  TimingModel cached(config);
+  for (std::uint64_t address : {std::uint64_t{0}, std::uint64_t{96}, std::uint64_t{4000}}) {
+    const DmaTime a = cached.Dma(address, 1056, 40, 100, false);
+    TimingModel fresh(config);  // no cache: simulated at its own address
+    const DmaTime b = fresh.Dma(address + 3 * period, 1056, 40, 100, false);
+    EXPECT_EQ(a.latency, b.latency) << address;
+    EXPECT_EQ(a.stream, b.stream) << address;
+  }
+  // Half the stream simulated: it spans two refresh intervals, so its rate includes refresh.
+  TimingParameters parameters;
+  parameters.dram_max_accesses = 8192;
+  TimingModel truncated(config, parameters), full(config);
+  const DmaTime estimate = truncated.Dma(0, 128, 4096, 128, false);  // 16384 words
+  const DmaTime exact = full.Dma(0, 128, 4096, 128, false);
+  EXPECT_EQ(estimate.latency, exact.latency);
+  EXPECT_NEAR(static_cast<double>(estimate.stream), static_cast<double>(exact.stream),
+              0.02 * static_cast<double>(exact.stream));
 }
 
 }  // namespace
