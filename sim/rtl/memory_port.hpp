@@ -1,11 +1,12 @@
 // MemoryPort: device memory in C++ behind a Verilated top's device-memory port (the `mem_*`
 // pins of rtl/README.md: 32-byte words, one response per request, in order).
 //
-// Until the HBM controller exists (issue 4) this is the memory system: it accepts one request
-// per cycle (or, with `ready_percent` < 100, on a random subset of cycles, to exercise
-// back-pressure), and answers each after `latency` cycles, in order — reads with the data as it
-// was when the request was accepted, writes with an acknowledgement after applying the byte
-// strobes. An access outside the memory is an RTL bug (the sequencer checks every range): it
+// The `ideal` memory backend (rtl/memory_backends.hpp) of the bare core, for the core's own
+// tests and benchmark (the `rtl` device's default is the HBM controller with DRAM models): it
+// accepts one request per cycle (or, with `ready_percent` < 100, on a random subset of cycles,
+// to exercise back-pressure), and answers each after `latency` cycles, in order — reads with
+// the data as it was when the request was accepted, writes with an acknowledgement after
+// applying the byte strobes. An access outside the memory is an RTL bug (the sequencer checks every range): it
 // throws std::out_of_range naming the cycle and address instead of touching anything.
 //
 // Drive it once per clock edge, around the harness's Tick():

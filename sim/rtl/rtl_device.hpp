@@ -2,11 +2,19 @@
 // model (32-bit registers, device-memory block access, run, interrupt line), so the driver's
 // `rtl` link and the whole-core tests treat both alike.
 //
-// The core is simulated cycle by cycle with its device memory in C++ (rtl/memory_port.hpp).
+// The RTL is simulated cycle by cycle behind one of two device-memory backends
+// (rtl/memory_backends.hpp):
+//  * kHbm (default; the `rtl` device of driver, CLI and PCIe simulation): systole_soc — the core
+//    with the HBM controller — and one checking DRAM model per channel, timed by the
+//    configuration's [dram] section. Cycle counts include DRAM behaviour; a DRAM timing
+//    violation throws.
+//  * kIdeal: systole_core with a C++ memory answering after `memory_latency` cycles (randomly
+//    refusing requests when `memory_ready_percent` < 100): the core's own tests and benchmark.
 // Host memory accesses go through the core's host port and arbiter as a real host's would, so
-// they take cycles and count in PERF_BYTES_HOST. One Verilated model is built per
-// configuration (SYSTOLE_RTL_CONFIGS in sim/rtl/CMakeLists.txt, parameters baked in at
-// Verilation); MakeRtlDevice() refuses other configurations with the list of built ones.
+// they take cycles and count in PERF_BYTES_HOST. Each model is Verilated per configuration
+// (SYSTOLE_RTL_CONFIGS for kHbm, SYSTOLE_RTL_IDEAL_CONFIGS for kIdeal, in
+// sim/rtl/CMakeLists.txt; parameters baked in at Verilation); MakeRtlDevice() refuses other
+// configurations with the list of built ones.
 #pragma once
 
 #include <cstdint>
@@ -20,10 +28,13 @@
 
 namespace systole::rtl {
 
+enum class MemoryBackend { kHbm, kIdeal };
+
 struct RtlDeviceOptions {
-  unsigned memory_latency = 8;        // cycles from a device-memory request to its response
-  unsigned memory_ready_percent = 100;  // < 100: the memory refuses requests at random
-  std::uint64_t seed = 1;             // X initialisation and memory back-pressure
+  MemoryBackend memory = MemoryBackend::kHbm;
+  unsigned memory_latency = 8;        // kIdeal: cycles from a device-memory request to its response
+  unsigned memory_ready_percent = 100;  // kIdeal: < 100 refuses requests at random
+  std::uint64_t seed = 1;             // X initialisation and (kIdeal) memory back-pressure
   std::filesystem::path trace_path;   // FST waveform of the whole run, if set
 };
 
@@ -51,10 +62,12 @@ class RtlDevice {
   virtual std::uint64_t Cycle() const = 0;
 };
 
-// The configurations this build has a Verilated core for ("small", "small-int8", "tiny").
-std::vector<std::string> BuiltRtlConfigs();
-// Throws std::invalid_argument naming the configuration and the built ones when `config` is
-// not one of them (by name and contents: an edited configuration needs a new Verilation).
+// The configurations this build has a Verilated model for with `memory` ("small",
+// "small-int8", "tiny" by default for both).
+std::vector<std::string> BuiltRtlConfigs(MemoryBackend memory = MemoryBackend::kHbm);
+const char* MemoryBackendName(MemoryBackend memory);  // "hbm", "ideal"
+// Throws std::invalid_argument naming the configuration, the backend and the built ones when
+// `config` is not one of them (by name and contents: an edited configuration needs a new Verilation).
 std::unique_ptr<RtlDevice> MakeRtlDevice(const Config& config, const RtlDeviceOptions& options = {});
 
 }  // namespace systole::rtl

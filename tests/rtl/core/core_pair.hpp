@@ -44,14 +44,16 @@ inline std::vector<std::uint8_t> Encode(const std::vector<isa::Instruction>& pro
   return bytes;
 }
 
-// Both devices, driven identically. The RTL's memory answers after 8 cycles and refuses 20%
+// Both devices, driven identically. These tests are about the core, so the RTL is the bare core
+// with the ideal memory backend (the hbm backend has its own: tests/rtl/hbm/soc_test.cpp); its
+// memory answers after 8 cycles and refuses 20%
 // of requests at random (seeded), so that back-pressure paths are exercised.
 class Pair {
  public:
   explicit Pair(const Config& config, std::uint64_t seed, const std::filesystem::path& wave = {},
                 unsigned ready_percent = 80)
       : golden_(config),
-        rtl_(MakeRtlDevice(config, {.memory_latency = 8, .memory_ready_percent = ready_percent,
+        rtl_(MakeRtlDevice(config, {.memory = MemoryBackend::kIdeal, .memory_latency = 8, .memory_ready_percent = ready_percent,
                                     .seed = seed, .trace_path = wave})) {}
 
   void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) {

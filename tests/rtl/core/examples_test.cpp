@@ -34,7 +34,7 @@ std::filesystem::path ExampleDir() {
 
 // The examples whose configuration this build has a core for (all of them by default).
 std::vector<std::string> BuiltExamples() {
-  const std::vector<std::string> built = BuiltRtlConfigs();
+  const std::vector<std::string> built = BuiltRtlConfigs(MemoryBackend::kIdeal);
   std::vector<std::string> files;
   for (const Example& example : kExamples) {
     if (std::find(built.begin(), built.end(), example.config) != built.end()) {

@@ -2,9 +2,12 @@
 // golden model: random legal programs (tests/rtl/core/program_generator.hpp) with their code and
 // data in device memory must leave exactly the golden model's memory, error state and
 // functional counters — now with every cycle count including DRAM behaviour — and the DRAM
-// models must see no timing violation.
+// models must see no timing violation. SocSim is the rtl device itself (sim/rtl/device_sim.hpp
+// with the hbm backend); a violation must stop it at the broken command (the fake controller
+// below breaks tRCD on purpose).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <iostream>
 #include <random>
@@ -17,10 +20,12 @@
 #include "program_generator.hpp"
 #include "regs/regmap.hpp"
 #include "rtl_test_util.hpp"
-#include "soc_sim.hpp"
+#include "rtl/device_sim.hpp"
 
 namespace systole::rtl {
 namespace {
+
+using SocSim = DeviceSim<Vvl_soc_tiny, HbmMemory>;
 
 std::vector<std::uint8_t> Encode(const std::vector<isa::Instruction>& program) {
   std::vector<std::uint8_t> bytes;
@@ -49,7 +54,7 @@ TEST(SocTest, RandomProgramsWithDataInDramMatchTheGoldenModel) {
   for (int round = 0; round < kPrograms && !HasFailure(); ++round) {
     SCOPED_TRACE("program " + std::to_string(round));
     model::GoldenModel golden(config);
-    SocSim<Vvl_soc_tiny> soc(config, {.seed = seed + static_cast<std::uint64_t>(round),
+    SocSim soc(config, {.seed = seed + static_cast<std::uint64_t>(round),
                                       .trace_path = wave.Path()});
     std::vector<std::uint8_t> data(test::kDataBytes);
     for (auto& b : data) b = static_cast<std::uint8_t>(rng());
@@ -95,13 +100,53 @@ TEST(SocTest, RandomProgramsWithDataInDramMatchTheGoldenModel) {
                                 "BYTES_WEIGHTS", "BYTES_UB_TO_DRAM", "BYTES_ACC_TO_DRAM"}) {
       EXPECT_EQ(Read64(soc, counter), golden.Counter(counter)) << "PERF_" << counter;
     }
-    soc.bus().Finish(soc.Cycle());
-    EXPECT_EQ(soc.bus().ViolationCount(), 0u) << soc.bus().Report();
+    // Command rules are checked at every edge (a violation throws); Finish adds the end-of-run
+    // ones (overdue refresh, reads still owing data).
+    soc.memory().bus().Finish(soc.Cycle());
+    EXPECT_EQ(soc.memory().bus().ViolationCount(), 0u) << soc.memory().bus().Report();
     EXPECT_EQ(soc.sim()->mem_error, 0);
   }
   std::cout << "[ soc      ] " << kPrograms << " launches: " << rtl_cycles
             << " RTL cycles with DRAM timing; the golden model's estimate " << estimated_cycles
             << "\n";
+}
+
+// The pins HbmMemory drives and reads, for one channel of `tiny`'s geometry, driven by hand.
+struct FakeController {
+  std::uint32_t dram_cmd = 0, dram_bg = 0, dram_ba = 0, dram_row = 0, dram_col = 0;
+  std::array<std::uint32_t, 16> dram_wdata{}, dram_rdata{};
+  std::uint64_t dram_wstrb = 0;
+  std::uint32_t dram_rvalid = 0, mem_error = 0;
+  std::uint64_t mem_error_addr = 0;
+  std::uint32_t t_burst, t_rcd, t_rp, t_ras, t_wl, t_wr, t_rtp, t_rrd_s, t_rrd_l, t_faw, t_ccd_s,
+      t_ccd_l, t_wtr, t_rtw, t_refi, t_rfc, starve_limit;
+  void eval() {}
+};
+
+TEST(SocTest, ADramTimingViolationStopsTheDeviceAtTheBrokenCommand) {
+  const Config config = LoadConfig("tiny");
+  HbmMemory memory(config, {});
+  FakeController pins;
+  memory.Init(pins);
+  EXPECT_EQ(pins.t_rcd, config.dram.t_rcd);
+  pins.dram_cmd = static_cast<std::uint32_t>(dram::Command::kActivate);
+  memory.BeforeEdge(pins, 100);
+  pins.dram_cmd = 0;
+  memory.BeforeEdge(pins, 101);
+  pins.dram_cmd = static_cast<std::uint32_t>(dram::Command::kRead);  // t_rcd - 2 cycles early
+  try {
+    memory.BeforeEdge(pins, 100 + config.dram.t_rcd - 2);
+    ADD_FAILURE() << "a read before tRCD passed";
+  } catch (const DramTimingError& e) {
+    EXPECT_NE(std::string(e.what()).find("tRCD"), std::string::npos) << e.what();
+  }
+  // A refused address (the controller's error flag) stops it too.
+  HbmMemory refused(config, {});
+  FakeController bad;
+  refused.Init(bad);
+  bad.mem_error = 1;
+  bad.mem_error_addr = 0x123;
+  EXPECT_THROW(refused.BeforeEdge(bad, 5), std::out_of_range);
 }
 
 }  // namespace

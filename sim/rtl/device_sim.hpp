@@ -1,5 +1,10 @@
-// CoreSim<Model>: RtlDevice for one Verilated systole_core. Included only by the generated
-// per-configuration translation units (rtl_device_<config>.cpp), one model each.
+// DeviceSim<Model, Memory>: RtlDevice for one Verilated top with its device-memory backend —
+// systole_soc with HbmMemory (the `rtl` device: core, HBM controller, DRAM models) or
+// systole_core with IdealMemory (the fixed-latency port; the core's own tests and benchmark).
+// Registers, host transfers and runs are the same code for both: the two tops share the core's
+// register bus and host port (rtl/README.md); only the device-memory side differs
+// (rtl/memory_backends.hpp). Included by the generated per-model translation units
+// (rtl_device_{soc,core}_<config>.cpp) and by tests that need the backend itself.
 #pragma once
 
 #include <fmt/format.h>
@@ -11,22 +16,21 @@
 #include "device_memory.hpp"
 #include "regs/regmap.hpp"
 #include "rtl/harness.hpp"
-#include "rtl/memory_port.hpp"
+#include "rtl/memory_backends.hpp"
 #include "rtl/rtl_device.hpp"
 #include "rtl/signals.hpp"
 
 namespace systole::rtl {
 
-template <class Model>
-class CoreSim final : public RtlDevice {
+template <class Model, class Memory>
+class DeviceSim final : public RtlDevice {
  public:
-  CoreSim(const Config& config, const RtlDeviceOptions& options)
+  DeviceSim(const Config& config, const RtlDeviceOptions& options)
       : config_(config),
-        memory_(config.memory_bytes),
-        port_(memory_, {.latency = options.memory_latency,
-                        .ready_percent = options.memory_ready_percent,
-                        .seed = options.seed}),
-        sim_("systole_core/" + config.name, {.trace_path = options.trace_path, .seed = options.seed}) {
+        memory_(config, options),
+        sim_(std::string(Memory::kTop) + "/" + config.name,
+             {.trace_path = options.trace_path, .seed = options.seed}) {
+    memory_.Init(sim_.dut());
     sim_->reg_valid = 0;
     sim_->reg_write = 0;
     sim_->reg_addr = 0;
@@ -36,8 +40,6 @@ class CoreSim final : public RtlDevice {
     sim_->host_req_addr = 0;
     sim_->host_req_wstrb = 0;
     for (unsigned i = 0; i < 8; ++i) sim_->host_req_wdata[i] = 0;
-    sim_->mem_req_ready = 0;
-    sim_->mem_rsp_valid = 0;
     sim_.Reset(8);
   }
 
@@ -99,19 +101,22 @@ class CoreSim final : public RtlDevice {
     return sim_->irq != 0;
   }
 
+  Memory& memory() { return memory_; }
+  Harness<Model>& sim() { return sim_; }
+
  private:
   // One clock edge with the device memory serviced.
   void Step() {
-    port_.BeforeEdge(sim_.dut(), sim_.Cycle());
+    memory_.BeforeEdge(sim_.dut(), sim_.Cycle());
     sim_.Tick();
-    port_.AfterEdge();
+    memory_.AfterEdge();
   }
 
   void CheckRange(std::uint64_t address, std::uint64_t length, const char* what) const {
-    if (!memory_.Contains(address, length)) {
+    if (length > config_.memory_bytes || address > config_.memory_bytes - length) {
       throw std::out_of_range(fmt::format(
           "rtl: host {} of {} bytes at 0x{:x} is outside device memory ({} bytes)", what, length,
-          address, memory_.Size()));
+          address, config_.memory_bytes));
     }
   }
 
@@ -143,7 +148,7 @@ class CoreSim final : public RtlDevice {
       } else {
         sim_->host_req_valid = 0;
       }
-      port_.BeforeEdge(sim_.dut(), sim_.Cycle());
+      memory_.BeforeEdge(sim_.dut(), sim_.Cycle());
       const bool accepted = sim_->host_req_valid && sim_->host_req_ready;
       if (sim_->host_rsp_valid) {
         if (!write) {
@@ -158,7 +163,7 @@ class CoreSim final : public RtlDevice {
         ++answered;
       }
       sim_.Tick();
-      port_.AfterEdge();
+      memory_.AfterEdge();
       if (accepted) ++next;
       if (++guard > 64 * (last - first + 1) + 100000) {
         throw std::runtime_error("rtl: host port stopped answering");
@@ -168,8 +173,7 @@ class CoreSim final : public RtlDevice {
   }
 
   Config config_;
-  model::DeviceMemory memory_;
-  MemoryPort port_;
+  Memory memory_;
   Harness<Model> sim_;
 };
 
