@@ -167,26 +167,37 @@ TEST(Schedule, EveryKernelOrdersItsConflictsWithTokens) {
   }
 }
 
+// Row-major operands, and the column-blocked weights and output the compiler binds (each tile
+// one contiguous DMA burst). With the DRAM timing of the memory system in the golden model's
+// timing (sim/model/timing.cpp) the blocked GEMM measures 87.6 % (96.3 % with the fixed-latency
+// memory before it); the bound guards against schedule regressions, not against DRAM timing.
 TEST(Schedule, LargeGemmReachesHighMxuUtilisationAndTheEstimateMatchesTheModel) {
   const Config config = LoadConfig("small");
-  ProgramBuilder builder(config);
-  const Tensor a = builder.AddInput("A", DataType::kBf16, {256, 256});
-  const Tensor b = builder.AddInput("B", DataType::kBf16, {256, 256});
-  const Tensor bias = builder.AddInput("bias", DataType::kFp32, {256});
-  const Tensor out = builder.AddOutput("out", DataType::kBf16, {256, 256});
-  Gemm(builder, a, b, bias, out, OutputTransform::Float(isa::ActFunc::kRelu));
-  const assembly::Program program = builder.Finish();
-  ExpectTokensOrderEveryConflict(config, program);
-  auto device = RunOnModel(config, program, {});
-  const CycleEstimate& estimate = builder.Estimates().back();
-  const std::uint64_t cycles = device->Counter("CYCLES"), busy = device->Counter("MXU_BUSY");
-  std::cout << "[ estimate ] gemm 256x256x256 on small: static " << estimate.cycles
-            << " cycles, " << estimate.MxuUtilization() * 100 << "% MXU; golden model " << cycles
-            << " cycles, " << 100.0 * double(busy) / double(cycles) << "% MXU\n";
-  EXPECT_EQ(estimate.cycles, cycles);
-  EXPECT_EQ(estimate.mxu_busy, busy);
-  EXPECT_EQ(estimate.macs, device->Counter("MACS"));
-  EXPECT_GE(estimate.MxuUtilization(), 0.9);
+  for (const bool blocked : {false, true}) {
+    ProgramBuilder builder(config);
+    const Tensor a = builder.AddInput("A", DataType::kBf16, {256, 256});
+    const Tensor b = blocked ? builder.AddInput("B", DataType::kBf16, {16, 256, 16})
+                             : builder.AddInput("B", DataType::kBf16, {256, 256});
+    const Tensor bias = builder.AddInput("bias", DataType::kFp32, {256});
+    const Tensor out = blocked ? builder.AddOutput("out", DataType::kBf16, {16, 256, 16})
+                               : builder.AddOutput("out", DataType::kBf16, {256, 256});
+    Gemm(builder, a, b, bias, out, OutputTransform::Float(isa::ActFunc::kRelu), 256);
+    const assembly::Program program = builder.Finish();
+    ExpectTokensOrderEveryConflict(config, program);
+    auto device = RunOnModel(config, program, {});
+    const CycleEstimate& estimate = builder.Estimates().back();
+    const std::uint64_t cycles = device->Counter("CYCLES"), busy = device->Counter("MXU_BUSY");
+    std::cout << "[ estimate ] gemm 256x256x256 on small, " << (blocked ? "column-blocked" : "row-major")
+              << ": static " << estimate.cycles << " cycles, " << estimate.MxuUtilization() * 100
+              << "% MXU; golden model " << cycles << " cycles, " << 100.0 * double(busy) / double(cycles)
+              << "% MXU\n";
+    EXPECT_EQ(estimate.cycles, cycles);
+    EXPECT_EQ(estimate.mxu_busy, busy);
+    EXPECT_EQ(estimate.macs, device->Counter("MACS"));
+    if (blocked) {
+      EXPECT_GE(estimate.MxuUtilization(), 0.85);
+    }
+  }
 }
 
 }  // namespace

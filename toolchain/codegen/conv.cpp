@@ -56,6 +56,53 @@ void AddSegment(std::vector<RowSegment>& segments, RowSegment segment) {
   segments.push_back(segment);
 }
 
+// The buffer plan with the lowest estimated time for this convolution. Per chunk (S k-steps,
+// T = ceil(n / C) N tiles): the MXU streams S·T·rows cycles, the WEIGHT unit needs about
+// S·T·kWeightTile (one contiguous tile DMA each), and the next chunk's A rows take about
+// S·(output rows)·(kLoadLatency + row width) cycles of LOADs, which overlap this chunk's
+// MATMULs with two A slots and follow them with one. Longer chunks load each weight tile fewer
+// times, double buffering hides the gathers; PlanGemmBuffers' rule of thumb (the first plan
+// with 128-row chunks) weighs neither, which left 3x3 convolutions on 28x28 and 14x14 images
+// (72-144 k-steps) with one A slot, waiting for every chunk's gathers. Chunking does not change
+// the accumulation order, so the choice never changes a result.
+GemmBuffers ChooseConvBuffers(const Config& config, const Geometry& g, std::uint32_t steps,
+                              std::uint64_t n, bool raw) {
+  constexpr double kWeightTile = 60, kLoadLatency = 40;
+  const double s = steps, t = static_cast<double>((n + config.cols - 1) / config.cols);
+  GemmBuffers best;
+  double best_cost = 0;
+  for (const GemmBuffers& b : GemmBufferOptions(config, steps, g.oh * g.ow, raw)) {
+    std::vector<std::pair<double, double>> chunks;  // (rows, LOADs per k-step), as EmitDenseSlice cuts
+    const std::uint64_t pieces = (g.ow + b.chunk_rows - 1) / b.chunk_rows;
+    if (pieces > 1) {
+      const std::uint64_t piece_w = (g.ow + pieces - 1) / pieces;
+      for (std::uint64_t oy = 0; oy < g.oh; ++oy) {
+        for (std::uint64_t ox0 = 0; ox0 < g.ow; ox0 += piece_w) chunks.push_back({double(std::min(piece_w, g.ow - ox0)), 1.0});
+      }
+    } else {
+      const std::uint64_t per_chunk = std::max<std::uint64_t>(1, b.chunk_rows / g.ow);
+      for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += per_chunk) {
+        const std::uint64_t count = std::min(per_chunk, g.oh - oy0);
+        chunks.push_back({double(count * g.ow), double(count)});
+      }
+    }
+    const auto gather = [&](std::size_t c) {
+      return c < chunks.size() ? s * chunks[c].second * (kLoadLatency + chunks[c].first / chunks[c].second) : 0.0;
+    };
+    double cost = gather(0);
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      const double busy = std::max(s * t * chunks[c].first, s * t * kWeightTile);
+      cost += b.a_buffers > 1 ? std::max(busy, gather(c + 1)) : busy + gather(c + 1);
+    }
+    cost *= static_cast<double>(g.batch);
+    if (best.chunk_rows == 0 || cost < best_cost) {
+      best = b;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 // One dense convolution over input channels [cin_base, cin_base + k_channels) producing output
 // channels [cout_base, cout_base + n): the groups handled by one EmitImplicitGemm call.
 // `weight(tap, channel_tile)` gives the weight rows of one k-step as (address, row stride).
@@ -70,8 +117,8 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
   const std::uint64_t e = input.ElementBytes(), out_e = out.ElementBytes();
   const std::uint64_t taps = g.kh * g.kw, channel_tiles = (k_channels + r - 1) / r;
   const bool raw = out.dtype == builder.AccumulatorType();
-  const GemmBuffers buffers = PlanGemmBuffers(
-      builder.config(), static_cast<std::uint32_t>(taps * channel_tiles), g.oh * g.ow, raw);
+  const GemmBuffers buffers =
+      ChooseConvBuffers(builder.config(), g, static_cast<std::uint32_t>(taps * channel_tiles), n, raw);
 
   // Output rows per chunk, or pieces of one row when a row does not fit.
   const std::uint64_t rows_per_chunk = std::max<std::uint64_t>(1, buffers.chunk_rows / g.ow);

@@ -39,6 +39,41 @@ OutputTransform OutputTransform::Quantized(std::int32_t multiplier, std::uint8_t
   return t;
 }
 
+namespace {
+
+struct BufferOption {
+  std::uint32_t a, acc, out;
+};
+constexpr BufferOption kBufferOptions[] = {{2, 3, 3}, {2, 2, 2}, {1, 3, 3}, {1, 2, 2}};
+
+std::uint64_t OptionRows(const Config& config, const BufferOption& o, std::uint32_t max_steps,
+                         std::uint64_t wanted_rows, bool raw_output) {
+  const std::uint64_t acc_limit = config.AccRows() / o.acc;
+  const std::uint64_t ub_per_row = std::uint64_t{o.a} * max_steps + (raw_output ? 0 : o.out);
+  return std::min<std::uint64_t>(
+      {acc_limit > 0 ? acc_limit - 1 : 0, config.UbRows() / ub_per_row, 65535, wanted_rows});
+}
+
+[[noreturn]] void NoPlanFits(const Config& config, std::uint32_t max_steps) {
+  throw std::invalid_argument(fmt::format(
+      "codegen: a reduction of {} k-steps does not fit the {} unified-buffer rows", max_steps,
+      config.UbRows()));
+}
+
+}  // namespace
+
+std::vector<GemmBuffers> GemmBufferOptions(const Config& config, std::uint32_t max_steps,
+                                           std::uint64_t wanted_rows, bool raw_output) {
+  if (max_steps == 0 || wanted_rows == 0) throw std::invalid_argument("codegen: empty GEMM");
+  std::vector<GemmBuffers> options;
+  for (const BufferOption& o : kBufferOptions) {
+    const std::uint64_t rows = OptionRows(config, o, max_steps, wanted_rows, raw_output);
+    if (rows > 0) options.push_back({static_cast<std::uint32_t>(rows), o.a, o.acc, o.out, max_steps});
+  }
+  if (options.empty()) NoPlanFits(config, max_steps);
+  return options;
+}
+
 GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
                             std::uint64_t wanted_rows, bool raw_output) {
   if (max_steps == 0 || wanted_rows == 0) throw std::invalid_argument("codegen: empty GEMM");
@@ -47,27 +82,16 @@ GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
   // next chunk's rows load only after the current chunk's MATMULs (no overlap), which still
   // beats chunks too short to hide the weight DMA. The accumulators always have two or more
   // slots: an epilogue runs one tile behind the MATMULs.
-  struct Option {
-    std::uint32_t a, acc, out;
-  };
-  constexpr Option kOptions[] = {{2, 3, 3}, {2, 2, 2}, {1, 3, 3}, {1, 2, 2}};
   const std::uint64_t good_enough = std::min<std::uint64_t>(wanted_rows, 128);
   GemmBuffers best;
-  for (const Option& o : kOptions) {
-    const std::uint64_t acc_limit = config.AccRows() / o.acc;
-    const std::uint64_t ub_per_row = std::uint64_t{o.a} * max_steps + (raw_output ? 0 : o.out);
-    std::uint64_t rows = std::min<std::uint64_t>(
-        {acc_limit > 0 ? acc_limit - 1 : 0, config.UbRows() / ub_per_row, 65535, wanted_rows});
+  for (const BufferOption& o : kBufferOptions) {
+    const std::uint64_t rows = OptionRows(config, o, max_steps, wanted_rows, raw_output);
     if (rows > best.chunk_rows) {
       best = {static_cast<std::uint32_t>(rows), o.a, o.acc, o.out, max_steps};
     }
     if (rows >= good_enough) break;
   }
-  if (best.chunk_rows == 0) {
-    throw std::invalid_argument(fmt::format(
-        "codegen: a reduction of {} k-steps does not fit the {} unified-buffer rows", max_steps,
-        config.UbRows()));
-  }
+  if (best.chunk_rows == 0) NoPlanFits(config, max_steps);
   return best;
 }
 

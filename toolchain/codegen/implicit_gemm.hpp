@@ -95,6 +95,11 @@ struct GemmBuffers {
 GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
                             std::uint64_t wanted_rows, bool raw_output);
 
+// Every buffer plan that fits (most buffering first), for callers that pick by their own cost
+// estimate (conv.cpp). Throws std::invalid_argument like PlanGemmBuffers when none does.
+std::vector<GemmBuffers> GemmBufferOptions(const Config& config, std::uint32_t max_steps,
+                                           std::uint64_t wanted_rows, bool raw_output);
+
 // Emits the whole problem. Every chunk must have at most buffers.max_steps steps and
 // buffers.chunk_rows rows.
 void EmitImplicitGemm(ProgramBuilder& builder, const ImplicitGemm& problem,
