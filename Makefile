@@ -54,8 +54,9 @@ test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan an
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L sanitize $(CTEST_ARGS)
 
 # The long tests: ResNet-50 end to end (ref, and on rtl with SYSTOLE_RESNET_RTL=1), corpus files
-# that take a minute each on the Verilated core, and a GEMM on `v2` (128x128). Verilating v2
-# needs more than the 24 GiB of the development machine: LONG_V2=OFF leaves it out.
+# that take a minute each on the Verilated core, and a GEMM on `v2` (128x128), Verilated
+# hierarchically (one array row Verilated once: cmake/Verilate.cmake) in under 1 GB, but its
+# 90 MB of generated C++ take a while to compile (rtl/README.md); LONG_V2=OFF leaves it out.
 LONG_V2 ?= ON
 .PHONY: test-long
 test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50, v2; not in `make test`)

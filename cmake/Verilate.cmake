@@ -1,7 +1,8 @@
 # Verilated RTL models for the tests, benchmarks and the `rtl` link.
 #
 # systole_verilate(NAME TOP <module> CONFIG <config> SOURCES <.sv files...>
-#                  PARAMS <parameter names...> [ARGS <extra verilator args...>])
+#                  PARAMS <parameter names...> [ARGS <extra verilator args...>]
+#                  [HIERARCHICAL] [HIERARCHICAL_CONFIGS <configs...>])
 #
 # Builds a static library NAME holding the Verilated model of TOP, class `V<NAME>`, with the
 # top-level parameters taken from rtl/generated/params/<config>.vc (CONFIG is optional: a
@@ -10,6 +11,8 @@
 # rejects -G for a parameter the top does not have, and a block's top takes only what it needs.
 # Models are built with -Wall (warnings are errors), live assertions (--assert), FST tracing
 # compiled in (switched on per test), and X values randomised so reset bugs show up.
+# HIERARCHICAL (or a CONFIG listed in HIERARCHICAL_CONFIGS) Verilates hierarchically: see
+# systole_verilate_hierarchical below.
 find_package(verilator REQUIRED HINTS $ENV{VERILATOR_ROOT} /usr/share/verilator)
 
 set(SYSTOLE_RTL_DIR ${SYSTOLE_SOURCE_DIR}/rtl)
@@ -53,26 +56,112 @@ function(systole_rtl_params out)
   set(${out} ${args} PARENT_SCOPE)
 endfunction()
 
+# Configurations whose whole-core models are Verilated hierarchically (the sim/rtl models pass
+# this list as HIERARCHICAL_CONFIGS). v2's 128x128 bf16 array does not fit Verilator's memory
+# flat; tiny/small/small-int8 build faster flat (listing one here checks the hierarchical build
+# against its flat twin's tests).
+set(SYSTOLE_RTL_HIERARCHICAL_CONFIGS "v2" CACHE STRING
+    "Configurations whose core models are Verilated hierarchically (one array row, reused)")
+
 function(systole_verilate name)
-  cmake_parse_arguments(ARG "" "TOP;CONFIG" "SOURCES;PARAMS;ARGS" ${ARGN})
+  cmake_parse_arguments(ARG "HIERARCHICAL" "TOP;CONFIG" "SOURCES;PARAMS;ARGS;HIERARCHICAL_CONFIGS"
+                        ${ARGN})
   set(params)
   if(ARG_CONFIG)
     systole_rtl_params(params CONFIG ${ARG_CONFIG} PARAMS ${ARG_PARAMS})
+    if(ARG_CONFIG IN_LIST ARG_HIERARCHICAL_CONFIGS)
+      set(ARG_HIERARCHICAL ON)
+    endif()
   endif()
+  set(args -Wall --assert -O3 --x-assign unique --x-initial unique ${params} ${ARG_ARGS})
   add_library(${name} STATIC)
-  verilate(${name}
-    SOURCES ${ARG_SOURCES}
-    TOP_MODULE ${ARG_TOP}
-    PREFIX V${name}
-    TRACE_FST
-    INCLUDE_DIRS ${SYSTOLE_RTL_DIR}/generated ${SYSTOLE_RTL_DIR}/include
-    VERILATOR_ARGS -Wall --assert -O3 --x-assign unique --x-initial unique
-                   ${params} ${ARG_ARGS})
+  if(ARG_HIERARCHICAL)
+    systole_verilate_hierarchical(${name} TOP ${ARG_TOP} SOURCES ${ARG_SOURCES} ARGS ${args})
+  else()
+    verilate(${name}
+      SOURCES ${ARG_SOURCES}
+      TOP_MODULE ${ARG_TOP}
+      PREFIX V${name}
+      TRACE_FST
+      INCLUDE_DIRS ${SYSTOLE_RTL_DIR}/generated ${SYSTOLE_RTL_DIR}/include
+      VERILATOR_ARGS ${args})
+  endif()
   # Generated code: optimise, but no debug info (it only slows the build) and none of our
   # warnings. Consumers see its headers as system headers, so -Werror does not reach them.
   target_compile_options(${name} PRIVATE -g0 -w)
   get_target_property(includes ${name} INTERFACE_INCLUDE_DIRECTORIES)
   set_target_properties(${name} PROPERTIES INTERFACE_SYSTEM_INCLUDE_DIRECTORIES "${includes}")
+endfunction()
+
+# systole_verilate_hierarchical(NAME TOP <module> SOURCES <...> ARGS <...>): Verilator's
+# hierarchical mode. Every module marked /*verilator hier_block*/ (systole_array_row: one row
+# of the systolic array) is Verilated once per parameter set into its own library, and TOP sees
+# a small --lib-create wrapper per instance instead of the flattened block (Verilator manual,
+# "Hierarchical Verilation": no hierarchical references into a block, no tracing inside it).
+# Verilator's --make cmake output drives this through verilate(): a planning run writes
+# V<NAME>.cmake, which calls verilate() once per block (library V<block>, linked into NAME) and
+# once for TOP. Verilator 5.006 copies all of our arguments into each block's argument file,
+# including `--top TOP` after the block's own --top-module (the block run then fails: "top
+# module must be listed in --hierarchical-block") and TOP's -G parameters (which the block does
+# not have); both are removed from the blocks' files here, and DECLFILENAME is waived there
+# because a block's module is renamed per parameter set (systole_array_row_1 ...).
+# --unroll-count: the array's skew, deskew and lane loops run to ROWS/COLS (128 on v2), past
+# Verilator's default of 64, and a loop that is not unrolled cannot hold delayed assignments to
+# arrays (BLKLOOPINIT).
+function(systole_verilate_hierarchical name)
+  cmake_parse_arguments(ARG "" "TOP" "SOURCES;ARGS" ${ARGN})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${name}.dir/hierarchical)
+  set(prefix V${name})
+  set(command ${VERILATOR_BIN} --compiler gcc --cc --make cmake --hierarchical --trace-fst
+      --prefix ${prefix} --Mdir ${dir} -y ${SYSTOLE_RTL_DIR}/generated -y ${SYSTOLE_RTL_DIR}/include
+      --unroll-count 1024 ${ARG_ARGS} --top ${ARG_TOP} ${ARG_SOURCES})
+  set(stamp ${dir}/systole_plan_command.txt)
+  set(plan ${dir}/${prefix}_plan.cmake)
+  set(previous "")
+  if(EXISTS ${stamp} AND EXISTS ${plan})
+    file(READ ${stamp} previous)
+  endif()
+  if(NOT previous STREQUAL "${command}")
+    message(STATUS "Planning the hierarchical Verilation of ${name}")
+    file(REMOVE_RECURSE ${dir})  # blocks of an earlier plan would be reused by verilate()
+    file(MAKE_DIRECTORY ${dir})
+    execute_process(COMMAND ${command} WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(rc)
+      message(FATAL_ERROR "Verilator's hierarchical plan for ${name} failed (${rc}):\n${out}")
+    endif()
+    file(GLOB block_args ${dir}/*_hierCMakeArgs.f)
+    list(REMOVE_ITEM block_args ${dir}/${prefix}_hierCMakeArgs.f)
+    if(NOT block_args)
+      message(FATAL_ERROR "${name}: HIERARCHICAL, but no module in its sources is marked "
+                          "/*verilator hier_block*/")
+    endif()
+    foreach(file IN LISTS block_args)
+      file(READ ${file} text)
+      string(REPLACE " \"--top\" \"${ARG_TOP}\"" "" text "${text}")
+      string(REGEX REPLACE " \"-G[A-Za-z0-9_]+=[^\"]*\"" "" text "${text}")
+      file(WRITE ${file} "${text}\n-Wno-DECLFILENAME\n")
+    endforeach()
+    configure_file(${dir}/${prefix}.cmake ${plan} COPYONLY)
+    file(WRITE ${stamp} "${command}")
+  endif()
+  # The blocks' libraries are global targets named after the block (Vsystole_array_row_1):
+  # two hierarchical models in one build would define them twice.
+  file(STRINGS ${plan} block_lines REGEX "^add_library\\([A-Za-z0-9_]+ STATIC\\)")
+  set(blocks)
+  foreach(line IN LISTS block_lines)
+    string(REGEX MATCH "^add_library\\(([A-Za-z0-9_]+)" _ "${line}")
+    if(TARGET ${CMAKE_MATCH_1})
+      message(FATAL_ERROR "${name}: hierarchical block ${CMAKE_MATCH_1} already belongs to "
+                          "another hierarchical model; Verilate only one per build")
+    endif()
+    list(APPEND blocks ${CMAKE_MATCH_1})
+  endforeach()
+  set(TARGET ${name})  # what the generated file's verilate() calls attach the top to
+  include(${plan})
+  foreach(block IN LISTS blocks)
+    target_compile_options(${block} PRIVATE -g0 -w)
+  endforeach()
 endfunction()
 
 # systole_rtl_tool_params(CHPARAM_OUT IVERILOG_OUT TOP <module> CONFIG <config> PARAMS <names...>)

@@ -15,6 +15,9 @@
 //
 // Latency: a row presented on in_row in cycle S comes out on out_row in cycle S + R + C - 1.
 //
+// Row t of PEs is one systole_array_row, so that Verilator can build a 128x128 array
+// hierarchically (the row Verilated once; see that module and cmake/Verilate.cmake).
+//
 // Weights: a tile row presented on wload_row with wload_en enters the top of every column and
 // shifts down bank `wload_bank`; R consecutive shifts (tile rows R-1, R-2, …, 0) fill the bank.
 // Column j receives each shift j cycles after column 0, the same skew as the input data, so a
@@ -37,20 +40,24 @@ module systole_systolic_array #(
     // column sums of the row presented R + C - 1 cycles ago (fp32 or int32 bits)
     output logic [COLS*32-1:0] out_row
 );
-  // Wires between the PEs. x/bank of PE[t][j] enter at index j and leave at j+1; psum of
-  // PE[t][j] enters at index t and leaves at t+1; weights likewise down the column.
-  logic [EW-1:0] x_w    [ROWS][COLS+1];
-  logic          bank_w [ROWS][COLS+1];
-  logic [31:0]   psum_w [ROWS+1][COLS];
-  logic [EW-1:0] w_w    [ROWS+1][COLS];
-  logic          wl_en  [COLS];
-  logic          wl_bank[COLS];
+  // Wires between the rows of PEs (systole_array_row): x/bank enter row t at its left edge;
+  // the partial sums of row t (element j for column j) enter at index t and leave at t+1;
+  // the weights likewise down the columns.
+  logic [EW-1:0]      x_w    [ROWS];
+  logic               bank_w [ROWS];
+  // split_var: one variable per row boundary, so that a Verilation with the rows as separate
+  // hier blocks does not see the chain psum_w[t] -> row t -> psum_w[t+1] as a combinational
+  // loop through one array (UNOPTFLAT); a comment to every other tool.
+  logic [COLS*32-1:0] psum_w [ROWS+1] /*verilator split_var*/;
+  logic [COLS*EW-1:0] w_w    [ROWS+1] /*verilator split_var*/;
+  logic [COLS-1:0]    wl_en;
+  logic [COLS-1:0]    wl_bank;
 
   // ---- input skew: element t waits t cycles -------------------------------------------------
   for (genvar t = 0; t < ROWS; t++) begin : g_skew
     if (t == 0) begin : g_direct
-      assign x_w[t][0] = in_row[0 +: EW];
-      assign bank_w[t][0] = in_bank;
+      assign x_w[t] = in_row[0 +: EW];
+      assign bank_w[t] = in_bank;
     end else begin : g_delay
       logic [EW-1:0] x_d[t];
       logic          bank_d[t];
@@ -62,15 +69,15 @@ module systole_systolic_array #(
           bank_d[d] <= bank_d[d-1];
         end
       end
-      assign x_w[t][0] = x_d[t-1];
-      assign bank_w[t][0] = bank_d[t-1];
+      assign x_w[t] = x_d[t-1];
+      assign bank_w[t] = bank_d[t-1];
     end
   end
 
   // ---- weight-load skew: column j shifts j cycles after column 0 ------------------------------
   for (genvar j = 0; j < COLS; j++) begin : g_wskew
     if (j == 0) begin : g_direct
-      assign w_w[0][j] = wload_row[0 +: EW];
+      assign w_w[0][j*EW +: EW] = wload_row[0 +: EW];
       assign wl_en[j] = wload_en;
       assign wl_bank[j] = wload_bank;
     end else begin : g_delay
@@ -87,57 +94,46 @@ module systole_systolic_array #(
           bank_d[d] <= bank_d[d-1];
         end
       end
-      assign w_w[0][j] = w_d[j-1];
+      assign w_w[0][j*EW +: EW] = w_d[j-1];
       assign wl_en[j] = en_d[j-1];
       assign wl_bank[j] = bank_d[j-1];
     end
   end
 
-  // ---- the PE grid ------------------------------------------------------------------------------
-  for (genvar j = 0; j < COLS; j++) begin : g_top
-    assign psum_w[0][j] = 32'd0;  // every column sum starts from +0
-  end
+  // ---- the PE grid, one systole_array_row per array row ---------------------------------------
+  assign psum_w[0] = '0;  // every column sum starts from +0
   for (genvar t = 0; t < ROWS; t++) begin : g_row
-    for (genvar j = 0; j < COLS; j++) begin : g_col
-      systole_pe #(.BF16(BF16), .EW(EW)) u_pe (
-          .clk,
-          .x_in(x_w[t][j]),
-          .bank_in(bank_w[t][j]),
-          .x_out(x_w[t][j+1]),
-          .bank_out(bank_w[t][j+1]),
-          .psum_in(psum_w[t][j]),
-          .psum_out(psum_w[t+1][j]),
-          .wload_en(wl_en[j]),
-          .wload_bank(wl_bank[j]),
-          .w_in(w_w[t][j]),
-          .w_out(w_w[t+1][j])
-      );
-    end
+    systole_array_row #(.COLS(COLS), .BF16(BF16), .EW(EW)) u_row (
+        .clk,
+        .x_in(x_w[t]),
+        .bank_in(bank_w[t]),
+        .psum_in(psum_w[t]),
+        .psum_out(psum_w[t+1]),
+        .wload_en(wl_en),
+        .wload_bank(wl_bank),
+        .w_in(w_w[t]),
+        .w_out(w_w[t+1])
+    );
   end
 
   // ---- output deskew: column j waits C-1-j cycles ---------------------------------------------
   for (genvar j = 0; j < COLS; j++) begin : g_deskew
     localparam integer DELAY = COLS - 1 - j;
     if (DELAY == 0) begin : g_direct
-      assign out_row[j*32 +: 32] = psum_w[ROWS][j];
+      assign out_row[j*32 +: 32] = psum_w[ROWS][j*32 +: 32];
     end else begin : g_delay
       logic [31:0] s_d[DELAY];
       always_ff @(posedge clk) begin
-        s_d[0] <= psum_w[ROWS][j];
+        s_d[0] <= psum_w[ROWS][j*32 +: 32];
         for (int d = 1; d < DELAY; d++) s_d[d] <= s_d[d-1];
       end
       assign out_row[j*32 +: 32] = s_d[DELAY-1];
     end
   end
 
-  // The last PE of each row passes its input on to nobody, and the bottom PEs' weights go
-  // nowhere; these wires exist only to keep the generate loops regular.
+  // The bottom row's weights go nowhere; the wire exists only to keep the chain regular.
   // verilator lint_off UNUSEDSIGNAL
   logic unused;
-  always_comb begin
-    unused = 1'b0;
-    for (int t = 0; t < ROWS; t++) unused = unused ^ (^x_w[t][COLS]) ^ bank_w[t][COLS];
-    for (int j = 0; j < COLS; j++) unused = unused ^ (^w_w[ROWS][j]);
-  end
+  assign unused = ^w_w[ROWS];
   // verilator lint_on UNUSEDSIGNAL
 endmodule
