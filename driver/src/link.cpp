@@ -45,6 +45,17 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "ref") return OpenRefLink(config);
   if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
   if (uri == "rtl") return OpenRtlLink(config);
+  if (uri.starts_with("rtl?")) {
+    constexpr std::string_view kMemory = "rtl?memory=";
+    if (!uri.starts_with(kMemory)) {
+      throw LinkError(uri, "unknown option (the rtl device takes ?memory=hbm or ?memory=ideal)");
+    }
+    const std::string_view memory = uri.substr(kMemory.size());
+    if (memory != "hbm" && memory != "ideal") {
+      throw LinkError(uri, fmt::format("unknown memory '{}' (expected hbm or ideal)", memory));
+    }
+    return OpenRtlLink(config, memory);
+  }
   // USB: a board's bulk endpoints, or the Verilated USB top (bridge + core) in process.
   if (uri.starts_with("usb://")) {
     return usb::MakeUsbLink(usb::OpenLibusbStream(usb::ParseUsbUri(uri), uri), uri);
@@ -56,11 +67,11 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   }
   if (uri == "pcie+sim") return pcie::MakePcieLink(pcie::OpenSimFunction(config), uri);
   if (uri == "systemc") {
-    throw LinkError(uri, "this backend is not built yet (available: ref, rtl, tcp://HOST:PORT, "
+    throw LinkError(uri, "this backend is not built yet (available: ref, rtl[?memory=hbm|ideal], tcp://HOST:PORT, "
                          "usb://VID:PID[/SERIAL], usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
   }
   throw LinkError(uri,
-                  "unknown URI (expected ref, rtl, systemc, tcp://HOST:PORT, usb://VID:PID[/SERIAL], "
+                  "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc, tcp://HOST:PORT, usb://VID:PID[/SERIAL], "
                   "usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
 }
 

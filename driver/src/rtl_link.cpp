@@ -14,9 +14,10 @@ namespace {
 
 class RtlLink final : public Link {
  public:
-  explicit RtlLink(std::unique_ptr<rtl::RtlDevice> device) : device_(std::move(device)) {}
+  RtlLink(std::unique_ptr<rtl::RtlDevice> device, std::string uri)
+      : uri_(std::move(uri)), device_(std::move(device)) {}
 
-  std::string_view Uri() const override { return "rtl"; }
+  std::string_view Uri() const override { return uri_; }
   std::uint32_t ReadRegister(std::uint32_t offset) override { return device_->ReadRegister(offset); }
   void WriteRegister(std::uint32_t offset, std::uint32_t value) override {
     device_->WriteRegister(offset, value);
@@ -47,16 +48,25 @@ class RtlLink final : public Link {
     }
   }
 
+  std::string uri_;
   std::unique_ptr<rtl::RtlDevice> device_;
 };
 
 }  // namespace
 
-std::unique_ptr<Link> OpenRtlLink(const Config& config) {
+std::unique_ptr<Link> OpenRtlLink(const Config& config, std::string_view memory) {
+  // The default keeps its short name, so messages and servers say "rtl" as before.
+  const std::string uri = memory == "hbm" ? "rtl" : fmt::format("rtl?memory={}", memory);
+  rtl::RtlDeviceOptions options;
+  if (memory == "ideal") {
+    options.memory = rtl::MemoryBackend::kIdeal;
+  } else if (memory != "hbm") {
+    throw LinkError(uri, fmt::format("unknown memory '{}' (expected hbm or ideal)", memory));
+  }
   try {
-    return std::make_unique<RtlLink>(rtl::MakeRtlDevice(config));
+    return std::make_unique<RtlLink>(rtl::MakeRtlDevice(config, options), uri);
   } catch (const std::invalid_argument& error) {
-    throw LinkError("rtl", error.what());
+    throw LinkError(uri, error.what());
   }
 }
 

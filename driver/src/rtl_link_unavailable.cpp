@@ -3,7 +3,7 @@
 
 namespace systole {
 
-std::unique_ptr<Link> OpenRtlLink(const Config& /*config*/) {
+std::unique_ptr<Link> OpenRtlLink(const Config& /*config*/, std::string_view /*memory*/) {
   throw LinkError("rtl", "this build has no Verilated core (configured with SYSTOLE_RTL=OFF)");
 }
 

@@ -37,6 +37,18 @@ TEST(Device, UnknownAndUnbuiltUrisNameTheDevice) {
     EXPECT_EQ(error.device(), "usb://1234:5678");
     EXPECT_THAT(error.what(), HasSubstr("1234:5678"));
   }
+  // The rtl device's one option is checked before anything is built (also without RTL).
+  for (const auto& [uri, cause] : {std::pair{"rtl?memory=fast", "unknown memory 'fast' (expected "
+                                                                 "hbm or ideal)"},
+                                   std::pair{"rtl?cache=on", "unknown option"}}) {
+    try {
+      Device::Open(uri, LoadConfig("tiny"));
+      FAIL() << uri;
+    } catch (const DeviceError& error) {
+      EXPECT_EQ(error.device(), uri);
+      EXPECT_THAT(error.what(), HasSubstr(cause));
+    }
+  }
   EXPECT_THROW(Device::Open("floppy://a", LoadConfig("tiny")), DeviceError);
   EXPECT_THROW(Device::Open("tcp://nohostport", LoadConfig("tiny")), DeviceError);
 }

@@ -62,7 +62,7 @@ class Link {
 
 // Opens a link by URI. `config` selects the configuration for devices that are built on
 // demand (the in-process models); hardware and servers report their own. Supported: "ref",
-// "rtl", "tcp://HOST:PORT[?token=TOKEN]" (the token may also come from $SYSTOLE_TOKEN),
+// "rtl[?memory=hbm|ideal]", "tcp://HOST:PORT[?token=TOKEN]" (the token may also come from $SYSTOLE_TOKEN),
 // "usb://VID:PID[/SERIAL]", "pcie://DDDD:BB:DD.F", and the simulated USB and PCIe paths
 // "usb+sim" and "pcie+sim" (docs/HOST_LINKS.md).
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
@@ -70,8 +70,11 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
 // The backends OpenLink dispatches to, for code that builds links directly.
 std::unique_ptr<Link> OpenRefLink(const Config& config);
 std::unique_ptr<Link> OpenTcpLink(std::string_view uri);
-// The Verilated core (sim/rtl); throws LinkError when this build has no RTL (SYSTOLE_RTL=OFF)
-// or no core for the configuration.
-std::unique_ptr<Link> OpenRtlLink(const Config& config);
+// The Verilated core (sim/rtl) with its device memory behind the HBM controller and DRAM models
+// ("hbm", the default: cycle counts include DRAM timing) or a fixed-latency memory ("ideal":
+// the bare core, several times faster to simulate, the memory the usb+sim and pcie+sim tops
+// have). Throws LinkError when this build has no RTL (SYSTOLE_RTL=OFF), no model for the
+// configuration and memory, or `memory` is neither.
+std::unique_ptr<Link> OpenRtlLink(const Config& config, std::string_view memory = "hbm");
 
 }  // namespace systole
