@@ -6,6 +6,7 @@
 //
 //   build/bench/rtl_core_bench                       # shapes + ResNet-50 on small-int8, speed
 //   build/bench/rtl_core_bench --config small --layers 8
+//   build/bench/rtl_core_bench --config small --onchip   # operands on chip: steady-state util
 //
 // MXU util = useful MACs (M*K*N) / (R*C*RTL cycles); RTL cycles = PERF_CYCLES of the launch;
 // model cycles = the golden model's analytic estimate (PERF_CYCLES).
@@ -31,6 +32,7 @@
 #include "golden_model.hpp"
 #include "regs/regmap.hpp"
 #include "rtl/rtl_device.hpp"
+#include "rtl_core_bench_onchip.hpp"
 #include "rtl_gemm_workload.hpp"
 
 namespace systole::rtl::bench {
@@ -45,9 +47,10 @@ struct Shape {
   std::uint64_t m, k, n;
 };
 
-// Memory that answers after 8 cycles and never refuses a request.
+// The bare core behind memory that answers after 8 cycles and never refuses a request.
 RtlDeviceOptions BenchOptions() {
   RtlDeviceOptions options;
+  options.memory = MemoryBackend::kIdeal;
   options.memory_latency = 8;
   options.memory_ready_percent = 100;
   return options;
@@ -254,7 +257,7 @@ void SpeedTable(const Shape& shape) {
   fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}; idle: the core clocked "
              "with no launch)\n\n| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s |\n"
              "|---|---:|---:|---:|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
-  for (const std::string& name : BuiltRtlConfigs()) {
+  for (const std::string& name : BuiltRtlConfigs(MemoryBackend::kIdeal)) {
     if (name == "v2") continue;  // minutes per GEMM: the long test covers it
     const Config config = LoadConfig(name);
     auto rtl = MakeRtlDevice(config, BenchOptions());
@@ -278,16 +281,24 @@ int main(int argc, char** argv) {
   std::string config_name = "small-int8";
   std::string topology = std::string(SYSTOLE_SHARED_DIR) + "/corpus/scalesim/topologies/Resnet50.csv";
   std::size_t layers = 0;
-  bool skip_speed = false, skip_topology = false, units = false;
+  bool skip_speed = false, skip_topology = false, units = false, onchip = false;
   app.add_option("--config", config_name, "configuration for the GEMM tables")->capture_default_str();
   app.add_option("--topology", topology, "SCALE-Sim topology CSV")->capture_default_str();
   app.add_option("--layers", layers, "only the first N layers of the topology (0: all)");
   app.add_flag("--skip-speed", skip_speed, "no simulation-speed table");
   app.add_flag("--skip-topology", skip_topology, "no topology table");
   app.add_flag("--units", units, "also a table of per-unit throughput (LOAD, STORE, ...)");
+  app.add_flag("--onchip", onchip, "only GEMMs with operands on chip (back-to-back folds)");
   CLI11_PARSE(app, argc, argv);
   try {
     const Config config = LoadConfig(config_name);
+    if (onchip) {
+      rtl::bench::OnChipTable(config, {{"long folds", 2048, 128, 16}, {"512x256x64", 512, 256, 64},
+                                       {"256x512x128", 256, 512, 128},
+                                       {"128x1024x256", 128, 1024, 256},
+                                       {"short folds", 64, 512, 512}});
+      return 0;
+    }
     if (units) rtl::bench::UnitTable(config);
     rtl::bench::GemmTable(config, {{"square 64", 64, 64, 64}, {"square 256", 256, 256, 256},
                                    {"tall 1024x64x64", 1024, 64, 64}, {"deep 128x1024x32", 128, 1024, 32},
