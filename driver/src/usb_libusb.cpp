@@ -9,17 +9,58 @@
 #include <vector>
 
 #include "systole/usb_transport.hpp"
+#include "usb_libusb_errors.hpp"
 
 namespace systole::usb {
-namespace {
-
-constexpr int kInterface = 0;
+namespace detail {
 
 std::string Describe(const UsbAddress& a) {
   return a.serial.empty() ? fmt::format("{:04x}:{:04x}", a.vendor, a.product)
                           : fmt::format("{:04x}:{:04x} with serial '{}'", a.vendor, a.product,
                                         a.serial);
 }
+
+void CheckLibusb(std::string_view uri, int rc, std::string_view what) {
+  if (rc < 0) {
+    throw LinkError(uri, fmt::format("cannot {}: {} ({})", what, libusb_strerror(rc),
+                                     libusb_error_name(rc)));
+  }
+}
+
+LinkError OpenFailure(std::string_view uri, const UsbAddress& address, bool refused, long seen) {
+  return LinkError(uri, refused
+      ? fmt::format("permission denied opening USB device {}: add a udev rule giving your "
+                    "user access (docs/HOST_LINKS.md) or run as root", Describe(address))
+      : fmt::format("no USB device {} is connected ({} USB devices seen)", Describe(address),
+                    seen));
+}
+
+void CheckBulkWrite(std::string_view uri, int rc, int sent, std::size_t size,
+                    unsigned timeout_ms) {
+  if (rc == LIBUSB_ERROR_TIMEOUT) {
+    throw LinkError(uri, fmt::format("USB write timed out after {} ms with {} of {} bytes sent",
+                                     timeout_ms, sent, size));
+  }
+  CheckLibusb(uri, rc, "write to the bulk OUT endpoint");
+  if (sent < 0 || static_cast<std::size_t>(sent) != size) {
+    throw LinkError(uri, fmt::format("short USB write: {} of {} bytes sent", sent, size));
+  }
+}
+
+std::size_t CheckBulkRead(std::string_view uri, int rc, int got) {
+  // A timeout may still have delivered bytes (the transfer ended part-way): keep them.
+  if (rc != LIBUSB_ERROR_TIMEOUT) CheckLibusb(uri, rc, "read from the bulk IN endpoint");
+  return got > 0 ? static_cast<std::size_t>(got) : 0;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::CheckLibusb;
+using detail::Describe;
+
+constexpr int kInterface = 0;
 
 class LibusbStream final : public ByteStream {
  public:
@@ -53,13 +94,7 @@ class LibusbStream final : public ByteStream {
       }
       handle_.reset(handle);
     }
-    if (handle_ == nullptr) {
-      throw LinkError(uri_, refused
-          ? fmt::format("permission denied opening USB device {}: add a udev rule giving your "
-                        "user access (docs/HOST_LINKS.md) or run as root", Describe(address))
-          : fmt::format("no USB device {} is connected ({} USB devices seen)", Describe(address),
-                        count));
-    }
+    if (handle_ == nullptr) throw detail::OpenFailure(uri_, address, refused, count);
     libusb_set_auto_detach_kernel_driver(handle_.get(), 1);  // ftdi_sio and friends let go
     const int rc = libusb_claim_interface(handle_.get(), kInterface);
     if (rc == LIBUSB_ERROR_BUSY) {
@@ -77,15 +112,7 @@ class LibusbStream final : public ByteStream {
     const int rc = libusb_bulk_transfer(handle_.get(), out_endpoint_,
                                         const_cast<std::uint8_t*>(bytes.data()),
                                         static_cast<int>(bytes.size()), &sent, kWriteTimeoutMs);
-    if (rc == LIBUSB_ERROR_TIMEOUT) {
-      throw LinkError(uri_, fmt::format("USB write timed out after {} ms with {} of {} bytes sent",
-                                        kWriteTimeoutMs, sent, bytes.size()));
-    }
-    Check(rc, "write to the bulk OUT endpoint");
-    if (static_cast<std::size_t>(sent) != bytes.size()) {
-      throw LinkError(uri_,
-                      fmt::format("short USB write: {} of {} bytes sent", sent, bytes.size()));
-    }
+    detail::CheckBulkWrite(uri_, rc, sent, bytes.size(), kWriteTimeoutMs);
   }
 
   std::size_t Read(std::span<std::uint8_t> out, std::chrono::milliseconds timeout) override {
@@ -95,9 +122,9 @@ class LibusbStream final : public ByteStream {
       const auto ms = static_cast<unsigned>(std::max<long>(1, timeout.count()));
       const int rc = libusb_bulk_transfer(handle_.get(), in_endpoint_, buffer.data(),
                                           static_cast<int>(buffer.size()), &got, ms);
-      if (rc == LIBUSB_ERROR_TIMEOUT && got == 0) return 0;
-      if (rc != LIBUSB_ERROR_TIMEOUT) Check(rc, "read from the bulk IN endpoint");
-      pending_.assign(buffer.begin(), buffer.begin() + got);
+      const std::size_t received = detail::CheckBulkRead(uri_, rc, got);
+      if (received == 0) return 0;
+      pending_.assign(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(received));
     }
     const std::size_t n = std::min(out.size(), pending_.size());
     std::copy_n(pending_.begin(), n, out.begin());
@@ -108,12 +135,7 @@ class LibusbStream final : public ByteStream {
  private:
   static constexpr unsigned kWriteTimeoutMs = 5000;
 
-  void Check(int rc, const std::string& what) const {
-    if (rc < 0) {
-      throw LinkError(uri_, fmt::format("cannot {}: {} ({})", what, libusb_strerror(rc),
-                                        libusb_error_name(rc)));
-    }
-  }
+  void Check(int rc, std::string_view what) const { CheckLibusb(uri_, rc, what); }
 
   static std::string SerialOf(libusb_device_handle* handle, const libusb_device_descriptor& d) {
     if (d.iSerialNumber == 0) return "";
