@@ -88,4 +88,4 @@ lint: build ## Lint the RTL (Verilator -Wall, Icarus, Yosys) and check generated
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L lint
 
 clean: ## Remove build trees
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-long
