@@ -2,12 +2,15 @@
 #pragma once
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "asm/assembler.hpp"
+#include "systole/device.hpp"
 
 namespace systole::driver_test {
 
@@ -50,6 +53,19 @@ inline std::vector<std::uint8_t> ScaleExpected(int scale, const std::vector<std:
 
 inline std::string Example(const std::string& name) {
   return std::string(SYSTOLE_SOURCE_DIR) + "/examples/asm/" + name;
+}
+
+// The counters that do not depend on timing: what ran and what moved. CYCLES and the stall
+// counters are each device's own timing (ref's an estimate; behind DRAM, history-dependent).
+inline constexpr const char* kFunctionalCounters[] = {
+    "INSNS", "MACS", "MXU_BUSY", "BYTES_DRAM_TO_UB", "BYTES_DRAM_TO_ACC", "BYTES_WEIGHTS",
+    "BYTES_UB_TO_DRAM", "BYTES_ACC_TO_DRAM", "BYTES_HOST"};
+
+inline void ExpectSameFunctionalCounters(const Counters& got, const Counters& expected,
+                                         std::string_view what) {
+  for (const char* counter : kFunctionalCounters) {
+    EXPECT_EQ(got[counter], expected[counter]) << counter << ": " << what;
+  }
 }
 
 }  // namespace systole::driver_test

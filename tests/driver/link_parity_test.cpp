@@ -51,18 +51,6 @@ std::vector<std::pair<std::string, assembly::Program>> TinyPrograms() {
           {"scale -2", driver_test::ScaleProgram(-2)}};
 }
 
-// The counters that do not depend on timing: what ran and what moved.
-constexpr const char* kFunctionalCounters[] = {
-    "INSNS", "MACS", "MXU_BUSY", "BYTES_DRAM_TO_UB", "BYTES_DRAM_TO_ACC", "BYTES_WEIGHTS",
-    "BYTES_UB_TO_DRAM", "BYTES_ACC_TO_DRAM", "BYTES_HOST"};
-
-void ExpectSameFunctionalCounters(const Counters& got, const Counters& expected,
-                                  const std::string& what) {
-  for (const char* counter : kFunctionalCounters) {
-    EXPECT_EQ(got[counter], expected[counter]) << counter << ": " << what;
-  }
-}
-
 TEST(LinkParity, SameOutputsAndCountersThroughEveryPath) {
   const Config config = LoadConfig("tiny");
   ServerOptions options;
@@ -81,13 +69,13 @@ TEST(LinkParity, SameOutputsAndCountersThroughEveryPath) {
     Device rtl = Device::Open("rtl", config);
     const Outcome with_dram = RunProgram(rtl, source);
     EXPECT_EQ(with_dram.outputs, expected.outputs) << "rtl";
-    ExpectSameFunctionalCounters(with_dram.counters, expected.counters, "rtl vs ref");
+    driver_test::ExpectSameFunctionalCounters(with_dram.counters, expected.counters, "rtl vs ref");
 
     Device bare = Device::Open("rtl?memory=ideal", config);
     EXPECT_EQ(bare.uri(), "rtl?memory=ideal");
     const Outcome core = RunProgram(bare, source);
     EXPECT_EQ(core.outputs, expected.outputs) << "rtl?memory=ideal";
-    ExpectSameFunctionalCounters(core.counters, expected.counters, "rtl?memory=ideal vs ref");
+    driver_test::ExpectSameFunctionalCounters(core.counters, expected.counters, "rtl?memory=ideal vs ref");
     EXPECT_GT(core.counters["MACS"], 0u);
     EXPECT_GT(core.counters["CYCLES"], 0u);
     EXPECT_GT(with_dram.counters["CYCLES"], core.counters["CYCLES"])
@@ -156,7 +144,7 @@ TEST(LinkParity, RandomProgramsGiveTheSameMemoryAndCountersOnEveryCorePath) {
     const Footprint with_dram = RunGenerated("rtl", data, program);
     EXPECT_EQ(with_dram.data, core.data) << "rtl";
     EXPECT_EQ(with_dram.dump, core.dump) << "rtl";
-    ExpectSameFunctionalCounters(with_dram.counters, core.counters, "rtl vs rtl?memory=ideal");
+    driver_test::ExpectSameFunctionalCounters(with_dram.counters, core.counters, "rtl vs rtl?memory=ideal");
     for (const char* uri : {"usb+sim", "pcie+sim"}) {
       SCOPED_TRACE(uri);
       const Footprint got = RunGenerated(uri, data, program);
