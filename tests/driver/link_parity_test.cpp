@@ -16,6 +16,7 @@
 #include "driver_test_util.hpp"
 #include "systole/device.hpp"
 #include "systole/server.hpp"
+#include "generated_program_run.hpp"
 #include "program_generator.hpp"  // tests/rtl/core: random legal programs
 
 namespace {
@@ -101,31 +102,12 @@ namespace {
 // through the in-process paths to the Verilated core: the same memory afterwards (every byte the
 // program could touch) and every counter among the fixed-latency paths; memory and the
 // functional counters with the HBM memory system (`rtl`).
-struct Footprint {
-  std::vector<std::uint8_t> data, dump;
-  Counters counters;
-};
+using driver_test::Footprint;
 
 Footprint RunGenerated(const std::string& uri, const std::vector<std::uint8_t>& data,
                        const std::vector<isa::Instruction>& program) {
-  const Config config = LoadConfig("tiny");
-  Device device = Device::Open(uri, config);
-  Buffer memory = device.AllocateAt(0, rtl::test::kDumpAddress + 0x10000);
-  memory.Write(data, rtl::test::kDataAddress);
-  std::vector<std::uint8_t> text;
-  for (const isa::Instruction& insn : program) {
-    const isa::Word word = isa::EncodeOrThrow(insn);
-    text.insert(text.end(), word.begin(), word.end());
-  }
-  memory.Write(text, rtl::test::kTextAddress);
-  device.ClearCounters();
-  EXPECT_TRUE(device.Launch(rtl::test::kTextAddress, static_cast<std::uint32_t>(program.size()))
-                  .Wait(milliseconds(60000)));
-  Footprint f{std::vector<std::uint8_t>(rtl::test::kDataBytes), std::vector<std::uint8_t>(0x10000),
-              device.ReadCounters()};
-  memory.Read(f.data, rtl::test::kDataAddress);
-  memory.Read(f.dump, rtl::test::kDumpAddress);
-  return f;
+  Device device = Device::Open(uri, LoadConfig("tiny"));
+  return driver_test::RunGenerated(device, data, program);
 }
 
 TEST(LinkParity, RandomProgramsGiveTheSameMemoryAndCountersOnEveryCorePath) {

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "driver_test_util.hpp"
+#include "generated_program_run.hpp"
 #include "program_generator.hpp"  // tests/rtl/core: random legal programs
 #include "regs/regmap.hpp"
 #include "systole/device.hpp"
@@ -93,30 +94,14 @@ TEST(PcieSimDma, ProgramsGiveWhatUsbSimGivesEveryCounterIncluded) {
 
 // A random legal program (tests/rtl/core/program_generator.hpp) over 64 KiB of data: the data
 // and the memory read back afterwards move by DMA on pcie+sim.
-struct Footprint {
-  std::vector<std::uint8_t> data, dump;
-  Counters counters;
-  std::uint32_t dma_transfers = 0;
+struct DmaFootprint : driver_test::Footprint {
+  std::uint32_t dma_transfers = 0;  // pcie+sim: the engine's transfer count afterwards
 };
 
-Footprint RunGenerated(const char* uri, const std::vector<std::uint8_t>& data,
-                       const std::vector<isa::Instruction>& program) {
+DmaFootprint RunGenerated(const char* uri, const std::vector<std::uint8_t>& data,
+                          const std::vector<isa::Instruction>& program) {
   Device device = Device::Open(uri, LoadConfig("tiny"));
-  Buffer memory = device.AllocateAt(0, rtl::test::kDumpAddress + 0x10000);
-  memory.Write(data, rtl::test::kDataAddress);
-  std::vector<std::uint8_t> text;
-  for (const isa::Instruction& insn : program) {
-    const isa::Word word = isa::EncodeOrThrow(insn);
-    text.insert(text.end(), word.begin(), word.end());
-  }
-  memory.Write(text, rtl::test::kTextAddress);
-  device.ClearCounters();
-  EXPECT_TRUE(device.Launch(rtl::test::kTextAddress, static_cast<std::uint32_t>(program.size()))
-                  .Wait(std::chrono::milliseconds(60000)));
-  Footprint f{std::vector<std::uint8_t>(rtl::test::kDataBytes), std::vector<std::uint8_t>(0x10000),
-              device.ReadCounters()};
-  memory.Read(f.data, rtl::test::kDataAddress);
-  memory.Read(f.dump, rtl::test::kDumpAddress);
+  DmaFootprint f{driver_test::RunGenerated(device, data, program)};
   if (std::string_view(uri) == "pcie+sim") {
     f.dma_transfers = device.link().ReadRegister(pcie::dma::kCount);
   }
@@ -128,8 +113,8 @@ TEST(PcieSimDma, GeneratedProgramMovesItsDataByDmaAndMatchesUsbSim) {
   std::vector<std::uint8_t> data(rtl::test::kDataBytes);
   for (auto& b : data) b = static_cast<std::uint8_t>(rng());
   const auto program = rtl::test::GenerateProgram(LoadConfig("tiny"), rng, 24).instructions;
-  const Footprint usb = RunGenerated("usb+sim", data, program);
-  const Footprint pcie = RunGenerated("pcie+sim", data, program);
+  const DmaFootprint usb = RunGenerated("usb+sim", data, program);
+  const DmaFootprint pcie = RunGenerated("pcie+sim", data, program);
   EXPECT_EQ(pcie.data, usb.data);
   EXPECT_EQ(pcie.dump, usb.dump);
   EXPECT_EQ(pcie.counters, usb.counters);
