@@ -1,14 +1,32 @@
 // Convolution kernel: stride 1/2, padding, dilation, 1x1/3x3/7x7, grouped and depthwise,
-// bit-exact against reference.hpp on every practical configuration.
+// taps packed into k-steps for few input channels, bit-exact against reference.hpp (tap by
+// tap) or conv_packed_reference.hpp (packed) on every practical configuration.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "codegen/conv_internal.hpp"
 #include "codegen_test_util.hpp"
+#include "conv_packed_reference.hpp"
 #include "reference.hpp"
 
 namespace systole::codegen::testing {
 namespace {
 
-void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool raw,
+// The largest K of the program's MATMULs: tap by tap at most min(R, Cin) for one group, packed
+// min(R, KW·Cin) — how a test sees that taps really were packed.
+std::uint64_t LargestMatmulK(const assembly::Program& program) {
+  std::uint64_t k = 0;
+  for (const isa::Word& word : program.words) {
+    const isa::Instruction insn = isa::DecodeOrThrow(word);
+    if (insn.opcode == isa::Opcode::kMatmul) k = std::max<std::uint64_t>(k, insn[isa::Field::kK]);
+  }
+  return k;
+}
+
+// Runs one convolution on the golden model against the reference of the order the code
+// generator chose; returns whether it packed taps.
+bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool raw,
                  std::mt19937_64& rng, bool blocked = false, bool out_blocked = false,
                  bool replicated_bias = false) {
   const ConvParams& p = s.params;
@@ -45,6 +63,12 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   params.out_channels = s.cout;
   Conv2D(builder, in, w, bias, out, params, transform);
   const assembly::Program program = builder.Finish();
+  const bool packed = conv::UsesPackedTaps(config, {s.batch, s.h, s.w, s.cin}, s.kh, s.kw, s.cout, params, raw);
+  if (p.groups == 1) {
+    const std::uint64_t r = config.rows;
+    EXPECT_EQ(LargestMatmulK(program), packed ? std::min(r, s.kw * s.cin) : std::min(r, s.cin))
+        << (packed ? "packed" : "tap by tap");
+  }
 
   const double range = bf16 ? 2.0 : 127.0;
   const std::uint64_t w_rows = s.kh * s.kw * (s.cin / p.groups);
@@ -58,9 +82,11 @@ void RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   }
   auto device = RunOnModel(config, program, inputs);
   const auto expected =
-      ConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw);
+      packed ? PackedConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw)
+             : ConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw);
   const std::vector<std::uint32_t> actual = ReadTensor(*device, out);
   ExpectSameBits(expected, out_blocked ? UnblockColumns(actual, pixels, s.cout, cols) : actual, "conv output");
+  return packed;
 }
 
 ConvParams Params(std::uint32_t stride, std::uint32_t pad, std::uint32_t groups = 1,
@@ -105,6 +131,45 @@ TEST_P(ConvTest, GroupedAndDepthwiseConvolutionsMatchTheReference) {
   RunConvCase(config, {1, 5, 5, 6, 3, 3, 12, Params(2, 1, 6)}, true, true, rng);
   RunConvCase(config, {1, 5, 6, 8, 3, 3, 4, Params(1, 1, 2)}, false, false, rng);
   RunConvCase(config, {1, 4, 4, 2 * r + 2, 1, 1, 4, Params(1, 0, 2)}, true, false, rng);
+}
+
+// Few input channels: taps packed into k-steps (conv_packed.cpp), with and without a padded
+// copy of the input, every weight and output layout. Each case states whether it must pack, so
+// the test fails if packing silently stops (or starts where it cannot apply).
+TEST_P(ConvTest, PackedTapsMatchTheReference) {
+  const Config config = LoadConfig(GetParam());
+  std::mt19937_64 rng(TestSeed());
+  const std::uint64_t c = config.cols;
+  struct Case {
+    ConvShape shape;
+    bool packs;
+    bool blocked = false, out_blocked = false, raw = false;
+  };
+  ConvShape asymmetric{1, 9, 11, 3, 3, 5, 4, Params(1, 0)};
+  asymmetric.params.pad_left = 2;
+  asymmetric.params.pad_top = 1;
+  asymmetric.params.stride_w = 2;
+  const std::vector<Case> cases = {
+      {{1, 16, 16, 3, 7, 7, c + 1, Params(2, 3)}, true},             // ResNet's stem, small
+      {{2, 9, 10, 3, 7, 7, 5, Params(2, 3)}, true, true, true},      // batch 2, blocked
+      {{1, 8, 9, 1, 3, 3, 6, Params(1, 1)}, true, false, false, true},
+      {{1, 7, 7, 1, 5, 5, 3, Params(1, 0)}, true},                   // no padding: no copy
+      {{1, 10, 8, 5, 3, 3, c + 2, Params(2, 1)}, true, false, true},
+      {{2, 6, 7, 8, 3, 3, 4, Params(1, 1)}, config.rows > 8, true, false, true},
+      {{1, 9, 9, 3, 3, 3, 3, Params(1, 2, 1, 2)}, false},            // dilation 2: not contiguous
+      {{1, 6, 6, 3, 1, 1, 5, Params(1, 0)}, false},                  // 1x1: nothing to pack
+      {{1, 6, 7, 6, 3, 3, 6, Params(1, 1, 3)}, false},               // groups
+      {asymmetric, true},
+  };
+  for (const Case& k : cases) {
+    // The packed scheme needs KW·Cin < KW·⌈Cin/R⌉·R; on tiny (R = 4) Cin 5 and 8 gain less.
+    const bool fewer_steps = k.shape.params.groups == 1 && k.shape.params.dilation_w == 1 && k.shape.kw > 1 &&
+                             (k.shape.kw * k.shape.cin + config.rows - 1) / config.rows <
+                                 k.shape.kw * ((k.shape.cin + config.rows - 1) / config.rows);
+    const bool packed = RunConvCase(config, k.shape, true, k.raw, rng, k.blocked, k.out_blocked);
+    EXPECT_EQ(packed, k.packs && fewer_steps)
+        << "cin " << k.shape.cin << " k" << k.shape.kh << "x" << k.shape.kw << " on " << config.name;
+  }
 }
 
 // Column-blocked weights (each tile one contiguous block) compute the same bits.

@@ -1,12 +1,15 @@
 // Convolution as an implicit GEMM (docs/CODEGEN.md, "Convolution").
 //
 // A chunk is a block of output pixels of one image: whole output rows, or a piece of one row
-// when a row is longer than a chunk. Its k-steps are the kernel taps (ky, kx) in row-major
-// order, and within a tap the input-channel tiles of R channels. For each k-step and output
-// row, one strided LOAD gathers the input pixels the tap reads (stride = conv stride × Cin ×
-// element bytes); pixels that fall in the padding become zero rows (a LOAD of a zero row with
-// stride 0). Every tap is computed for every output pixel, padding or not, so the accumulation
-// order is the same for every pixel and does not depend on the chunking.
+// when a row is longer than a chunk (conv_plan.cpp). Tap by tap, its k-steps are the kernel
+// taps (ky, kx) in row-major order, and within a tap the input-channel tiles of R channels.
+// For each k-step and output row, one strided LOAD gathers the input pixels the tap reads
+// (stride = conv stride × Cin × element bytes); pixels that fall in the padding become zero
+// rows (a LOAD of a zero row with stride 0). Every tap is computed for every output pixel,
+// padding or not, so the accumulation order is the same for every pixel and does not depend on
+// the chunking. It does depend on the scheme: an ungrouped convolution with few input channels
+// and dilation_w = 1 packs taps into k-steps instead (conv_packed.cpp), when that is estimated
+// faster (ChooseDenseScheme), and then sums in (ky, slice of the kx × channel window) order.
 //
 // Groups: a group whose channels fit the array is packed with its neighbours into a
 // block-diagonal weight tile (built on the device by a prologue of LOAD/STORE pairs into a
@@ -18,22 +21,20 @@
 #include <functional>
 #include <stdexcept>
 
-#include "codegen/kernels.hpp"
+#include "codegen/conv_internal.hpp"
 
 namespace systole::codegen {
 
 namespace {
 
+using conv::AddSegment;
+using conv::ChunkSpan;
+using conv::Geometry;
 using isa::MemSpace;
 
 void Require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("codegen: conv2d: " + what);
 }
-
-struct Geometry {
-  std::uint64_t batch, h, w, cin, kh, kw, cin_g, cout, oh, ow, groups;
-  ConvParams p;
-};
 
 // Output columns ox whose input column ox·sw + kx·dw − pad_left lies inside the image:
 // [first, last) (empty when first >= last).
@@ -47,83 +48,26 @@ std::pair<std::int64_t, std::int64_t> ValidColumns(const Geometry& g, std::uint6
   return {first, std::min<std::int64_t>(last, static_cast<std::int64_t>(g.ow))};
 }
 
-void AddSegment(std::vector<RowSegment>& segments, RowSegment segment) {
-  if (segment.rows == 0) return;
-  if (segment.fill && !segments.empty() && segments.back().fill) {
-    segments.back().rows += segment.rows;
-    return;
-  }
-  segments.push_back(segment);
-}
-
-// The buffer plan with the lowest estimated time for this convolution. Per chunk (S k-steps,
-// T = ceil(n / C) N tiles): the MXU streams S·T·rows cycles, the WEIGHT unit needs about
-// S·T·kWeightTile (one contiguous tile DMA each), and the next chunk's A rows take about
-// S·(output rows)·(kLoadLatency + row width) cycles of LOADs, which overlap this chunk's
-// MATMULs with two A slots and follow them with one. Longer chunks load each weight tile fewer
-// times, double buffering hides the gathers; PlanGemmBuffers' rule of thumb (the first plan
-// with 128-row chunks) weighs neither, which left 3x3 convolutions on 28x28 and 14x14 images
-// (72-144 k-steps) with one A slot, waiting for every chunk's gathers. Chunking does not change
-// the accumulation order, so the choice never changes a result.
-GemmBuffers ChooseConvBuffers(const Config& config, const Geometry& g, std::uint32_t steps,
-                              std::uint64_t n, bool raw) {
-  constexpr double kWeightTile = 60, kLoadLatency = 40;
-  const double s = steps, t = static_cast<double>((n + config.cols - 1) / config.cols);
-  GemmBuffers best;
-  double best_cost = 0;
-  for (const GemmBuffers& b : GemmBufferOptions(config, steps, g.oh * g.ow, raw)) {
-    std::vector<std::pair<double, double>> chunks;  // (rows, LOADs per k-step), as EmitDenseSlice cuts
-    const std::uint64_t pieces = (g.ow + b.chunk_rows - 1) / b.chunk_rows;
-    if (pieces > 1) {
-      const std::uint64_t piece_w = (g.ow + pieces - 1) / pieces;
-      for (std::uint64_t oy = 0; oy < g.oh; ++oy) {
-        for (std::uint64_t ox0 = 0; ox0 < g.ow; ox0 += piece_w) chunks.push_back({double(std::min(piece_w, g.ow - ox0)), 1.0});
-      }
-    } else {
-      const std::uint64_t per_chunk = std::max<std::uint64_t>(1, b.chunk_rows / g.ow);
-      for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += per_chunk) {
-        const std::uint64_t count = std::min(per_chunk, g.oh - oy0);
-        chunks.push_back({double(count * g.ow), double(count)});
-      }
-    }
-    const auto gather = [&](std::size_t c) {
-      return c < chunks.size() ? s * chunks[c].second * (kLoadLatency + chunks[c].first / chunks[c].second) : 0.0;
-    };
-    double cost = gather(0);
-    for (std::size_t c = 0; c < chunks.size(); ++c) {
-      const double busy = std::max(s * t * chunks[c].first, s * t * kWeightTile);
-      cost += b.a_buffers > 1 ? std::max(busy, gather(c + 1)) : busy + gather(c + 1);
-    }
-    cost *= static_cast<double>(g.batch);
-    if (best.chunk_rows == 0 || cost < best_cost) {
-      best = b;
-      best_cost = cost;
-    }
-  }
-  return best;
-}
-
 // One dense convolution over input channels [cin_base, cin_base + k_channels) producing output
 // channels [cout_base, cout_base + n): the groups handled by one EmitImplicitGemm call.
-// `weight(tap, channel_tile)` gives the weight rows of one k-step as (address, row stride).
+// `weight(tap, channel_tile)` gives the weight rows of one k-step as (address, row stride);
+// `plan` is the buffer plan when the caller has chosen it.
 void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& input,
                     const Tensor& weights, const std::optional<Tensor>& bias, const Tensor& out,
                     const OutputTransform& transform, std::uint64_t cin_base,
                     std::uint64_t k_channels, std::uint64_t cout_base, std::uint64_t n,
                     const std::function<std::pair<std::uint64_t, std::uint64_t>(
                         std::uint64_t, std::uint64_t)>& weight,
-                    std::uint64_t weight_block_bytes = 0, bool out_blocked = false) {
+                    std::uint64_t weight_block_bytes = 0, bool out_blocked = false,
+                    const std::optional<GemmBuffers>& plan = std::nullopt) {
   const std::uint32_t r = builder.R();
   const std::uint64_t e = input.ElementBytes(), out_e = out.ElementBytes();
   const std::uint64_t taps = g.kh * g.kw, channel_tiles = (k_channels + r - 1) / r;
   const bool raw = out.dtype == builder.AccumulatorType();
   const GemmBuffers buffers =
-      ChooseConvBuffers(builder.config(), g, static_cast<std::uint32_t>(taps * channel_tiles), n, raw);
-
-  // Output rows per chunk, or pieces of one row when a row does not fit.
-  const std::uint64_t rows_per_chunk = std::max<std::uint64_t>(1, buffers.chunk_rows / g.ow);
-  const std::uint64_t pieces = (g.ow + buffers.chunk_rows - 1) / buffers.chunk_rows;
-  const std::uint64_t piece_w = (g.ow + pieces - 1) / pieces;
+      plan ? *plan
+           : conv::ChooseConvBuffers(builder.config(), g, static_cast<std::uint32_t>(taps * channel_tiles), n, raw)
+                 .buffers;
 
   ImplicitGemm problem;
   problem.n = static_cast<std::uint32_t>(n);
@@ -139,56 +83,47 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
   // Column-blocked out: [Cout/C][N][OH][OW][C], rows of C elements, one block per N tile.
   const std::uint64_t out_pitch = out_blocked ? builder.C() : g.cout;
   problem.out_block_bytes = out_blocked ? g.batch * g.oh * g.ow * builder.C() * out_e : 0;
-  for (std::uint64_t img = 0; img < g.batch; ++img) {
-    for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += pieces > 1 ? 1 : rows_per_chunk) {
-      const std::uint64_t oy_count = pieces > 1 ? 1 : std::min(rows_per_chunk, g.oh - oy0);
-      for (std::uint64_t ox0 = 0; ox0 < g.ow; ox0 += piece_w) {
-        const std::uint64_t width = pieces > 1 ? std::min(piece_w, g.ow - ox0) : g.ow;
-        Chunk chunk;
-        chunk.rows = static_cast<std::uint32_t>(oy_count * width);
-        chunk.out_dram = out.address + (((img * g.oh + oy0) * g.ow + ox0) * out_pitch + cout_base) * out_e;
-        chunk.out_stride = out_pitch * out_e;
-        for (std::uint64_t tap = 0; tap < taps; ++tap) {
-          const std::uint64_t ky = tap / g.kw, kx = tap % g.kw;
-          const auto [valid_first, valid_last] = ValidColumns(g, kx);
-          for (std::uint64_t ct = 0; ct < channel_tiles; ++ct) {
-            KStep step;
-            step.k = static_cast<std::uint32_t>(std::min<std::uint64_t>(r, k_channels - ct * r));
-            std::tie(step.weight_dram, step.weight_stride) = weight(tap, ct);
-            for (std::uint64_t dy = 0; dy < oy_count; ++dy) {
-              const auto base = static_cast<std::uint32_t>(dy * width);
-              const std::int64_t iy = static_cast<std::int64_t>((oy0 + dy) * g.p.stride_h +
-                                                                ky * g.p.dilation_h) -
-                                      static_cast<std::int64_t>(g.p.pad_top);
-              const auto lo = static_cast<std::uint64_t>(
-                  std::clamp<std::int64_t>(valid_first, static_cast<std::int64_t>(ox0),
-                                           static_cast<std::int64_t>(ox0 + width)));
-              const auto hi = static_cast<std::uint64_t>(
-                  std::clamp<std::int64_t>(valid_last, static_cast<std::int64_t>(lo),
-                                           static_cast<std::int64_t>(ox0 + width)));
-              if (iy < 0 || iy >= static_cast<std::int64_t>(g.h) || lo >= hi) {
-                AddSegment(step.segments, {base, static_cast<std::uint32_t>(width), true});
-                continue;
-              }
-              const std::uint64_t ix = lo * g.p.stride_w + kx * g.p.dilation_w - g.p.pad_left;
-              const std::uint64_t pixel = (img * g.h + static_cast<std::uint64_t>(iy)) * g.w + ix;
-              AddSegment(step.segments, {base, static_cast<std::uint32_t>(lo - ox0), true});
-              AddSegment(step.segments,
-                         {static_cast<std::uint32_t>(base + lo - ox0),
-                          static_cast<std::uint32_t>(hi - lo), false,
-                          input.address + (pixel * g.cin + cin_base + ct * r) * e,
-                          g.p.stride_w * g.cin * e});
-              AddSegment(step.segments, {static_cast<std::uint32_t>(base + hi - ox0),
-                                         static_cast<std::uint32_t>(ox0 + width - hi), true});
-            }
-            chunk.steps.push_back(std::move(step));
+  conv::EmitChunks(builder, g, problem, buffers, out_pitch, cout_base, [&](const ChunkSpan& span) {
+    const std::uint64_t ox0 = span.ox0, width = span.width;
+    std::vector<KStep> steps;
+    for (std::uint64_t tap = 0; tap < taps; ++tap) {
+      const std::uint64_t ky = tap / g.kw, kx = tap % g.kw;
+      const auto [valid_first, valid_last] = ValidColumns(g, kx);
+      for (std::uint64_t ct = 0; ct < channel_tiles; ++ct) {
+        KStep step;
+        step.k = static_cast<std::uint32_t>(std::min<std::uint64_t>(r, k_channels - ct * r));
+        std::tie(step.weight_dram, step.weight_stride) = weight(tap, ct);
+        for (std::uint64_t dy = 0; dy < span.oy_count; ++dy) {
+          const auto base = static_cast<std::uint32_t>(dy * width);
+          const std::int64_t iy = static_cast<std::int64_t>((span.oy0 + dy) * g.p.stride_h +
+                                                            ky * g.p.dilation_h) -
+                                  static_cast<std::int64_t>(g.p.pad_top);
+          const auto lo = static_cast<std::uint64_t>(
+              std::clamp<std::int64_t>(valid_first, static_cast<std::int64_t>(ox0),
+                                       static_cast<std::int64_t>(ox0 + width)));
+          const auto hi = static_cast<std::uint64_t>(
+              std::clamp<std::int64_t>(valid_last, static_cast<std::int64_t>(lo),
+                                       static_cast<std::int64_t>(ox0 + width)));
+          if (iy < 0 || iy >= static_cast<std::int64_t>(g.h) || lo >= hi) {
+            AddSegment(step.segments, {base, static_cast<std::uint32_t>(width), true});
+            continue;
           }
+          const std::uint64_t ix = lo * g.p.stride_w + kx * g.p.dilation_w - g.p.pad_left;
+          const std::uint64_t pixel = (span.img * g.h + static_cast<std::uint64_t>(iy)) * g.w + ix;
+          AddSegment(step.segments, {base, static_cast<std::uint32_t>(lo - ox0), true});
+          AddSegment(step.segments,
+                     {static_cast<std::uint32_t>(base + lo - ox0),
+                      static_cast<std::uint32_t>(hi - lo), false,
+                      input.address + (pixel * g.cin + cin_base + ct * r) * e,
+                      g.p.stride_w * g.cin * e});
+          AddSegment(step.segments, {static_cast<std::uint32_t>(base + hi - ox0),
+                                     static_cast<std::uint32_t>(ox0 + width - hi), true});
         }
-        problem.chunks.push_back(std::move(chunk));
+        steps.push_back(std::move(step));
       }
     }
-  }
-  EmitImplicitGemm(builder, problem, buffers);
+    return steps;
+  });
 }
 
 // Builds block-diagonal tiles for `per_tile` groups at a time: tile (block, tap) holds, for
@@ -306,20 +241,20 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
     }
     return;
   }
-  if (blocked) {
+  if (g.groups == 1) {
+    const conv::DenseScheme scheme = conv::ChooseDenseScheme(builder.config(), g, g.cout, raw);
+    if (scheme.packed) {
+      conv::EmitPackedConv(builder, g, input, weights, bias, out, transform, scheme.buffers,
+                           blocked, out_blocked);
+      return;
+    }
+    // Column-blocked weights: tile rows C apart within a block; row-major: Cout apart.
+    const std::uint64_t pitch = blocked ? c : g.cout;
     EmitDenseSlice(builder, g, input, weights, bias, out, transform, 0, g.cin, 0, g.cout,
                    [&](std::uint64_t tap, std::uint64_t ct) {
-                     return std::pair{weights.address + (tap * g.cin + ct * r) * c * e, c * e};
+                     return std::pair{weights.address + (tap * g.cin + ct * r) * pitch * e, pitch * e};
                    },
-                   g.kh * g.kw * g.cin * c * e, out_blocked);
-    return;
-  }
-  if (out_blocked) {  // row-major weights, blocked out (groups = 1, checked above)
-    EmitDenseSlice(builder, g, input, weights, bias, out, transform, 0, g.cin, 0, g.cout,
-                   [&](std::uint64_t tap, std::uint64_t ct) {
-                     return std::pair{weights.address + (tap * g.cin + ct * r) * g.cout * e, g.cout * e};
-                   },
-                   0, true);
+                   blocked ? g.kh * g.kw * g.cin * c * e : 0, out_blocked, scheme.buffers);
     return;
   }
   for (std::uint64_t group = 0; group < g.groups; ++group) {

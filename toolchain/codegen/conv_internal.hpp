@@ -1,0 +1,83 @@
+// Shared by conv.cpp (the tap-by-tap implicit GEMM, groups) and conv_packed.cpp (taps packed
+// into k-steps for convolutions with few input channels). Not part of the kernel library's
+// interface: tests include it only to ask which scheme a convolution gets.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/kernels.hpp"
+
+namespace systole::codegen::conv {
+
+struct Geometry {
+  std::uint64_t batch, h, w, cin, kh, kw, cin_g, cout, oh, ow, groups;
+  ConvParams p;
+};
+
+// The output pixels of one chunk: `oy_count` output rows from oy0 of image `img`, each the
+// `width` columns from ox0 (a whole row, or a piece of one when a row is longer than a chunk).
+struct ChunkSpan {
+  std::uint64_t img, oy0, oy_count, ox0, width;
+};
+
+// A buffer plan and the estimated cycles of the whole convolution with it.
+struct PlanChoice {
+  GemmBuffers buffers;
+  double cycles = 0;
+};
+
+// The buffer plan with the lowest estimated time for a convolution of `steps` k-steps and `n`
+// output columns (conv.cpp explains the estimate).
+PlanChoice ChooseConvBuffers(const Config& config, const Geometry& g, std::uint32_t steps,
+                             std::uint64_t n, bool raw);
+
+// Appends a row segment, merging it into the previous one when both are zero fills.
+void AddSegment(std::vector<RowSegment>& segments, RowSegment segment);
+
+// Cuts the output into chunks as `buffers` allows, asks `steps_for` for each chunk's k-steps
+// and emits the implicit GEMM. `problem` has everything but the chunks; `out_pitch` is the
+// output's elements between pixels and `cout_base` the first output channel.
+void EmitChunks(ProgramBuilder& builder, const Geometry& g, ImplicitGemm problem,
+                const GemmBuffers& buffers, std::uint64_t out_pitch, std::uint64_t cout_base,
+                const std::function<std::vector<KStep>(const ChunkSpan&)>& steps_for);
+
+// ---- taps packed into k-steps (conv_packed.cpp) -------------------------------------------
+//
+// For a fixed ky, the KW taps × Cin channels an output pixel reads are KW·Cin contiguous
+// elements of one input row when dilation_w is 1 (NHWC). A packed k-step is (ky, a slice of
+// up to R of those elements), so one strided LOAD per output row still gathers it and the
+// weight rows are the HWIO rows ky·KW·Cin + slice·R … in order: ⌈KW·Cin / R⌉ k-steps per ky
+// instead of KW·⌈Cin / R⌉.
+
+// The packed scheme's k-steps, or 0 where it does not apply (groups, dilation_w > 1) or would
+// not have fewer k-steps than the tap-by-tap scheme.
+std::uint64_t PackedSteps(const Geometry& g, std::uint32_t r);
+
+// The estimated cycles of the prologue that copies the input into a zero-padded buffer (0
+// when the convolution has no left or right padding).
+double PaddedCopyCycles(const Geometry& g, std::uint32_t ub_row_elems);
+
+// Emits the packed convolution (groups = 1). `blocked`: column-blocked weights.
+void EmitPackedConv(ProgramBuilder& builder, const Geometry& g, const Tensor& input,
+                    const Tensor& weights, const std::optional<Tensor>& bias, const Tensor& out,
+                    const OutputTransform& transform, const GemmBuffers& buffers, bool blocked,
+                    bool out_blocked);
+
+// The scheme of a dense (one-group) convolution: packed taps or tap by tap, whichever has the
+// lower estimated time (the padded copy included), and its buffer plan.
+struct DenseScheme {
+  bool packed = false;
+  GemmBuffers buffers;
+};
+DenseScheme ChooseDenseScheme(const Config& config, const Geometry& g, std::uint64_t n, bool raw);
+
+// Which scheme Conv2D picks for an ungrouped convolution of these shapes (the same decision,
+// for tests and reports): true when taps are packed.
+bool UsesPackedTaps(const Config& config, const std::vector<std::uint64_t>& input_shape,
+                    std::uint64_t kh, std::uint64_t kw, std::uint64_t cout,
+                    const ConvParams& params, bool raw_output);
+
+}  // namespace systole::codegen::conv

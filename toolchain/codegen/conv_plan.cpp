@@ -1,0 +1,130 @@
+// How a convolution is cut and scheduled: its buffer plan (by estimated time), the choice
+// between packed taps and tap by tap, and the chunk loop both schemes share.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "codegen/conv_internal.hpp"
+
+namespace systole::codegen::conv {
+
+void AddSegment(std::vector<RowSegment>& segments, RowSegment segment) {
+  if (segment.rows == 0) return;
+  if (segment.fill && !segments.empty() && segments.back().fill) {
+    segments.back().rows += segment.rows;
+    return;
+  }
+  segments.push_back(segment);
+}
+
+// Per chunk (S k-steps, T = ceil(n / C) N tiles): the MXU streams S·T·rows cycles, the WEIGHT
+// unit needs about S·T·kWeightTile (one contiguous tile DMA each), and the next chunk's A rows
+// take about S·(output rows)·(kLoadLatency + row width) cycles of LOADs, which overlap this
+// chunk's MATMULs with two A slots and follow them with one. Longer chunks load each weight
+// tile fewer times, double buffering hides the gathers; PlanGemmBuffers' rule of thumb (the
+// first plan with 128-row chunks) weighs neither, which left 3x3 convolutions on 28x28 and
+// 14x14 images (72-144 k-steps) with one A slot, waiting for every chunk's gathers. Chunking
+// does not change the accumulation order (every k-step of every pixel, in one order), so the
+// choice never changes a result.
+PlanChoice ChooseConvBuffers(const Config& config, const Geometry& g, std::uint32_t steps,
+                             std::uint64_t n, bool raw) {
+  constexpr double kWeightTile = 60, kLoadLatency = 40;
+  const double s = steps, t = static_cast<double>((n + config.cols - 1) / config.cols);
+  PlanChoice best;
+  for (const GemmBuffers& b : GemmBufferOptions(config, steps, g.oh * g.ow, raw)) {
+    std::vector<std::pair<double, double>> chunks;  // (rows, LOADs per k-step), as EmitChunks cuts
+    const std::uint64_t pieces = (g.ow + b.chunk_rows - 1) / b.chunk_rows;
+    if (pieces > 1) {
+      const std::uint64_t piece_w = (g.ow + pieces - 1) / pieces;
+      for (std::uint64_t oy = 0; oy < g.oh; ++oy) {
+        for (std::uint64_t ox0 = 0; ox0 < g.ow; ox0 += piece_w) chunks.push_back({double(std::min(piece_w, g.ow - ox0)), 1.0});
+      }
+    } else {
+      const std::uint64_t per_chunk = std::max<std::uint64_t>(1, b.chunk_rows / g.ow);
+      for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += per_chunk) {
+        const std::uint64_t count = std::min(per_chunk, g.oh - oy0);
+        chunks.push_back({double(count * g.ow), double(count)});
+      }
+    }
+    const auto gather = [&](std::size_t c) {
+      return c < chunks.size() ? s * chunks[c].second * (kLoadLatency + chunks[c].first / chunks[c].second) : 0.0;
+    };
+    double cost = gather(0);
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      const double busy = std::max(s * t * chunks[c].first, s * t * kWeightTile);
+      cost += b.a_buffers > 1 ? std::max(busy, gather(c + 1)) : busy + gather(c + 1);
+    }
+    cost *= static_cast<double>(g.batch);
+    if (best.buffers.chunk_rows == 0 || cost < best.cycles) best = {b, cost};
+  }
+  return best;
+}
+
+// Packing changes the fp32 accumulation order (docs/CODEGEN.md "Numerics"), so it is taken
+// only where it is estimated faster, copy included: never for layers whose Cin is a multiple
+// of R (PackedSteps is 0 there), which keep their results bit for bit.
+DenseScheme ChooseDenseScheme(const Config& config, const Geometry& g, std::uint64_t n, bool raw) {
+  const std::uint32_t r = config.rows;
+  const auto tap_by_tap = static_cast<std::uint32_t>(g.kh * g.kw * ((g.cin + r - 1) / r));
+  const std::uint64_t packed_steps = PackedSteps(g, r);
+  if (packed_steps != 0) {
+    const PlanChoice packed =
+        ChooseConvBuffers(config, g, static_cast<std::uint32_t>(packed_steps), n, raw);
+    const double copy = PaddedCopyCycles(g, config.UbRowElems());
+    PlanChoice plain;
+    try {
+      plain = ChooseConvBuffers(config, g, tap_by_tap, n, raw);
+    } catch (const std::invalid_argument&) {
+      return {true, packed.buffers};  // only the packed reduction fits the UB
+    }
+    if (packed.cycles + copy < plain.cycles) return {true, packed.buffers};
+    return {false, plain.buffers};
+  }
+  return {false, ChooseConvBuffers(config, g, tap_by_tap, n, raw).buffers};
+}
+
+bool UsesPackedTaps(const Config& config, const std::vector<std::uint64_t>& input_shape,
+                    std::uint64_t kh, std::uint64_t kw, std::uint64_t cout,
+                    const ConvParams& params, bool raw_output) {
+  if (input_shape.size() != 4 || params.groups != 1) return false;
+  Geometry g{input_shape[0], input_shape[1], input_shape[2], input_shape[3], kh, kw,
+             input_shape[3], cout, 0, 0, 1, params};
+  const std::uint64_t span_h = (kh - 1) * params.dilation_h + 1;
+  const std::uint64_t span_w = (kw - 1) * params.dilation_w + 1;
+  if (g.h + params.pad_top + params.pad_bottom < span_h ||
+      g.w + params.pad_left + params.pad_right < span_w) {
+    throw std::invalid_argument("codegen: conv2d: the kernel is larger than the padded image");
+  }
+  g.oh = (g.h + params.pad_top + params.pad_bottom - span_h) / params.stride_h + 1;
+  g.ow = (g.w + params.pad_left + params.pad_right - span_w) / params.stride_w + 1;
+  return ChooseDenseScheme(config, g, cout, raw_output).packed;
+}
+
+void EmitChunks(ProgramBuilder& builder, const Geometry& g, ImplicitGemm problem,
+                const GemmBuffers& buffers, std::uint64_t out_pitch, std::uint64_t cout_base,
+                const std::function<std::vector<KStep>(const ChunkSpan&)>& steps_for) {
+  const std::uint64_t out_e = problem.out.ElementBytes();
+  // Output rows per chunk, or pieces of one row when a row does not fit.
+  const std::uint64_t rows_per_chunk = std::max<std::uint64_t>(1, buffers.chunk_rows / g.ow);
+  const std::uint64_t pieces = (g.ow + buffers.chunk_rows - 1) / buffers.chunk_rows;
+  const std::uint64_t piece_w = (g.ow + pieces - 1) / pieces;
+  for (std::uint64_t img = 0; img < g.batch; ++img) {
+    for (std::uint64_t oy0 = 0; oy0 < g.oh; oy0 += pieces > 1 ? 1 : rows_per_chunk) {
+      const std::uint64_t oy_count = pieces > 1 ? 1 : std::min(rows_per_chunk, g.oh - oy0);
+      for (std::uint64_t ox0 = 0; ox0 < g.ow; ox0 += piece_w) {
+        const std::uint64_t width = pieces > 1 ? std::min(piece_w, g.ow - ox0) : g.ow;
+        Chunk chunk;
+        chunk.rows = static_cast<std::uint32_t>(oy_count * width);
+        chunk.out_dram = problem.out.address +
+                         (((img * g.oh + oy0) * g.ow + ox0) * out_pitch + cout_base) * out_e;
+        chunk.out_stride = out_pitch * out_e;
+        chunk.steps = steps_for({img, oy0, oy_count, ox0, width});
+        problem.chunks.push_back(std::move(chunk));
+      }
+    }
+  }
+  EmitImplicitGemm(builder, problem, buffers);
+}
+
+}  // namespace systole::codegen::conv
