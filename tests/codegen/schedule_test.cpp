@@ -169,8 +169,9 @@ TEST(Schedule, EveryKernelOrdersItsConflictsWithTokens) {
 
 // Row-major operands, and the column-blocked weights and output the compiler binds (each tile
 // one contiguous DMA burst). With the DRAM timing of the memory system in the golden model's
-// timing (sim/model/timing.cpp) the blocked GEMM measures 87.6 % (96.3 % with the fixed-latency
-// memory before it); the bound guards against schedule regressions, not against DRAM timing.
+// timing (sim/model/timing.cpp) the blocked GEMM measured 87.6 % while every A row of the first
+// chunk loaded before the first MATMUL; with those loads interleaved into the first group of N
+// tiles (implicit_gemm.cpp) 98.2 % column-blocked and 97.3 % row-major.
 TEST(Schedule, LargeGemmReachesHighMxuUtilisationAndTheEstimateMatchesTheModel) {
   const Config config = LoadConfig("small");
   for (const bool blocked : {false, true}) {
@@ -194,9 +195,7 @@ TEST(Schedule, LargeGemmReachesHighMxuUtilisationAndTheEstimateMatchesTheModel) 
     EXPECT_EQ(estimate.cycles, cycles);
     EXPECT_EQ(estimate.mxu_busy, busy);
     EXPECT_EQ(estimate.macs, device->Counter("MACS"));
-    if (blocked) {
-      EXPECT_GE(estimate.MxuUtilization(), 0.85);
-    }
+    EXPECT_GE(estimate.MxuUtilization(), blocked ? 0.95 : 0.92);
   }
 }
 

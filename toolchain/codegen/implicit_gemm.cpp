@@ -1,99 +1,19 @@
+// The GEMM engine's schedule: program order of the loads, weight tiles, MATMULs and epilogues
+// (docs/CODEGEN.md, "The schedule"). Buffer plans are in gemm_buffers.cpp.
 #include "codegen/implicit_gemm.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <bit>
-#include <deque>
+#include <map>
 #include <stdexcept>
+#include <utility>
+
+#include "timing.hpp"
 
 namespace systole::codegen {
 
 using isa::Field;
 using isa::MemSpace;
 using isa::Opcode;
-
-OutputTransform OutputTransform::Float(isa::ActFunc func, float scale, float lo, float hi) {
-  const auto bf16 = [](float v) {
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(v);
-    return static_cast<std::uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-  };
-  OutputTransform t;
-  t.func = func;
-  t.scale_bits = std::bit_cast<std::uint32_t>(scale);
-  t.lo_bits = bf16(lo);
-  t.hi_bits = bf16(hi);
-  return t;
-}
-
-OutputTransform OutputTransform::Quantized(std::int32_t multiplier, std::uint8_t shift,
-                                           std::int8_t zero_point, isa::ActFunc func,
-                                           std::int16_t lo, std::int16_t hi) {
-  OutputTransform t;
-  t.func = func;
-  t.scale_bits = static_cast<std::uint32_t>(multiplier);
-  t.shift = shift;
-  t.zero_point = zero_point;
-  t.lo_bits = static_cast<std::uint16_t>(lo);
-  t.hi_bits = static_cast<std::uint16_t>(hi);
-  return t;
-}
-
-namespace {
-
-struct BufferOption {
-  std::uint32_t a, acc, out;
-};
-constexpr BufferOption kBufferOptions[] = {{2, 3, 3}, {2, 2, 2}, {1, 3, 3}, {1, 2, 2}};
-
-std::uint64_t OptionRows(const Config& config, const BufferOption& o, std::uint32_t max_steps,
-                         std::uint64_t wanted_rows, bool raw_output) {
-  const std::uint64_t acc_limit = config.AccRows() / o.acc;
-  const std::uint64_t ub_per_row = std::uint64_t{o.a} * max_steps + (raw_output ? 0 : o.out);
-  return std::min<std::uint64_t>(
-      {acc_limit > 0 ? acc_limit - 1 : 0, config.UbRows() / ub_per_row, 65535, wanted_rows});
-}
-
-[[noreturn]] void NoPlanFits(const Config& config, std::uint32_t max_steps) {
-  throw std::invalid_argument(fmt::format(
-      "codegen: a reduction of {} k-steps does not fit the {} unified-buffer rows", max_steps,
-      config.UbRows()));
-}
-
-}  // namespace
-
-std::vector<GemmBuffers> GemmBufferOptions(const Config& config, std::uint32_t max_steps,
-                                           std::uint64_t wanted_rows, bool raw_output) {
-  if (max_steps == 0 || wanted_rows == 0) throw std::invalid_argument("codegen: empty GEMM");
-  std::vector<GemmBuffers> options;
-  for (const BufferOption& o : kBufferOptions) {
-    const std::uint64_t rows = OptionRows(config, o, max_steps, wanted_rows, raw_output);
-    if (rows > 0) options.push_back({static_cast<std::uint32_t>(rows), o.a, o.acc, o.out, max_steps});
-  }
-  if (options.empty()) NoPlanFits(config, max_steps);
-  return options;
-}
-
-GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
-                            std::uint64_t wanted_rows, bool raw_output) {
-  if (max_steps == 0 || wanted_rows == 0) throw std::invalid_argument("codegen: empty GEMM");
-  // Most buffering first; the first plan whose chunks are long enough to hide a weight tile's
-  // DMA (about 128 rows) wins, otherwise the one with the longest chunks. With one A slot the
-  // next chunk's rows load only after the current chunk's MATMULs (no overlap), which still
-  // beats chunks too short to hide the weight DMA. The accumulators always have two or more
-  // slots: an epilogue runs one tile behind the MATMULs.
-  const std::uint64_t good_enough = std::min<std::uint64_t>(wanted_rows, 128);
-  GemmBuffers best;
-  for (const BufferOption& o : kBufferOptions) {
-    const std::uint64_t rows = OptionRows(config, o, max_steps, wanted_rows, raw_output);
-    if (rows > best.chunk_rows) {
-      best = {static_cast<std::uint32_t>(rows), o.a, o.acc, o.out, max_steps};
-    }
-    if (rows >= good_enough) break;
-  }
-  if (best.chunk_rows == 0) NoPlanFits(config, max_steps);
-  return best;
-}
 
 namespace {
 
@@ -108,104 +28,85 @@ class Emitter {
       : b_(builder), p_(problem), buf_(buffers),
         e_(ElementBytes(builder.config().dtype)),
         out_e_(problem.out.ElementBytes()),
-        n_tiles_((problem.n + builder.C() - 1) / builder.C()) {
+        n_tiles_((problem.n + builder.C() - 1) / builder.C()), timing_(builder.config()) {
     const std::uint64_t a_slot = std::uint64_t{buf_.max_steps} * buf_.chunk_rows;
     out_base_ = a_slot * buf_.a_buffers;
     acc_slot_ = buf_.chunk_rows + 1;
     zero_row_ = b_.FillRow(0);
     a_slot_rows_ = a_slot;
+    // Every slot that fits, not only the plan's: a wider first group (Groups) needs them. At
+    // least the plan's (whose sizes PlanGemmBuffers checked); at most 64 of each.
+    const std::uint64_t ub_left = b_.config().UbRows() - out_base_;
+    acc_slots_ = std::clamp<std::uint64_t>(b_.config().AccRows() / acc_slot_, buf_.acc_buffers, 64);
+    out_slots_ = std::clamp<std::uint64_t>(ub_left / buf_.chunk_rows, buf_.out_buffers, 64);
+    const std::uint64_t tile_bytes = std::uint64_t{b_.C()} * e_;
+    const model::DmaTime w = timing_.Dma(0, tile_bytes, b_.R(), tile_bytes, false);
+    weight_latency_ = w.latency;
+    weight_tile_cycles_ = w.latency + w.stream;
     BuildWeightList();
   }
 
+  // Program order (docs/CODEGEN.md, "The schedule"): per chunk, the N tiles in groups; per
+  // group, the k-steps in order and within a k-step the group's tiles, each accumulating into
+  // its own accumulator slot — so every output element still sums its k-steps in order. A
+  // chunk whose A rows no earlier chunk prefetched (the first one, and every chunk with one A
+  // slot) loads them step by step inside its first group, which is as wide as the slots allow:
+  // each step's gathers then overlap the weight tiles of a whole group of MATMULs instead of
+  // all of them preceding the first MATMUL. The epilogues (ACTIVATE + STORE, or STORE of raw
+  // accumulators) of a group go after the next group's MATMULs.
   void Run() {
     if (p_.chunks.empty()) return;
-    for (Pending& load : ALoads(0)) Emit(load);
-    std::optional<Pending> epilogue_act, epilogue_store;
+    std::vector<Pending> epilogues;
     std::uint64_t tile = 0;
     for (std::size_t c = 0; c < p_.chunks.size(); ++c) {
       const Chunk& chunk = p_.chunks[c];
-      std::deque<Pending> prefetch;
-      // With a single A slot the next chunk loads after this one (the loop's tail).
-      if (c + 1 < p_.chunks.size() && buf_.a_buffers > 1) {
-        for (Pending& load : ALoads(c + 1)) prefetch.push_back(std::move(load));
+      std::vector<std::vector<Pending>> own;  // this chunk's A loads, per k-step
+      if (!Prefetched(c)) {
+        // In pieces only when the weights set the pace (a MATMUL is shorter than a weight
+        // tile's DMA): otherwise the gathers are better off as few DMAs, each one latency.
+        own = ALoads(c, Groups(c).front() > 1 && chunk.rows < weight_tile_cycles_);
+        for (Pending& load : own[0]) Emit(load);
       }
-      const std::size_t matmuls = n_tiles_ * chunk.steps.size();
-      const std::size_t quota = (prefetch.size() + matmuls - 1) / matmuls;
-      for (std::uint32_t j = 0; j < n_tiles_; ++j, ++tile) {
-        const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
-        const std::uint64_t acc = (tile % buf_.acc_buffers) * acc_slot_;
-        const std::uint64_t bias_row = acc + buf_.chunk_rows;
-        const bool bias_first = p_.raw_output && p_.bias.has_value();
-        if (p_.bias) {
-          // Raw output: the bias is the accumulators' starting value (stride 0 repeats it);
-          // otherwise one bias row that ACTIVATE adds.
-          const std::uint64_t first = bias_first ? acc : bias_row;
-          const std::uint64_t rows = bias_first ? chunk.rows : 1;
-          const bool replicated = p_.bias_block_bytes != 0;
-          Emit({LoadInsn(MemSpace::kAcc,
-                         p_.bias_dram + (replicated ? j * p_.bias_block_bytes : std::uint64_t{n0} * 4),
-                         replicated ? std::uint64_t{b_.C()} * 4 : 0, first, 0, rows,
-                         nn),
-                {ReadOf(*p_.bias), {Space::kAcc, first, first + rows, true}}});
+      // The next chunk's loads, spread evenly over this chunk's MATMULs.
+      Spread prefetch;
+      if (c + 1 < p_.chunks.size() && Prefetched(c + 1)) {
+        for (std::vector<Pending>& step : ALoads(c + 1, false)) {
+          for (Pending& load : step) prefetch.items.push_back(std::move(load));
         }
+      }
+      prefetch.slots = n_tiles_ * chunk.steps.size();
+      std::uint32_t j0 = 0;
+      for (const std::uint32_t group : Groups(c)) {
         for (std::size_t s = 0; s < chunk.steps.size(); ++s) {
-          PushWeightsAhead();
-          const std::uint64_t ub = ASlot(c) + s * buf_.chunk_rows;
-          Emit({MatmulInsn(ub, acc, chunk.rows, chunk.steps[s].k, true, s > 0 || bias_first),
-                {{Space::kUb, ub, ub + chunk.rows, false},
-                 {Space::kAcc, acc, acc + chunk.rows, true}}});
-          ++pops_;
-          for (std::size_t q = 0; q < quota && !prefetch.empty(); ++q) {
-            Emit(prefetch.front());
-            prefetch.pop_front();
+          // The next step's own loads, spread over this step's MATMULs.
+          Spread ahead;
+          if (j0 == 0 && !own.empty() && s + 1 < own.size()) ahead.items = std::move(own[s + 1]);
+          ahead.slots = group;
+          for (std::uint32_t g = 0; g < group; ++g) {
+            const std::uint64_t acc = AccSlot(tile + g);
+            if (s == 0) BiasAhead(tile + g);
+            PushWeightsAhead();
+            const std::uint64_t ub = ASlot(c) + s * buf_.chunk_rows;
+            Emit({MatmulInsn(ub, acc, chunk.rows, chunk.steps[s].k, true, s > 0 || BiasFirst()),
+                  {{Space::kUb, ub, ub + chunk.rows, false},
+                   {Space::kAcc, acc, acc + chunk.rows, true}}});
+            ++pops_;
+            ahead.Next(*this);
+            prefetch.Next(*this);
           }
         }
-        // The previous tile's epilogue goes after this tile's MATMULs in program order, close
-        // to when it can start, so that it does not hold up the sequencer or the memory.
-        if (epilogue_act) Emit(*epilogue_act);
-        if (epilogue_store) Emit(*epilogue_store);
-        epilogue_act.reset();
-        epilogue_store.reset();
-        const std::uint64_t out_dram =
-            chunk.out_dram + (p_.out_block_bytes != 0 ? j * p_.out_block_bytes : std::uint64_t{n0} * out_e_);
-        if (p_.raw_output) {
-          epilogue_store = Pending{
-              StoreInsn(MemSpace::kAcc, out_dram, chunk.out_stride, acc, 0, chunk.rows, nn),
-              {{Space::kAcc, acc, acc + chunk.rows, false}, WriteOf(p_.out)}};
-        } else {
-          const std::uint64_t ub = out_base_ + (tile % buf_.out_buffers) * buf_.chunk_rows;
-          const OutputTransform& t = p_.transform;
-          isa::Instruction act = isa::MakeInstruction(
-              Opcode::kActivate, {{Field::kAcc, acc},
-                                  {Field::kUb, ub},
-                                  {Field::kRows, chunk.rows},
-                                  {Field::kBias, p_.bias ? 1u : 0u},
-                                  {Field::kBiasRow, p_.bias ? bias_row : 0},
-                                  {Field::kFunc, static_cast<std::uint64_t>(t.func)},
-                                  {Field::kScale, t.scale_bits},
-                                  {Field::kShift, t.shift},
-                                  {Field::kZeroPoint, static_cast<std::uint64_t>(std::int64_t{t.zero_point})},
-                                  {Field::kLo, t.lo_bits},
-                                  {Field::kHi, t.hi_bits}});
-          std::vector<Access> act_accesses = {{Space::kAcc, acc, acc + chunk.rows, false},
-                                              {Space::kUb, ub, ub + chunk.rows, true}};
-          if (p_.bias) act_accesses.push_back({Space::kAcc, bias_row, bias_row + 1, false});
-          epilogue_act = Pending{act, act_accesses};
-          epilogue_store = Pending{
-              StoreInsn(MemSpace::kUb, out_dram, chunk.out_stride, ub, 0, chunk.rows, nn),
-              {{Space::kUb, ub, ub + chunk.rows, false}, WriteOf(p_.out)}};
-        }
+        // The previous group's epilogues go after this group's MATMULs in program order, close
+        // to when they can start, so that they do not hold up the sequencer or the memory.
+        for (const Pending& e : epilogues) Emit(e);
+        epilogues.clear();
+        epilogued_ = tile;
+        for (std::uint32_t g = 0; g < group; ++g) AddEpilogue(chunk, j0 + g, tile + g, epilogues);
+        j0 += group;
+        tile += group;
       }
-      while (!prefetch.empty()) {
-        Emit(prefetch.front());
-        prefetch.pop_front();
-      }
-      if (c + 1 < p_.chunks.size() && buf_.a_buffers == 1) {
-        for (Pending& load : ALoads(c + 1)) Emit(load);
-      }
+      prefetch.Rest(*this);
     }
-    if (epilogue_act) Emit(*epilogue_act);
-    if (epilogue_store) Emit(*epilogue_store);
+    for (const Pending& e : epilogues) Emit(e);
   }
 
  private:
@@ -214,23 +115,146 @@ class Emitter {
     std::uint32_t k, n;
   };
 
+  // Instructions emitted evenly over `slots` calls of Next (the i-th once (i + 1) / items
+  // of the slots have passed, so early), the rest by Rest.
+  struct Spread {
+    std::vector<Pending> items;
+    std::size_t slots = 1, slot = 0, emitted = 0;
+    void Next(Emitter& e) {
+      ++slot;
+      const std::size_t due = (slot * items.size() + slots - 1) / slots;
+      for (; emitted < due; ++emitted) e.Emit(items[emitted]);
+    }
+    void Rest(Emitter& e) {
+      for (; emitted < items.size(); ++emitted) e.Emit(items[emitted]);
+    }
+  };
+
+  // The most rows of a gather (`stride` bytes apart, `row_bytes` each) whose DMA streams within
+  // a weight tile's latency on the golden model's memory timing: such a LOAD, issued between
+  // two weight tiles, does not delay the second (DMAs take the memory first come first served
+  // in program order, docs/MODEL.md).
+  std::uint32_t PieceRows(std::uint64_t stride, std::uint64_t row_bytes) {
+    const auto key = std::pair{stride, row_bytes};
+    if (const auto it = piece_rows_.find(key); it != piece_rows_.end()) return it->second;
+    std::uint32_t rows = 1;
+    while (rows < 256 && timing_.Dma(0, stride, rows + 1, row_bytes, false).stream <= weight_latency_) ++rows;
+    piece_rows_.emplace(key, rows);
+    return rows;
+  }
+
   std::uint64_t ASlot(std::size_t chunk) const { return (chunk % buf_.a_buffers) * a_slot_rows_; }
+  std::uint64_t AccSlot(std::uint64_t tile) const { return (tile % acc_slots_) * acc_slot_; }
+  bool BiasFirst() const { return p_.raw_output && p_.bias.has_value(); }
+  // Chunk c's A rows were loaded during chunk c - 1 (two A slots).
+  bool Prefetched(std::size_t c) const { return c > 0 && buf_.a_buffers > 1; }
+
+  // The N-tile groups of chunk c: a first group as wide as half the accumulator (and output)
+  // slots when the chunk loads its own A rows, so that the next group's MATMULs never wait for
+  // a slot whose epilogue is still running; single tiles otherwise, one epilogue behind.
+  std::vector<std::uint32_t> Groups(std::size_t c) const {
+    std::uint32_t first = 1;
+    if (!Prefetched(c)) {
+      std::uint64_t slots = acc_slots_;
+      if (!p_.raw_output) slots = std::min(slots, out_slots_);
+      first = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(slots / 2, 1, n_tiles_));
+    }
+    std::vector<std::uint32_t> groups = {first};
+    for (std::uint32_t j = first; j < n_tiles_; ++j) groups.push_back(1);
+    return groups;
+  }
+
+  // Emits the bias loads of every tile up to `tile` (global order: chunk by chunk, N tiles in
+  // order) and, where its slot allows, of the next one, so that a tile's bias loads while the
+  // previous tile computes: a raw output's replicated bias is as many rows as the chunk, as long
+  // a DMA as the tile's STORE.
+  void BiasAhead(std::uint64_t tile) {
+    if (!p_.bias) return;
+    const std::uint64_t tiles = p_.chunks.size() * n_tiles_;
+    // The next tile's too when the epilogue of the slot's previous tile is in the program.
+    const bool lead = tile + 1 < tiles && (tile + 1 < acc_slots_ || tile + 1 - acc_slots_ < epilogued_);
+    for (; biased_ <= tile + (lead ? 1 : 0); ++biased_) {
+      if (biased_ >= acc_slots_ && biased_ - acc_slots_ >= epilogued_) {
+        throw std::logic_error("codegen: a bias load would overwrite a slot before its epilogue");
+      }
+      EmitBias(p_.chunks[biased_ / n_tiles_], static_cast<std::uint32_t>(biased_ % n_tiles_),
+               AccSlot(biased_));
+    }
+  }
+
+  // Raw output: the bias is the accumulators' starting value (stride 0 repeats a vector, a
+  // replicated bias loads contiguously); otherwise one bias row that ACTIVATE adds.
+  void EmitBias(const Chunk& chunk, std::uint32_t j, std::uint64_t acc) {
+    const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
+    const std::uint64_t first = BiasFirst() ? acc : acc + buf_.chunk_rows;
+    const std::uint64_t rows = BiasFirst() ? chunk.rows : 1;
+    const bool replicated = p_.bias_block_bytes != 0;
+    const std::uint64_t dram = p_.bias_dram + (replicated ? j * p_.bias_block_bytes : std::uint64_t{n0} * 4);
+    const std::uint64_t stride = replicated ? std::uint64_t{b_.C()} * 4 : 0;
+    Emit({LoadInsn(MemSpace::kAcc, dram, stride, first, 0, rows, nn),
+          {ReadOf(*p_.bias), {Space::kAcc, first, first + rows, true}}});
+  }
+
+  void AddStore(isa::MemSpace mem, std::uint64_t dram, std::uint64_t stride, std::uint64_t row,
+                std::uint32_t rows, std::uint32_t cols, std::vector<Pending>& out) {
+    const Space space = mem == MemSpace::kAcc ? Space::kAcc : Space::kUb;
+    out.push_back({StoreInsn(mem, dram, stride, row, 0, rows, cols),
+                   {{space, row, row + rows, false}, WriteOf(p_.out)}});
+  }
+
+  // ACTIVATE + STORE (or the STORE of raw accumulators) of N tile j of a chunk, computed in
+  // accumulator slot `tile`.
+  void AddEpilogue(const Chunk& chunk, std::uint32_t j, std::uint64_t tile,
+                   std::vector<Pending>& out) {
+    const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
+    const std::uint64_t acc = AccSlot(tile), bias_row = acc + buf_.chunk_rows;
+    const std::uint64_t out_dram =
+        chunk.out_dram + (p_.out_block_bytes != 0 ? j * p_.out_block_bytes : std::uint64_t{n0} * out_e_);
+    if (p_.raw_output) {
+      AddStore(MemSpace::kAcc, out_dram, chunk.out_stride, acc, chunk.rows, nn, out);
+      return;
+    }
+    const std::uint64_t ub = out_base_ + (tile % out_slots_) * buf_.chunk_rows;
+    const OutputTransform& t = p_.transform;
+    isa::Instruction act = isa::MakeInstruction(
+        Opcode::kActivate, {{Field::kAcc, acc},
+                            {Field::kUb, ub},
+                            {Field::kRows, chunk.rows},
+                            {Field::kBias, p_.bias ? 1u : 0u},
+                            {Field::kBiasRow, p_.bias ? bias_row : 0},
+                            {Field::kFunc, static_cast<std::uint64_t>(t.func)},
+                            {Field::kScale, t.scale_bits},
+                            {Field::kShift, t.shift},
+                            {Field::kZeroPoint, static_cast<std::uint64_t>(std::int64_t{t.zero_point})},
+                            {Field::kLo, t.lo_bits},
+                            {Field::kHi, t.hi_bits}});
+    std::vector<Access> act_accesses = {{Space::kAcc, acc, acc + chunk.rows, false},
+                                        {Space::kUb, ub, ub + chunk.rows, true}};
+    if (p_.bias) act_accesses.push_back({Space::kAcc, bias_row, bias_row + 1, false});
+    out.push_back({act, act_accesses});
+    AddStore(MemSpace::kUb, out_dram, chunk.out_stride, ub, chunk.rows, nn, out);
+  }
 
   void Emit(const Pending& pending) { b_.Emit(pending.insn, pending.accesses); }
 
-  // Weight tiles in the order the MATMULs pop them.
+  // Weight tiles in the order the MATMULs pop them (Run's loops).
   void BuildWeightList() {
-    for (const Chunk& chunk : p_.chunks) {
+    for (std::size_t c = 0; c < p_.chunks.size(); ++c) {
+      const Chunk& chunk = p_.chunks[c];
       if (chunk.rows == 0 || chunk.rows > buf_.chunk_rows || chunk.steps.size() > buf_.max_steps) {
         throw std::logic_error("codegen: chunk does not match its buffer plan");
       }
-      for (std::uint32_t j = 0; j < n_tiles_; ++j) {
-        const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
+      std::uint32_t j0 = 0;
+      for (const std::uint32_t group : Groups(c)) {
         for (const KStep& step : chunk.steps) {
-          const std::uint64_t column = p_.weight_block_bytes != 0 ? j * p_.weight_block_bytes
-                                                                  : std::uint64_t{n0} * e_;
-          weights_.push_back({step.weight_dram + column, step.weight_stride, step.k, nn});
+          for (std::uint32_t j = j0; j < j0 + group; ++j) {
+            const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
+            const std::uint64_t column = p_.weight_block_bytes != 0 ? j * p_.weight_block_bytes
+                                                                    : std::uint64_t{n0} * e_;
+            weights_.push_back({step.weight_dram + column, step.weight_stride, step.k, nn});
+          }
         }
+        j0 += group;
       }
     }
   }
@@ -245,30 +269,41 @@ class Emitter {
     }
   }
 
-  std::vector<Pending> ALoads(std::size_t c) const {
+  // Chunk c's A gathers, per k-step; with `pieces`, cut into LOADs of at most PieceRows rows,
+  // which slip between the weight tiles of a group's MATMULs instead of delaying them. (Cutting
+  // every gather so costs a DMA latency per piece: for prefetches spread over a whole chunk
+  // measured slower than whole gathers.)
+  std::vector<std::vector<Pending>> ALoads(std::size_t c, bool pieces) {
     const Chunk& chunk = p_.chunks[c];
-    std::vector<Pending> loads;
+    std::vector<std::vector<Pending>> steps(chunk.steps.size());
     for (std::size_t s = 0; s < chunk.steps.size(); ++s) {
       const KStep& step = chunk.steps[s];
+      std::vector<Pending>& loads = steps[s];
       std::uint32_t covered = 0;
       for (const RowSegment& seg : step.segments) {
         if (seg.first_row != covered || seg.rows == 0) {
           throw std::logic_error("codegen: row segments must cover the chunk in order");
         }
         covered += seg.rows;
-        const std::uint64_t row = ASlot(c) + s * buf_.chunk_rows + seg.first_row;
-        const Access ub{Space::kUb, row, row + seg.rows, true};
-        if (seg.fill) {
-          loads.push_back({LoadInsn(MemSpace::kUb, zero_row_.address, 0, row, 0, seg.rows, step.k),
-                           {ub}});
-        } else {
-          loads.push_back({LoadInsn(MemSpace::kUb, seg.dram, seg.stride, row, 0, seg.rows, step.k),
-                           {ub, ReadOf(p_.a)}});
+        const std::uint32_t piece =
+            pieces ? PieceRows(seg.fill ? 0 : seg.stride, std::uint64_t{step.k} * e_) : seg.rows;
+        for (std::uint32_t r0 = 0; r0 < seg.rows; r0 += piece) {
+          const std::uint32_t rows = std::min(piece, seg.rows - r0);
+          const std::uint64_t row = ASlot(c) + s * buf_.chunk_rows + seg.first_row + r0;
+          const Access ub{Space::kUb, row, row + rows, true};
+          if (seg.fill) {
+            loads.push_back({LoadInsn(MemSpace::kUb, zero_row_.address, 0, row, 0, rows, step.k),
+                             {ub}});
+          } else {
+            loads.push_back({LoadInsn(MemSpace::kUb, seg.dram + r0 * seg.stride, seg.stride, row, 0,
+                                      rows, step.k),
+                             {ub, ReadOf(p_.a)}});
+          }
         }
       }
       if (covered != chunk.rows) throw std::logic_error("codegen: row segments miss rows");
     }
-    return loads;
+    return steps;
   }
 
   ProgramBuilder& b_;
@@ -276,10 +311,15 @@ class Emitter {
   GemmBuffers buf_;
   std::uint64_t e_, out_e_;
   std::uint32_t n_tiles_;
-  std::uint64_t out_base_ = 0, acc_slot_ = 0, a_slot_rows_ = 0;
+  std::uint64_t out_base_ = 0, acc_slot_ = 0, a_slot_rows_ = 0, acc_slots_ = 0, out_slots_ = 0;
   Tensor zero_row_;
   std::vector<WeightLoad> weights_;
   std::size_t pushed_ = 0, pops_ = 0;
+  std::uint64_t biased_ = 0;     // tiles whose bias load is in the program
+  std::uint64_t epilogued_ = 0;  // tiles whose epilogue is in the program
+  model::TimingModel timing_;
+  std::uint64_t weight_latency_ = 0, weight_tile_cycles_ = 0;  // of a contiguous weight tile
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t> piece_rows_;
 };
 
 }  // namespace

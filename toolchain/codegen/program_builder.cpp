@@ -252,7 +252,22 @@ void ProgramBuilder::ComputeEstimates() {
     const std::uint64_t busy_before = model::At(perf, model::Perf::kMxuBusy);
     for (std::size_t i = begin; i < end; ++i) {
       const isa::Instruction& insn = instructions_[i];
+      const model::PerfCounters before = perf;
       timing.Schedule(insn, perf);
+      const isa::OpcodeSpec* spec = isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode));
+      if (spec != nullptr && spec->unit != isa::Unit::kSequencer) {
+        const auto delta = [&](model::Perf counter) {
+          return model::At(perf, counter) - before[static_cast<unsigned>(counter)];
+        };
+        for (CycleEstimate* target : {&e, &total}) {
+          CycleEstimate::UnitStalls& u = target->units[static_cast<unsigned>(spec->unit)];
+          ++u.instructions;
+          u.dispatch += delta(model::Perf::kStallDispatch);
+          u.token += delta(model::Perf::kStallToken);
+          u.memory += delta(model::Perf::kStallMemory);
+          u.wfifo += delta(model::Perf::kStallWfifo);
+        }
+      }
       if (insn.opcode == Opcode::kMatmul) e.macs += insn[Field::kRows] * insn[Field::kK] * C();
     }
     e.instructions = end - begin;

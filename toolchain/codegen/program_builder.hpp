@@ -19,6 +19,7 @@
 //    (isa::Encode), so a kernel bug throws here instead of faulting on the device.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -64,6 +65,15 @@ struct CycleEstimate {
   std::uint64_t mxu_busy = 0;   // cycles the MXU streamed rows
   std::uint64_t macs = 0;       // useful multiply-accumulates (rows x k x C per MATMUL)
   std::uint64_t instructions = 0;
+  // Where the cycles go, per unit (isa::Unit: load, weight, mxu, vector, store): instructions
+  // and the golden model's stall counters charged to them (docs/MODEL.md "Timing model"):
+  // dispatch = the sequencer waited for that unit's full queue, token = the instruction waited
+  // for another unit, memory = a DMA's latency and its wait for device memory, wfifo = a MATMUL
+  // waited for its weight tile. The schedule tests print it; see docs/CODEGEN.md "The schedule".
+  struct UnitStalls {
+    std::uint64_t instructions = 0, dispatch = 0, token = 0, memory = 0, wfifo = 0;
+  };
+  std::array<UnitStalls, isa::kNumUnits> units{};
   double MxuUtilization() const { return cycles == 0 ? 0.0 : double(mxu_busy) / double(cycles); }
 };
 

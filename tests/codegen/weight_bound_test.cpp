@@ -1,0 +1,98 @@
+// Schedules whose MXU work per weight tile is short (few output rows: ResNet-50's 7×7 layers at
+// batch 1, a classifier's single row), where the weight-tile DMAs set the pace. The bounds are
+// in units of the golden model's own cost of one weight-tile DMA, so they fail if the schedule
+// lets the weights wait (for A gathers, epilogues or memory) and not when the DRAM timing moves.
+// Each test prints the estimate's per-unit stall breakdown (CycleEstimate::units).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "codegen_test_util.hpp"
+#include "timing.hpp"
+
+namespace systole::codegen::testing {
+namespace {
+
+std::string Breakdown(const CycleEstimate& e) {
+  constexpr std::array<const char*, isa::kNumUnits> kUnits = {"load", "weight", "mxu", "vector",
+                                                             "store"};
+  std::string text = fmt::format("{}: {} cycles, {} MXU busy ({:.1f} %)\n", e.name, e.cycles,
+                                 e.mxu_busy, 100.0 * e.MxuUtilization());
+  for (unsigned u = 0; u < isa::kNumUnits; ++u) {
+    const CycleEstimate::UnitStalls& s = e.units[u];
+    text += fmt::format("  {:6} {:7} insns  stalls: dispatch {:9} token {:9} memory {:9} wfifo {:9}\n",
+                        kUnits[u], s.instructions, s.dispatch, s.token, s.memory, s.wfifo);
+  }
+  return text;
+}
+
+// latency + stream of one contiguous R×C weight tile on an idle memory (docs/MODEL.md).
+std::uint64_t WeightTileCycles(const Config& config, std::uint64_t address) {
+  model::TimingModel timing(config);
+  const std::uint64_t row = std::uint64_t{config.cols} * ElementBytes(config.dtype);
+  const model::DmaTime t = timing.Dma(address, row, config.rows, row, false);
+  return t.latency + t.stream;
+}
+
+struct ConvShape {
+  std::uint64_t size, cin, cout, kernel;
+  bool raw = false;  // fp32 output starting from a replicated bias (what feeds a residual add)
+};
+
+// A ResNet-50-style layer as the compiler binds it: NHWC input, column-blocked weights and
+// output, bias + ReLU into bf16.
+CycleEstimate EstimateConv(const Config& config, const ConvShape& s) {
+  ProgramBuilder builder(config);
+  const std::uint64_t c = config.cols, blocks = (s.cout + c - 1) / c;
+  const Tensor in = builder.AddInput("in", builder.ElementType(), {1, s.size, s.size, s.cin});
+  const Tensor w = builder.AddInput("w", builder.ElementType(), {blocks, s.kernel, s.kernel, s.cin, c});
+  const std::uint64_t pixels = s.size * s.size;
+  const Tensor bias =
+      s.raw ? builder.AddInput("bias", builder.AccumulatorType(), {blocks, std::min<std::uint64_t>(pixels, config.AccRows()), c})
+            : builder.AddInput("bias", builder.AccumulatorType(), {s.cout});
+  const Tensor out = builder.AddOutput("out", s.raw ? builder.AccumulatorType() : builder.ElementType(),
+                                       {blocks, 1, s.size, s.size, c});
+  ConvParams params;
+  params.pad_top = params.pad_bottom = params.pad_left = params.pad_right =
+      static_cast<std::uint32_t>(s.kernel / 2);
+  params.out_channels = s.cout;
+  Conv2D(builder, in, w, bias, out, params,
+         s.raw ? OutputTransform{} : OutputTransform::Float(isa::ActFunc::kRelu));
+  (void)builder.Finish();
+  return builder.Estimates().back();
+}
+
+// At batch 1 a 7×7 layer has 49 output rows: each weight tile is used by one 49-row MATMUL,
+// so the layer takes at least one weight-tile DMA per tile (the WEIGHT unit runs one DMA at a
+// time). Before the first chunk's gathers were interleaved with the MATMULs of a group of N
+// tiles, the 3×3 layer took 1.28× that (every gather before the first MATMUL).
+TEST(WeightBound, ConvolutionsOn7x7RunAtTheWeightDmaRate) {
+  const Config config = LoadConfig("small");
+  for (const ConvShape& s : {ConvShape{7, 512, 512, 3}, ConvShape{7, 512, 2048, 1},
+                             ConvShape{7, 2048, 512, 1}}) {
+    const CycleEstimate e = EstimateConv(config, s);
+    const std::uint64_t tiles = s.kernel * s.kernel * (s.cin / config.rows) * (s.cout / config.cols);
+    const std::uint64_t floor = tiles * WeightTileCycles(config, 0);
+    std::cout << Breakdown(e) << fmt::format("  weight-DMA floor {} cycles: {:.3f}x\n", floor,
+                                             double(e.cycles) / double(floor));
+    EXPECT_LE(e.cycles, floor * 105 / 100) << e.name;
+  }
+}
+
+// A raw fp32 output (what feeds a residual add) starts every tile from a replicated bias: a
+// LOAD of as many accumulator rows as the chunk, as long a DMA as the tile's STORE. Loaded just
+// before the tile's first MATMUL it held the MXU up (56×56×64 → 256: 313 001 cycles, 64 %);
+// loaded one tile ahead it overlaps the previous tile's MATMULs.
+TEST(WeightBound, RawOutputsLoadTheirBiasAheadOfTheirTile) {
+  const Config config = LoadConfig("small");
+  for (const ConvShape& s : {ConvShape{56, 64, 256, 1, true}, ConvShape{28, 128, 512, 1, true}}) {
+    const CycleEstimate e = EstimateConv(config, s);
+    std::cout << Breakdown(e);
+    EXPECT_GE(e.MxuUtilization(), 0.84) << s.size << "x" << s.size << "x" << s.cin << " -> " << s.cout;
+  }
+}
+
+}  // namespace
+}  // namespace systole::codegen::testing
