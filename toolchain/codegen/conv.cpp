@@ -9,7 +9,8 @@
 // padding or not, so the accumulation order is the same for every pixel and does not depend on
 // the chunking. It does depend on the scheme: an ungrouped convolution with few input channels
 // and dilation_w = 1 packs taps into k-steps instead (conv_packed.cpp), when that is estimated
-// faster (ChooseDenseScheme), and then sums in (ky, slice of the kx × channel window) order.
+// faster (DenseCandidates, TrialCycles), and then sums in (ky, slice of the kx × channel
+// window) order.
 //
 // Groups: a group whose channels fit the array is packed with its neighbours into a
 // block-diagonal weight tile (built on the device by a prologue of LOAD/STORE pairs into a
@@ -66,7 +67,8 @@ void EmitDenseSlice(ProgramBuilder& builder, const Geometry& g, const Tensor& in
   const bool raw = out.dtype == builder.AccumulatorType();
   const GemmBuffers buffers =
       plan ? *plan
-           : conv::ChooseConvBuffers(builder.config(), g, static_cast<std::uint32_t>(taps * channel_tiles), n, raw)
+           : conv::RankConvBuffers(builder.config(), g, static_cast<std::uint32_t>(taps * channel_tiles), n, raw)
+                 .front()
                  .buffers;
 
   ImplicitGemm problem;
@@ -161,6 +163,43 @@ Tensor PackGroups(ProgramBuilder& builder, const Geometry& g, const Tensor& weig
   return packed;
 }
 
+// An ungrouped convolution with the given scheme. Weights and out may be column-blocked.
+void EmitDense(ProgramBuilder& builder, const Geometry& g, const Tensor& input,
+               const Tensor& weights, const std::optional<Tensor>& bias, const Tensor& out,
+               const OutputTransform& transform, const conv::DenseScheme& scheme) {
+  const bool blocked = weights.shape.size() == 5, out_blocked = out.shape.size() == 5;
+  if (scheme.packed) {
+    conv::EmitPackedConv(builder, g, input, weights, bias, out, transform, scheme.buffers, blocked,
+                         out_blocked);
+    return;
+  }
+  const std::uint64_t r = builder.R(), c = builder.C(), e = weights.ElementBytes();
+  // Column-blocked weights: tile rows C apart within a block; row-major: Cout apart.
+  const std::uint64_t pitch = blocked ? c : g.cout;
+  EmitDenseSlice(builder, g, input, weights, bias, out, transform, 0, g.cin, 0, g.cout,
+                 [&](std::uint64_t tap, std::uint64_t ct) {
+                   return std::pair{weights.address + (tap * g.cin + ct * r) * pitch * e, pitch * e};
+                 },
+                 blocked ? g.kh * g.kw * g.cin * c * e : 0, out_blocked, scheme.buffers);
+}
+
+// The cycles the golden model's timing model gives `scheme` for this convolution alone (as a
+// device step runs it): the same tensors in a scratch program.
+std::uint64_t TrialCycles(const Config& config, const Geometry& g, const Tensor& input,
+                          const Tensor& weights, const std::optional<Tensor>& bias,
+                          const Tensor& out, const OutputTransform& transform,
+                          const conv::DenseScheme& scheme) {
+  ProgramBuilder trial(config);
+  const Tensor in = trial.AddInput("in", input.dtype, input.shape);
+  const Tensor w = trial.AddInput("w", weights.dtype, weights.shape);
+  std::optional<Tensor> b;
+  if (bias) b = trial.AddInput("bias", bias->dtype, bias->shape);
+  const Tensor o = trial.AddOutput("out", out.dtype, out.shape);
+  EmitDense(trial, g, in, w, b, o, transform, scheme);
+  trial.Finish();
+  return trial.Estimates().back().cycles;
+}
+
 }  // namespace
 
 void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
@@ -242,19 +281,18 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
     return;
   }
   if (g.groups == 1) {
-    const conv::DenseScheme scheme = conv::ChooseDenseScheme(builder.config(), g, g.cout, raw);
-    if (scheme.packed) {
-      conv::EmitPackedConv(builder, g, input, weights, bias, out, transform, scheme.buffers,
-                           blocked, out_blocked);
-      return;
+    const std::vector<conv::DenseScheme> candidates = conv::DenseCandidates(builder.config(), g, g.cout, raw);
+    const conv::DenseScheme* pick = &candidates.front();
+    std::uint64_t best = 0;
+    for (const conv::DenseScheme& scheme : candidates) {
+      if (candidates.size() == 1) break;
+      const std::uint64_t cycles = TrialCycles(builder.config(), g, input, weights, bias, out, transform, scheme);
+      if (best == 0 || cycles < best) {
+        best = cycles;
+        pick = &scheme;
+      }
     }
-    // Column-blocked weights: tile rows C apart within a block; row-major: Cout apart.
-    const std::uint64_t pitch = blocked ? c : g.cout;
-    EmitDenseSlice(builder, g, input, weights, bias, out, transform, 0, g.cin, 0, g.cout,
-                   [&](std::uint64_t tap, std::uint64_t ct) {
-                     return std::pair{weights.address + (tap * g.cin + ct * r) * pitch * e, pitch * e};
-                   },
-                   blocked ? g.kh * g.kw * g.cin * c * e : 0, out_blocked, scheme.buffers);
+    EmitDense(builder, g, input, weights, bias, out, transform, *pick);
     return;
   }
   for (std::uint64_t group = 0; group < g.groups; ++group) {

@@ -29,10 +29,10 @@ struct PlanChoice {
   double cycles = 0;
 };
 
-// The buffer plan with the lowest estimated time for a convolution of `steps` k-steps and `n`
-// output columns (conv.cpp explains the estimate).
-PlanChoice ChooseConvBuffers(const Config& config, const Geometry& g, std::uint32_t steps,
-                             std::uint64_t n, bool raw);
+// Every buffer plan that fits a convolution of `steps` k-steps and `n` output columns, with
+// its estimated cycles (conv_plan.cpp explains the estimate), lowest estimate first.
+std::vector<PlanChoice> RankConvBuffers(const Config& config, const Geometry& g,
+                                        std::uint32_t steps, std::uint64_t n, bool raw);
 
 // Appends a row segment, merging it into the previous one when both are zero fills.
 void AddSegment(std::vector<RowSegment>& segments, RowSegment segment);
@@ -66,18 +66,19 @@ void EmitPackedConv(ProgramBuilder& builder, const Geometry& g, const Tensor& in
                     const OutputTransform& transform, const GemmBuffers& buffers, bool blocked,
                     bool out_blocked);
 
-// The scheme of a dense (one-group) convolution: packed taps or tap by tap, whichever has the
-// lower estimated time (the padded copy included), and its buffer plan.
+// A way to run a dense (one-group) convolution: packed taps or tap by tap, a buffer plan, and
+// its estimated cycles (the padded copy included).
 struct DenseScheme {
   bool packed = false;
   GemmBuffers buffers;
+  double cycles = 0;
 };
-DenseScheme ChooseDenseScheme(const Config& config, const Geometry& g, std::uint64_t n, bool raw);
 
-// Which scheme Conv2D picks for an ungrouped convolution of these shapes (the same decision,
-// for tests and reports): true when taps are packed.
-bool UsesPackedTaps(const Config& config, const std::vector<std::uint64_t>& input_shape,
-                    std::uint64_t kh, std::uint64_t kw, std::uint64_t cout,
-                    const ConvParams& params, bool raw_output);
+// The schemes worth comparing, lowest estimate first: the best one and every other within
+// kTrialMargin of it, where the estimate is too coarse to tell them apart (Conv2D then emits
+// each into a scratch program and keeps the one the timing model finds fastest).
+inline constexpr double kTrialMargin = 1.15;
+std::vector<DenseScheme> DenseCandidates(const Config& config, const Geometry& g, std::uint64_t n,
+                                         bool raw);
 
 }  // namespace systole::codegen::conv

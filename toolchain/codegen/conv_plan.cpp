@@ -27,11 +27,11 @@ void AddSegment(std::vector<RowSegment>& segments, RowSegment segment) {
 // 14x14 images (72-144 k-steps) with one A slot, waiting for every chunk's gathers. Chunking
 // does not change the accumulation order (every k-step of every pixel, in one order), so the
 // choice never changes a result.
-PlanChoice ChooseConvBuffers(const Config& config, const Geometry& g, std::uint32_t steps,
-                             std::uint64_t n, bool raw) {
+std::vector<PlanChoice> RankConvBuffers(const Config& config, const Geometry& g,
+                                        std::uint32_t steps, std::uint64_t n, bool raw) {
   constexpr double kWeightTile = 60, kLoadLatency = 40;
   const double s = steps, t = static_cast<double>((n + config.cols - 1) / config.cols);
-  PlanChoice best;
+  std::vector<PlanChoice> plans;
   for (const GemmBuffers& b : GemmBufferOptions(config, steps, g.oh * g.ow, raw)) {
     std::vector<std::pair<double, double>> chunks;  // (rows, LOADs per k-step), as EmitChunks cuts
     const std::uint64_t pieces = (g.ow + b.chunk_rows - 1) / b.chunk_rows;
@@ -56,49 +56,40 @@ PlanChoice ChooseConvBuffers(const Config& config, const Geometry& g, std::uint3
       cost += b.a_buffers > 1 ? std::max(busy, gather(c + 1)) : busy + gather(c + 1);
     }
     cost *= static_cast<double>(g.batch);
-    if (best.buffers.chunk_rows == 0 || cost < best.cycles) best = {b, cost};
+    plans.push_back({b, cost});
   }
-  return best;
+  std::stable_sort(plans.begin(), plans.end(),
+                   [](const PlanChoice& x, const PlanChoice& y) { return x.cycles < y.cycles; });
+  return plans;
 }
 
-// Packing changes the fp32 accumulation order (docs/CODEGEN.md "Numerics"), so it is taken
-// only where it is estimated faster, copy included: never for layers whose Cin is a multiple
-// of R (PackedSteps is 0 there), which keep their results bit for bit.
-DenseScheme ChooseDenseScheme(const Config& config, const Geometry& g, std::uint64_t n, bool raw) {
+// Packing changes the fp32 accumulation order (docs/CODEGEN.md "Numerics"), so it is a
+// candidate only where it has fewer k-steps (never for layers whose Cin is a multiple of R,
+// which keep their results bit for bit), and it is taken only where it is faster.
+std::vector<DenseScheme> DenseCandidates(const Config& config, const Geometry& g, std::uint64_t n,
+                                         bool raw) {
   const std::uint32_t r = config.rows;
-  const auto tap_by_tap = static_cast<std::uint32_t>(g.kh * g.kw * ((g.cin + r - 1) / r));
+  std::vector<DenseScheme> schemes;
   const std::uint64_t packed_steps = PackedSteps(g, r);
   if (packed_steps != 0) {
-    const PlanChoice packed =
-        ChooseConvBuffers(config, g, static_cast<std::uint32_t>(packed_steps), n, raw);
     const double copy = PaddedCopyCycles(g, config.UbRowElems());
-    PlanChoice plain;
-    try {
-      plain = ChooseConvBuffers(config, g, tap_by_tap, n, raw);
-    } catch (const std::invalid_argument&) {
-      return {true, packed.buffers};  // only the packed reduction fits the UB
+    for (const PlanChoice& p : RankConvBuffers(config, g, static_cast<std::uint32_t>(packed_steps), n, raw)) {
+      schemes.push_back({true, p.buffers, p.cycles + copy});
     }
-    if (packed.cycles + copy < plain.cycles) return {true, packed.buffers};
-    return {false, plain.buffers};
   }
-  return {false, ChooseConvBuffers(config, g, tap_by_tap, n, raw).buffers};
-}
-
-bool UsesPackedTaps(const Config& config, const std::vector<std::uint64_t>& input_shape,
-                    std::uint64_t kh, std::uint64_t kw, std::uint64_t cout,
-                    const ConvParams& params, bool raw_output) {
-  if (input_shape.size() != 4 || params.groups != 1) return false;
-  Geometry g{input_shape[0], input_shape[1], input_shape[2], input_shape[3], kh, kw,
-             input_shape[3], cout, 0, 0, 1, params};
-  const std::uint64_t span_h = (kh - 1) * params.dilation_h + 1;
-  const std::uint64_t span_w = (kw - 1) * params.dilation_w + 1;
-  if (g.h + params.pad_top + params.pad_bottom < span_h ||
-      g.w + params.pad_left + params.pad_right < span_w) {
-    throw std::invalid_argument("codegen: conv2d: the kernel is larger than the padded image");
+  try {
+    const auto tap_by_tap = static_cast<std::uint32_t>(g.kh * g.kw * ((g.cin + r - 1) / r));
+    for (const PlanChoice& p : RankConvBuffers(config, g, tap_by_tap, n, raw)) {
+      schemes.push_back({false, p.buffers, p.cycles});
+    }
+  } catch (const std::invalid_argument&) {
+    if (schemes.empty()) throw;  // neither reduction fits the UB
   }
-  g.oh = (g.h + params.pad_top + params.pad_bottom - span_h) / params.stride_h + 1;
-  g.ow = (g.w + params.pad_left + params.pad_right - span_w) / params.stride_w + 1;
-  return ChooseDenseScheme(config, g, cout, raw_output).packed;
+  std::stable_sort(schemes.begin(), schemes.end(),
+                   [](const DenseScheme& x, const DenseScheme& y) { return x.cycles < y.cycles; });
+  const double limit = schemes.front().cycles * kTrialMargin;
+  std::erase_if(schemes, [&](const DenseScheme& s) { return s.cycles > limit; });
+  return schemes;
 }
 
 void EmitChunks(ProgramBuilder& builder, const Geometry& g, ImplicitGemm problem,
