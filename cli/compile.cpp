@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "compiler/listing.hpp"
 #include "compiler/model_file.hpp"
 #include "hlo/ir.hpp"
 
@@ -75,8 +76,14 @@ void Compile(const CompileOptions& options) {
   const compiler::CompiledModel model = compiler::Compile(text.str(), source, config, compile_options);
   if (!options.quiet && terminal) fmt::print(stderr, "\r\033[K");
   if (!options.output.empty()) compiler::SaveModel(model, options.output);
+  std::vector<compiler::ListingFile> listings;
   if (!options.listing.empty()) {
-    std::ofstream(options.listing) << compiler::Listing(model);
+    listings = compiler::ListingFiles(model, options.listing);
+    for (const compiler::ListingFile& file : listings) {
+      std::ofstream out(file.path);
+      out << file.text;
+      if (!out) throw std::runtime_error(fmt::format("cannot write {}", file.path.string()));
+    }
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -118,7 +125,11 @@ void Compile(const CompileOptions& options) {
   fmt::print("static estimate: {} cycles, MXU busy {} ({:.1f}%), {} MACs\n", total.cycles, total.mxu_busy,
              100.0 * utilization, total.macs);
   if (!options.output.empty()) fmt::print("wrote {}\n", options.output);
-  if (!options.listing.empty()) fmt::print("wrote {}\n", options.listing);
+  if (!listings.empty()) {
+    fmt::print("wrote {} (placement) and {} device step listing(s) {}", options.listing, listings.size() - 1,
+               listings.size() > 1 ? listings[1].path.filename().string() : std::string());
+    fmt::print("{}\n", listings.size() > 2 ? " … " + listings.back().path.filename().string() : std::string());
+  }
 }
 
 }  // namespace
@@ -129,7 +140,7 @@ void AddCompileCommand(CLI::App& app) {
   cmd->add_option("model", options->input, "HLO text (.hlo)")->required()->check(CLI::ExistingFile);
   cmd->add_option("-c,--config", options->config, "Target configuration")->capture_default_str();
   cmd->add_option("-o,--output", options->output, "Write the compiled model here (.sbin)");
-  cmd->add_option("--listing", options->listing, "Write the device steps' assembly here (.s)");
+  cmd->add_option("--listing", options->listing, "Write the placement here (.s) and each device step's assembly to MODEL.N.s (reassembles to steps/N.sbin)");
   cmd->add_flag("--no-fuse", options->no_fuse, "Keep bias, batch norm and activations out of the drain");
   cmd->add_flag("--json", options->json, "Print a JSON summary instead of the placement");
   cmd->add_flag("-q,--quiet", options->quiet, "No progress on stderr");

@@ -13,19 +13,9 @@ using testing::CorpusFile;
 using testing::ReadText;
 using ::testing::HasSubstr;
 
-std::size_t CountDevice(const CompiledModel& model) { return model.DeviceStepCount(); }
+using testing::FindStep;
 
-const Step* FindStep(const CompiledModel& model, const std::string& instruction) {
-  for (const Step& step : model.steps) {
-    if (step.instruction == instruction) return &step;
-    if (step.device) {
-      for (const std::string& covered : step.device->covers) {
-        if (covered == instruction) return &step;
-      }
-    }
-  }
-  return nullptr;
-}
+std::size_t CountDevice(const CompiledModel& model) { return model.DeviceStepCount(); }
 
 TEST(Compiler, MlpRunsOnTheGoldenModelAndMatchesTheInterpreter) {
   const auto inputs = [] {

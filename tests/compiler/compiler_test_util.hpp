@@ -80,6 +80,19 @@ inline void RoundDotOperandsToBf16(hlo::Module& module) {
   }
 }
 
+// The step that computes `instruction` (a host step, or the device step covering it).
+inline const Step* FindStep(const CompiledModel& model, const std::string& instruction) {
+  for (const Step& step : model.steps) {
+    if (step.instruction == instruction) return &step;
+    if (step.device) {
+      for (const std::string& covered : step.device->covers) {
+        if (covered == instruction) return &step;
+      }
+    }
+  }
+  return nullptr;
+}
+
 struct Comparison {
   CompiledModel model;
   RunResult run;

@@ -1,9 +1,11 @@
 // Compile(): front-end passes, then partitioning. Every dot / convolution the MXU can run
-// becomes a device step together with the users fused into its drain, and every bf16
-// elementwise op the vector unit computes one of its own; every other instruction the result
+// becomes a device step together with the users fused into its drain, every bf16
+// elementwise op the vector unit computes one of its own, and so does every max pool the POOL
+// computes exactly; every other instruction the result
 // depends on becomes a host step, evaluated by the interpreter.
 #include <fmt/core.h>
 
+#include <optional>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -43,6 +45,34 @@ std::string HostReason(const Instruction& i) {
       // The vector unit takes bf16 add/sub/mul/max/min of equal shapes (lower_vector.cpp).
       return IsElementwiseBinary(i.opcode) ? "not a bf16 op of two equal shapes" : "no device kernel";
   }
+}
+
+// A max pool goes to the device when the POOL kernel computes it and its bf16 result is exact:
+// the values are bf16 already (the element type, or a device step stored them as bf16; the
+// max of bf16 values is one of them), or every use rounds the result to bf16 anyway (max
+// commutes with the monotone rounding). Otherwise `rejected` says why.
+std::optional<detail::PoolPlan> PlacePool(
+    const Instruction& i, const detail::Users& users, const Instruction* root, const Config& config,
+    const std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>>& programs,
+    std::unordered_map<const Instruction*, std::string>& rejected) {
+  std::string why_not;
+  std::optional<detail::PoolPlan> plan = detail::PlanMaxPool(i, users, config, why_not);
+  if (!plan) {
+    rejected[&i] = why_not;
+    return std::nullopt;
+  }
+  const hlo::ElementType type = plan->input->shape.type;
+  const auto producer = programs.find(plan->input);
+  const bool device_bf16 = producer != programs.end() && producer->second->output.dtype != assembly::DataType::kFp32 &&
+                           producer->second->output.dtype != assembly::DataType::kInt32;
+  if (type == hlo::ElementType::kBf16 || type == hlo::ElementType::kS8 || device_bf16 ||
+      detail::RoundingToBf16IsInvisible(i, users, root)) {
+    return plan;
+  }
+  rejected[&i] = fmt::format("max pool of {} values no device step rounded to bf16, read at full precision "
+                             "(the POOL's element type is bf16)",
+                             hlo::ElementTypeName(type));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -114,18 +144,25 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
   std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> programs;
+  std::unordered_map<const Instruction*, detail::PoolPlan> pools;
   std::size_t built = 0;
   for (const Instruction* i : order) {
     const auto g = group_of_result.find(i);
     const bool vector = g == group_of_result.end() && !fused.contains(i) && detail::RunsOnVectorUnit(*i, config);
-    if (g == group_of_result.end() && !vector) continue;
+    std::optional<detail::PoolPlan> pool;
+    if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
+      pool = PlacePool(*i, users, entry.root, config, programs, rejected);
+    }
+    if (g == group_of_result.end() && !vector && !pool) continue;
     if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
     try {
-      programs[i] = std::make_shared<DeviceStep>(vector ? detail::LowerVector(*i, config)
-                                                        : detail::LowerGroup(g->second, config));
+      programs[i] = std::make_shared<DeviceStep>(pool     ? detail::LowerPool(*pool, config)
+                                                 : vector ? detail::LowerVector(*i, config)
+                                                          : detail::LowerGroup(g->second, config));
+      if (pool) pools.emplace(i, *pool);
     } catch (const std::invalid_argument& error) {
-      rejected[vector ? i : g->second.anchor] = fmt::format("kernel: {}", error.what());
-      if (!vector) group_of_result.erase(g);
+      rejected[(vector || pool) ? i : g->second.anchor] = fmt::format("kernel: {}", error.what());
+      if (!vector && !pool) group_of_result.erase(g);
     }
   }
 
@@ -138,6 +175,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       needed.insert(g->second.input);
       needed.insert(g->second.anchor->operands.at(1));
       for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
+    } else if (const auto p = pools.find(i); p != pools.end()) {
+      needed.insert(p->second.input);
     } else {
       needed.insert(i->operands.begin(), i->operands.end());
     }

@@ -3,11 +3,13 @@
 // The drain (ACTIVATE, docs/ISA.md) computes func((acc + bias) * scalar) per output row, so a
 // chain of per-channel adds and multiplies after a dot / convolution folds into an affine
 // y = a[c] * acc + b[c]: the multiplies scale the weights' output channels (batch norm folded
-// into the weights), the adds become the bias. A final ReLU / ReLU6 / clamp is the drain's
-// function. This is what lets ResNet-50's conv + bias + batch norm + ReLU run as one step.
+// into the weights), the adds become the bias. The maximum / minimum / clamp with constants
+// that follow (ReLU as maximum(x, 0) either way round, ReLU6 as clamp or min(max(x, 0), 6)),
+// and converts to bf16 between them, become the drain's function. This is what lets ResNet-50's conv + bias + batch norm + ReLU run as one step.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "compiler/lowering.hpp"
@@ -130,11 +132,17 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
   const bool int8 = config.dtype == DType::kInt8;
   const std::optional<std::int64_t> feature = FeatureDimension(anchor);
   const Instruction* current = &anchor;
+  // The function: maximum / minimum / clamp with constant bounds, in any order and nesting,
+  // narrow [lo, hi]; `before_func` is the chain's length before the first of them.
+  double lo = -INFINITY, hi = INFINITY;
+  std::optional<std::size_t> before_func;
   while (fuse && feature && current != root) {
     const auto it = users.find(current);
     if (it == users.end() || it->second.size() != 1) break;
     const Instruction* user = it->second.front();
-    if (!user->shape.SameAs(current->shape)) break;
+    const bool convert = user->opcode == Opcode::kConvert && !int8 && user->shape.type == ElementType::kBf16 &&
+                         IsFloatMxuType(current->shape.type) && user->shape.dims == current->shape.dims;
+    if (!convert && !user->shape.SameAs(current->shape)) break;
     const auto other = [&]() -> const Instruction* {
       for (const Instruction* operand : user->operands) {
         if (operand != current) return operand;
@@ -142,25 +150,45 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
       return nullptr;
     };
     const std::int64_t channels = anchor.shape.dims.at(static_cast<std::size_t>(*feature));
-    if ((user->opcode == Opcode::kAdd || (user->opcode == Opcode::kMultiply && !int8)) && other() != nullptr) {
+    const bool min_max = (user->opcode == Opcode::kMaximum || user->opcode == Opcode::kMinimum) && !int8 &&
+                         other() != nullptr && UniformConstant(*other());
+    if (convert) {
+      // A convert to bf16 is the rounding the drain does anyway (bf16 rounding is idempotent).
+    } else if (!before_func && (user->opcode == Opcode::kAdd || (user->opcode == Opcode::kMultiply && !int8)) &&
+               other() != nullptr) {
       const Instruction* vector = PerChannelVector(*other(), *feature, channels);
       if (vector == nullptr) break;
       group.epilogue.push_back({user->opcode == Opcode::kAdd ? EpilogueTerm::Op::kAdd : EpilogueTerm::Op::kMultiply,
                                 vector->name});
-    } else if (user->opcode == Opcode::kMaximum && !int8 && other() != nullptr &&
-               UniformConstant(*other()) == 0.0) {
-      group.func = isa::ActFunc::kRelu;
+    } else if (min_max) {
+      const double bound = *UniformConstant(*other());
+      if (!before_func) before_func = group.chain.size();
+      if (user->opcode == Opcode::kMaximum) lo = std::max(lo, bound);
+      if (user->opcode == Opcode::kMinimum) hi = std::min(hi, bound);
     } else if (user->opcode == Opcode::kClamp && !int8 && user->operands.at(1) == current &&
                UniformConstant(*user->operands[0]) && UniformConstant(*user->operands[2])) {
-      group.lo = static_cast<float>(*UniformConstant(*user->operands[0]));
-      group.hi = static_cast<float>(*UniformConstant(*user->operands[2]));
-      group.func = group.lo == 0.0f && group.hi == 6.0f ? isa::ActFunc::kRelu6 : isa::ActFunc::kClamp;
+      if (!before_func) before_func = group.chain.size();
+      lo = std::max(lo, *UniformConstant(*user->operands[0]));
+      hi = std::min(hi, *UniformConstant(*user->operands[2]));
     } else {
       break;
     }
     group.chain.push_back(user);
     current = user;
-    if (group.func != isa::ActFunc::kNone) break;  // the function is the drain's last step
+  }
+  if (before_func && lo > hi) {
+    // clamp(lo > hi) is the constant hi in HLO; leave such a chain to the host.
+    group.chain.resize(*before_func);
+    before_func.reset();
+  }
+  if (before_func) {
+    group.lo = static_cast<float>(lo);
+    group.hi = static_cast<float>(hi);
+    if (lo == 0.0 && hi == INFINITY) {
+      group.func = isa::ActFunc::kRelu;
+    } else {
+      group.func = lo == 0.0 && hi == 6.0 ? isa::ActFunc::kRelu6 : isa::ActFunc::kClamp;
+    }
   }
   if (int8) {
     // int32 accumulators are stored as they are, unless a requantization to s8 follows.
@@ -169,23 +197,17 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
   }
 
   // The drain rounds to bf16. That is the result's own type for bf16, and harmless for an f32
-  // result whose only users are dots / convolutions: they round their operands to bf16 anyway.
+  // result whose every use rounds to bf16 anyway (rounding.cpp).
   const auto narrow_ok = [&](const Instruction* result) {
-    if (result->shape.type == ElementType::kBf16) return true;
-    if (result == root) return false;
-    const auto it = users.find(result);
-    if (it == users.end()) return false;
-    for (const Instruction* user : it->second) {
-      if (user->opcode != Opcode::kDot && user->opcode != Opcode::kConvolution) return false;
-    }
-    return true;
+    return result->shape.type == ElementType::kBf16 || RoundingToBf16IsInvisible(*result, users, root);
   };
   group.narrow_output = narrow_ok(group.Result());
-  if (!group.narrow_output && group.func != isa::ActFunc::kNone) {
-    group.chain.pop_back();  // an fp32 store cannot apply the function: it stays on the host
+  if (!group.narrow_output && before_func) {
+    group.chain.resize(*before_func);  // an fp32 store cannot apply the function: host
     group.func = isa::ActFunc::kNone;
     group.narrow_output = narrow_ok(group.Result());
   }
+  // A trailing convert to bf16 without a narrow store cannot happen: its result is bf16.
   return group;
 }
 

@@ -60,6 +60,30 @@ Group PlanGroup(const hlo::Instruction& anchor, const Users& users, const hlo::I
 // when ACTIVATE computes it bit-exactly; otherwise records why not in `unfused_reason`.
 void PlanRequantization(Group& group, const Users& users, const hlo::Instruction* root);
 
+// Every use of the f32 / bf16 value `value` rounds it to bf16 anyway, so a device step may
+// store it as bf16 without changing any result: its users are dots / convolutions (the MXU
+// rounds their operands), converts to bf16, or data movement, max pools and maximum / minimum
+// with a constant (they commute with the monotone rounding) whose own uses are such
+// (rounding.cpp). Never true for the root.
+bool RoundingToBf16IsInvisible(const hlo::Instruction& value, const Users& users, const hlo::Instruction* root);
+
+// A reduce-window computing a max pool that the device's POOL runs exactly: `input` is the
+// value the POOL reads (the reduce-window's operand, or the input of a -inf `pad` it absorbs),
+// `permutation` takes the value's dims to NHWC, `padding` is top, bottom, left, right.
+struct PoolPlan {
+  const hlo::Instruction* pool = nullptr;
+  const hlo::Instruction* input = nullptr;
+  const hlo::Instruction* pad = nullptr;  // the absorbed pad, if any
+  std::vector<std::int64_t> permutation;
+  std::uint32_t window_h = 1, window_w = 1, stride_h = 1, stride_w = 1;
+  std::array<std::uint32_t, 4> padding{};
+};
+// The plan of a max pool the POOL kernel can compute, or why not (lower_pool.cpp). Whether
+// the bf16 POOL is exact for f32 values is the caller's question (compile.cpp).
+std::optional<PoolPlan> PlanMaxPool(const hlo::Instruction& pool, const Users& users, const Config& config,
+                                    std::string& why_not);
+DeviceStep LowerPool(const PoolPlan& plan, const Config& config);
+
 // `instruction` is a constant (or a broadcast of one) whose elements all equal one value.
 std::optional<double> UniformConstant(const hlo::Instruction& instruction);
 

@@ -1,0 +1,62 @@
+#include "compiler/listing.hpp"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "asm/disassembler.hpp"
+
+namespace systole::compiler {
+namespace {
+
+// One comment line per step, in execution order; `mark` flags one device step.
+std::string Placement(const CompiledModel& model, const std::filesystem::path& listing, std::size_t mark) {
+  std::string out;
+  std::size_t device = 0;
+  for (const Step& step : model.steps) {
+    if (step.kind == Step::Kind::kHost) {
+      out += fmt::format(";   host    {}  ({})\n", step.instruction, step.reason);
+      continue;
+    }
+    const DeviceStep& d = *step.device;
+    out += fmt::format(";{}  device  {}  {}  [{}]  ~{} cycles  ({})\n", device == mark ? ">" : " ", d.covers.back(),
+                       d.kernel, fmt::join(d.covers, " "), d.estimate.cycles,
+                       StepListingPath(listing, device).filename().string());
+    ++device;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::filesystem::path StepListingPath(const std::filesystem::path& listing, std::size_t n) {
+  std::filesystem::path path = listing;
+  const std::string extension = listing.has_extension() ? listing.extension().string() : std::string(".s");
+  path.replace_extension(fmt::format(".{}{}", n, extension));
+  return path;
+}
+
+std::vector<ListingFile> ListingFiles(const CompiledModel& model, const std::filesystem::path& listing) {
+  const std::size_t devices = model.DeviceStepCount();
+  std::vector<ListingFile> files;
+  files.push_back({listing, fmt::format("; {} compiled for '{}': {} step(s), {} on the device, one assembly file "
+                                        "per device step (systole asm reassembles each to the model's steps/N.sbin)\n"
+                                        "; placement, in execution order:\n{}",
+                                        model.source_name, model.config, model.steps.size(), devices,
+                                        Placement(model, listing, devices))});
+  std::size_t n = 0;
+  for (const Step& step : model.steps) {
+    if (step.kind != Step::Kind::kDevice) continue;
+    const DeviceStep& d = *step.device;
+    std::string text = fmt::format(
+        "; {} compiled for '{}': device step {} of {} (steps/{}.sbin): {}\n; covers {}; estimate {} cycles, "
+        "MXU busy {}, {} MACs\n; placement of the model, in execution order ('>' marks this step):\n{}\n",
+        model.source_name, model.config, n, devices, n, d.kernel, fmt::join(d.covers, ", "), d.estimate.cycles,
+        d.estimate.mxu_busy, d.estimate.macs, Placement(model, listing, n));
+    text += assembly::Disassemble(d.program);
+    files.push_back({StepListingPath(listing, n), std::move(text)});
+    ++n;
+  }
+  return files;
+}
+
+}  // namespace systole::compiler

@@ -1,0 +1,86 @@
+// When may a device step store an f32 value as bf16? When nothing downstream can tell: every
+// path from the value ends in an operation that rounds to bf16 itself (a dot or convolution on
+// the MXU rounds its operands, a convert to bf16 rounds), and in between there is only data
+// movement or an operation that commutes with the rounding. Round-to-nearest-even is monotone,
+// so max / min with anything (a max pool, a ReLU, a clamp) commute with it:
+// round(max(x, c)) = max(round(x), round(c)), and the final rounding of c happens either way.
+#include <algorithm>
+
+#include "compiler/lowering.hpp"
+
+namespace systole::compiler::detail {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+bool IsFloat(const hlo::Shape& shape) {
+  return shape.type == hlo::ElementType::kF32 || shape.type == hlo::ElementType::kBf16;
+}
+
+// A reduce-window / reduce computation that is max(a, b) or min(a, b) of its parameters.
+bool IsMinMaxComputation(const Instruction& reduction) {
+  if (reduction.called.size() != 1 || reduction.called[0]->root == nullptr) return false;
+  const Instruction& root = *reduction.called[0]->root;
+  if (root.opcode != Opcode::kMaximum && root.opcode != Opcode::kMinimum) return false;
+  return std::all_of(root.operands.begin(), root.operands.end(),
+                     [](const Instruction* o) { return o->opcode == Opcode::kParameter; });
+}
+
+bool Invisible(const Instruction& value, const Users& users, const Instruction* root, int depth);
+
+// Whether `user`, reading `value`, rounds it to bf16 or passes it on to such uses unchanged
+// up to the rounding.
+bool UseRounds(const Instruction& value, const Instruction& user, const Users& users, const Instruction* root,
+               int depth) {
+  switch (user.opcode) {
+    case Opcode::kDot:
+    case Opcode::kConvolution:
+      // The MXU rounds both operands to bf16 (docs/NUMERICS.md).
+      return IsFloat(user.operands.at(0)->shape) && IsFloat(user.operands.at(1)->shape);
+    case Opcode::kConvert:
+      return user.shape.type == hlo::ElementType::kBf16 ||
+             (IsFloat(user.shape) && Invisible(user, users, root, depth + 1));
+    case Opcode::kReshape:
+    case Opcode::kBitcast:
+    case Opcode::kTranspose:
+    case Opcode::kCopy:
+    case Opcode::kSlice:
+    case Opcode::kReverse:
+    case Opcode::kBroadcast:
+    case Opcode::kConcatenate:
+    case Opcode::kPad:
+      return IsFloat(user.shape) && Invisible(user, users, root, depth + 1);
+    case Opcode::kReduceWindow:
+      return IsMinMaxComputation(user) && Invisible(user, users, root, depth + 1);
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kClamp: {
+      // Monotone in `value` when every other operand is a constant.
+      for (const Instruction* operand : user.operands) {
+        if (operand != &value && !UniformConstant(*operand)) return false;
+      }
+      return Invisible(user, users, root, depth + 1);
+    }
+    default:
+      return false;
+  }
+}
+
+bool Invisible(const Instruction& value, const Users& users, const Instruction* root, int depth) {
+  // Real graphs reach a dot within a few data-movement steps; the limit bounds the walk.
+  constexpr int kMaxDepth = 12;
+  if (&value == root || depth > kMaxDepth || !IsFloat(value.shape)) return false;
+  const auto it = users.find(&value);
+  if (it == users.end() || it->second.empty()) return false;
+  return std::all_of(it->second.begin(), it->second.end(),
+                     [&](const Instruction* user) { return UseRounds(value, *user, users, root, depth); });
+}
+
+}  // namespace
+
+bool RoundingToBf16IsInvisible(const Instruction& value, const Users& users, const Instruction* root) {
+  return Invisible(value, users, root, 0);
+}
+
+}  // namespace systole::compiler::detail
