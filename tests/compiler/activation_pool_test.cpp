@@ -182,6 +182,42 @@ ENTRY e {
   EXPECT_EQ(testing::FirstBitDifference(r.run.result, r.expected), "");
 }
 
+// ResNet-50's stem as JAX writes it: conv + ReLU, a *zero* pad, a 3x3/2 max pool, a conv. The
+// ReLU's values are >= 0 and no window lies wholly in the padding, so the zero pad is the
+// POOL's -inf padding; without the ReLU the zero pad would change maxima and stays.
+TEST(PoolPlacement, ZeroPadOfReluValuesBeforeAPoolIsAbsorbed) {
+  for (const bool relu : {true, false}) {
+    const std::string act = relu ? "maximum(c, z)" : "add(c, z)";
+    const Ran r = CompileAndRun(R"(HloModule m
+max_fn {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+ENTRY e {
+  x = f32[1,12,12,8] parameter(0)
+  w = f32[3,3,8,16] parameter(1)
+  c = f32[1,12,12,16] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  k0 = f32[] constant(0)
+  z = f32[1,12,12,16] broadcast(k0), dimensions={}
+  r = f32[1,12,12,16] )" + act + R"(
+  padded = f32[1,14,14,16] pad(r, k0), padding=0_0x1_1x1_1x0_0
+  ninf = f32[] constant(-inf)
+  p = f32[1,6,6,16] reduce-window(padded, ninf), window={size=1x3x3x1 stride=1x2x2x1}, to_apply=max_fn
+  w2 = f32[1,1,16,8] parameter(2)
+  ROOT c2 = f32[1,6,6,8] convolution(p, w2), window={size=1x1}, dim_labels=b01f_01io->b01f
+})");
+    ASSERT_TRUE(OnDevice(r.model, "p")) << "the pool's result only feeds a convolution";
+    if (relu) {
+      EXPECT_THAT(FindStep(r.model, "p")->device->covers, ElementsAre("padded", "p"));
+      EXPECT_EQ(r.model.steps.size(), 3u) << "conv + ReLU, pool, conv";
+    } else {
+      EXPECT_EQ(FindStep(r.model, "padded")->kind, Step::Kind::kHost);
+    }
+    EXPECT_LT(r.error, 1.0 / 64) << (relu ? "relu" : "add");
+  }
+}
+
 // An f32 pool of f32 host values whose result is the root would lose precision on the device
 // (its element type is bf16): it stays on the host and says why. An average pool has no exact
 // device form and stays on the host too.

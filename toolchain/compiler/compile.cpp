@@ -53,10 +53,17 @@ std::string HostReason(const Instruction& i) {
 // commutes with the monotone rounding). Otherwise `rejected` says why.
 std::optional<detail::PoolPlan> PlacePool(
     const Instruction& i, const detail::Users& users, const Instruction* root, const Config& config,
+    const std::unordered_map<const Instruction*, detail::Group>& groups,
     const std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>>& programs,
     std::unordered_map<const Instruction*, std::string>& rejected) {
+  // A device step whose drain ends in a ReLU / ReLU6 / clamp at >= 0 produces no negative value.
+  const auto non_negative = [&](const Instruction& value) {
+    const auto g = groups.find(&value);
+    return config.dtype == DType::kBf16 && g != groups.end() && programs.contains(&value) &&
+           g->second.func != isa::ActFunc::kNone && g->second.lo >= 0.0f;
+  };
   std::string why_not;
-  std::optional<detail::PoolPlan> plan = detail::PlanMaxPool(i, users, config, why_not);
+  std::optional<detail::PoolPlan> plan = detail::PlanMaxPool(i, users, config, non_negative, why_not);
   if (!plan) {
     rejected[&i] = why_not;
     return std::nullopt;
@@ -151,7 +158,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     const bool vector = g == group_of_result.end() && !fused.contains(i) && detail::RunsOnVectorUnit(*i, config);
     std::optional<detail::PoolPlan> pool;
     if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
-      pool = PlacePool(*i, users, entry.root, config, programs, rejected);
+      pool = PlacePool(*i, users, entry.root, config, group_of_result, programs, rejected);
     }
     if (g == group_of_result.end() && !vector && !pool) continue;
     if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));

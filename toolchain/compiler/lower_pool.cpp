@@ -2,12 +2,13 @@
 // dimensions, becomes the POOL kernel (codegen/pool.cpp). The POOL works on NHWC images; max
 // pooling treats every (batch, channel) pair alike, so any two untouched dimensions may play N
 // and C and the binding's permutation brings the value into that order (NCHW pools included).
-// A -inf pad in front of the pool (how JAX writes ResNet's stem pool) becomes the POOL's
-// padding, which is filled with -inf rows as well.
+// A -inf pad in front of the pool, or a zero pad of non-negative values (how JAX writes
+// ResNet's stem pool), becomes the POOL's padding, which is filled with -inf rows.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "codegen/kernels.hpp"
 #include "compiler/lowering.hpp"
@@ -38,6 +39,7 @@ std::uint32_t U32(std::int64_t v) { return static_cast<std::uint32_t>(v); }
 }  // namespace
 
 std::optional<PoolPlan> PlanMaxPool(const Instruction& pool, const Users& users, const Config& config,
+                                    const std::function<bool(const Instruction&)>& non_negative,
                                     std::string& why_not) {
   const bool int8 = config.dtype == DType::kInt8;
   const auto no = [&](std::string reason) -> std::optional<PoolPlan> {
@@ -84,17 +86,26 @@ std::optional<PoolPlan> PlanMaxPool(const Instruction& pool, const Users& users,
   plan.stride_w = U32(ww.stride);
   plan.padding = {U32(wh.pad_low), U32(wh.pad_high), U32(ww.pad_low), U32(ww.pad_high)};
 
-  // An explicit pad with the max identity of only the pooled dimensions, read by nothing else.
+  // An explicit pad of only the pooled dimensions, read by nothing else, with the max identity
+  // or with 0 in front of non-negative values (JAX pads ResNet's stem pool, after a ReLU, with
+  // 0): when no window lies wholly in the padding (pad < window), every window holds a value
+  // >= 0, so a zero pad changes no maximum and the POOL's -inf padding gives the same result.
   const Instruction& pad = *plan.input;
   const auto pad_users = users.find(&pad);
-  if (pad.opcode == Opcode::kPad && IsMaxIdentity(*pad.operands.at(1), int8) && pad_users != users.end() &&
-      pad_users->second.size() == 1) {
+  const bool zero_pad = pad.opcode == Opcode::kPad && UniformConstant(*pad.operands.at(1)) == 0.0 &&
+                        non_negative(*pad.operands.at(0));
+  if (pad.opcode == Opcode::kPad && (zero_pad || IsMaxIdentity(*pad.operands.at(1), int8)) &&
+      pad_users != users.end() && pad_users->second.size() == 1) {
     bool absorbable = true;
     for (std::size_t d = 0; d < pad.padding.size(); ++d) {
       const hlo::PadDim& p = pad.padding[d];
       const bool pooled = std::find(spatial.begin(), spatial.end(), std::int64_t(d)) != spatial.end();
       absorbable = absorbable && p.interior == 0 && p.low >= 0 && p.high >= 0 &&
                    (pooled || (p.low == 0 && p.high == 0));
+      if (zero_pad && pooled) {
+        const hlo::WindowDim& w = pool.window[d];
+        absorbable = absorbable && p.low + w.pad_low < w.size && p.high + w.pad_high < w.size;
+      }
     }
     if (absorbable) {
       for (std::size_t s = 0; s < 2; ++s) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -80,7 +81,10 @@ struct PoolPlan {
 };
 // The plan of a max pool the POOL kernel can compute, or why not (lower_pool.cpp). Whether
 // the bf16 POOL is exact for f32 values is the caller's question (compile.cpp).
+// `non_negative` tells whether a value is >= 0 everywhere (a ReLU's result): a zero pad of
+// such a value is absorbed like a -inf pad.
 std::optional<PoolPlan> PlanMaxPool(const hlo::Instruction& pool, const Users& users, const Config& config,
+                                    const std::function<bool(const hlo::Instruction&)>& non_negative,
                                     std::string& why_not);
 DeviceStep LowerPool(const PoolPlan& plan, const Config& config);
 
