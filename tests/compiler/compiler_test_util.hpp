@@ -112,6 +112,36 @@ inline Comparison CompileRunCompare(const std::filesystem::path& path, const std
   return c;
 }
 
+// HLO text compiled for `small`, run on the golden model and on the interpreter (seed `seed`).
+struct Ran {
+  CompiledModel model;
+  RunResult run;
+  hlo::Literal expected;
+  double error = 0;
+};
+
+// `matched`: compare with the interpreter on the module with dot / convolution operands
+// rounded to bf16 as the MXU rounds them, so that only the drain's rounding and the
+// accumulation order remain.
+inline Ran CompileAndRun(const std::string& text, std::uint64_t seed = 3, bool matched = false) {
+  Ran r;
+  const Config config = LoadConfig("small");
+  r.model = Compile(text, "test.hlo", config);
+  const std::vector<hlo::Literal> inputs = hlo::RandomInputs(*r.model.module, seed);
+  Device device = Device::Open("ref", config);
+  r.run = Execute(r.model, device, inputs);
+  const auto reference = PrepareModule(text, "test.hlo");
+  if (matched) RoundDotOperandsToBf16(*reference);
+  r.expected = hlo::Interpreter(*reference).Run(inputs);
+  r.error = RelativeError(r.run.result, r.expected);
+  return r;
+}
+
+inline bool OnDevice(const CompiledModel& model, const std::string& name) {
+  const Step* step = FindStep(model, name);
+  return step != nullptr && step->kind == Step::Kind::kDevice;
+}
+
 // Where `actual` and `expected` first differ in a bit of a value ("" when they do not): stricter
 // than RelativeError == 0, which treats NaN payloads and -0 / +0 as equal.
 inline std::string FirstBitDifference(const hlo::Literal& actual, const hlo::Literal& expected,
