@@ -99,6 +99,8 @@ INSTANTIATE_TEST_SUITE_P(Programs, Rtl,
                                            RtlCase{"10_mean_reduce_bf16.hlo", "small", false, 0},
                                            RtlCase{"13_add_dot_legacy_operand_shapes.hlo", "small", false, 1},
                                            RtlCase{"bf16_residual_block.hlo", "small", true, 3},
+                                           // make run's network: fused ReLUs and the device max pool.
+                                           RtlCase{"small_cnn_f32.hlo", "small", true, 4},
                                            RtlCase{"s8_dense_bias.hlo", "small-int8", true, 1},
                                            RtlCase{"s8_conv3x3.hlo", "small-int8", true, 2},
                                            RtlCase{"s8_conv_requant.hlo", "small-int8", true, 2}),
