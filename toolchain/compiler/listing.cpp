@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "asm/disassembler.hpp"
+#include "hlo/ir.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -14,7 +15,9 @@ std::string Placement(const CompiledModel& model, const std::filesystem::path& l
   std::size_t device = 0;
   for (const Step& step : model.steps) {
     if (step.kind == Step::Kind::kHost) {
-      out += fmt::format(";   host    {}  ({})\n", step.instruction, step.reason);
+      const hlo::Instruction* i = model.module->entry->Find(step.instruction);
+      out += fmt::format(";   host    {}  {} ({})\n", step.instruction, i ? hlo::OpcodeName(i->opcode) : "?",
+                         step.reason);
       continue;
     }
     const DeviceStep& d = *step.device;
@@ -48,9 +51,10 @@ std::vector<ListingFile> ListingFiles(const CompiledModel& model, const std::fil
     if (step.kind != Step::Kind::kDevice) continue;
     const DeviceStep& d = *step.device;
     std::string text = fmt::format(
-        "; {} compiled for '{}': device step {} of {} (steps/{}.sbin): {}\n; covers {}; estimate {} cycles, "
+        "; {} compiled for '{}': device step {} (steps/{}.sbin; {} device steps, numbered from 0): {}\n"
+        "; covers {}; estimate {} cycles, "
         "MXU busy {}, {} MACs\n; placement of the model, in execution order ('>' marks this step):\n{}\n",
-        model.source_name, model.config, n, devices, n, d.kernel, fmt::join(d.covers, ", "), d.estimate.cycles,
+        model.source_name, model.config, n, n, devices, d.kernel, fmt::join(d.covers, ", "), d.estimate.cycles,
         d.estimate.mxu_busy, d.estimate.macs, Placement(model, listing, n));
     text += assembly::Disassemble(d.program);
     files.push_back({StepListingPath(listing, n), std::move(text)});
