@@ -94,5 +94,57 @@ TEST(WeightBound, RawOutputsLoadTheirBiasAheadOfTheirTile) {
   }
 }
 
+// ResNet-50's classifier, out[1, 1000] = x[1, 2048] · W[2048, 1000] (raw fp32): every weight
+// tile serves one row. With the operands swapped (out^T = W^T · x^T: W^T streamed as 1000 A
+// rows from its K-blocked layout [K/R, N, R], x^T the stationary K × 1 operand) the weights
+// move as contiguous A gathers and the MXU streams 1000 rows per k-step; every output element
+// sums the same products in the same order, so the bits agree (lower_dot_conv.cpp relies on it).
+std::uint64_t RunClassifier(const Config& config, bool swapped, std::uint64_t k, std::uint64_t n,
+                            const std::vector<std::uint32_t>& x_bits, const std::vector<std::uint32_t>& w_bits,
+                            std::vector<std::uint32_t>& result) {
+  const std::uint64_t c = config.cols, r = config.rows;
+  ProgramBuilder builder(config);
+  std::vector<HostTensor> inputs;
+  Tensor y;
+  if (swapped) {
+    const Tensor x = builder.AddInput("x", builder.ElementType(), {k, 1});
+    const Tensor w = builder.AddInput("w", builder.ElementType(), {(k + r - 1) / r, n, r});
+    y = builder.AddOutput("y", builder.AccumulatorType(), {n, 1});
+    Gemm(builder, w, x, std::nullopt, y);
+    std::vector<std::uint32_t> wt(n * k);  // W^T [N, K]
+    for (std::uint64_t i = 0; i < k; ++i) {
+      for (std::uint64_t j = 0; j < n; ++j) wt[j * k + i] = w_bits[i * n + j];
+    }
+    inputs = {{x, x_bits}, {w, BlockColumns(wt, n, k, r)}};
+  } else {
+    const Tensor x = builder.AddInput("x", builder.ElementType(), {1, k});
+    const Tensor w = builder.AddInput("w", builder.ElementType(), {(n + c - 1) / c, k, c});
+    y = builder.AddOutput("y", builder.AccumulatorType(), {1, n});
+    Gemm(builder, x, w, std::nullopt, y);
+    inputs = {{x, x_bits}, {w, BlockColumns(w_bits, k, n, c)}};
+  }
+  const assembly::Program program = builder.Finish();
+  std::cout << (swapped ? "swapped " : "as written ") << Breakdown(builder.Estimates().back());
+  auto device = RunOnModel(config, program, inputs);
+  result = ReadTensor(*device, y);
+  return builder.Estimates().back().cycles;
+}
+
+TEST(WeightBound, ClassifierWithSwappedOperandsStreamsTheWeights) {
+  for (const std::string name : {"small", "small-int8"}) {
+    const Config config = LoadConfig(name);
+    std::mt19937_64 rng(TestSeed());
+    const std::uint64_t k = 2048 + 5, n = 1000;  // a ragged last k-step too
+    const DataType element = config.dtype == DType::kBf16 ? DataType::kBf16 : DataType::kInt8;
+    const double range = element == DataType::kBf16 ? 2.0 : 127.0;
+    const std::vector<std::uint32_t> x = RandomBits(rng, element, k, range), w = RandomBits(rng, element, k * n, range);
+    std::vector<std::uint32_t> plain, swapped;
+    const std::uint64_t plain_cycles = RunClassifier(config, false, k, n, x, w, plain);
+    const std::uint64_t swapped_cycles = RunClassifier(config, true, k, n, x, w, swapped);
+    ExpectSameBits(plain, swapped, name + " classifier, swapped vs as written");
+    EXPECT_LT(swapped_cycles * 2, plain_cycles) << name;
+  }
+}
+
 }  // namespace
 }  // namespace systole::codegen::testing

@@ -20,14 +20,21 @@ void Require(bool ok, const std::string& what) {
 void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
           const std::optional<Tensor>& bias, const Tensor& out,
           const OutputTransform& transform, std::uint64_t n_columns) {
-  Require(a.shape.size() == 2 && (b.shape.size() == 2 || b.shape.size() == 3) &&
+  Require((a.shape.size() == 2 || a.shape.size() == 3) && (b.shape.size() == 2 || b.shape.size() == 3) &&
               (out.shape.size() == 2 || out.shape.size() == 3),
-          "A must be a matrix, B and out matrices or column-blocked [N/C, rows, C]");
+          "A must be a matrix or K-blocked [K/R, M, R], B and out matrices or column-blocked [N/C, rows, C]");
   const bool blocked = b.shape.size() == 3, out_blocked = out.shape.size() == 3;
+  // A K-blocked A ([ceil(K/R)][M][R], padding zero): each k-step's rows are one contiguous
+  // block, so a gather streams instead of striding K elements a row (a GEMM whose A is a
+  // transposed weight matrix, lower_dot_conv.cpp). K is then b's row count.
+  const bool a_blocked = a.shape.size() == 3;
   const std::uint64_t cols = builder.C();
   const std::uint64_t n = n_columns != 0 ? n_columns : !out_blocked ? out.Dim(1) : !blocked ? b.Dim(1) : 0;
   Require(n != 0, "N must be given when B and out are both column-blocked");
-  const std::uint64_t m = a.Dim(0), k = a.Dim(1), blocks = (n + cols - 1) / cols;
+  const std::uint64_t m = a.Dim(a_blocked ? 1 : 0), k = a_blocked ? b.Dim(blocked ? 1 : 0) : a.Dim(1),
+                      blocks = (n + cols - 1) / cols;
+  Require(!a_blocked || (a.Dim(0) == (k + builder.R() - 1) / builder.R() && a.Dim(2) == builder.R()),
+          fmt::format("K-blocked A is {}, not [ceil({} / R), M, R]", fmt::join(a.shape, "x"), k));
   Require(blocked ? (b.Dim(0) == blocks && b.Dim(1) == k && b.Dim(2) == cols)
                   : (b.Dim(0) == k && b.Dim(1) == n),
           fmt::format("shapes {}x{} · {} -> N = {} do not agree", m, k, fmt::join(b.shape, "x"), n));
@@ -87,7 +94,11 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
       step.k = static_cast<std::uint32_t>(std::min<std::uint64_t>(r, k - k0));
       step.weight_dram = b.address + k0 * (blocked ? cols : n) * e;
       step.weight_stride = (blocked ? cols : n) * e;
-      step.segments.push_back({0, chunk.rows, false, a.address + (m0 * k + k0) * e, k * e});
+      if (a_blocked) {
+        step.segments.push_back({0, chunk.rows, false, a.address + (s * m + m0) * r * e, r * e});
+      } else {
+        step.segments.push_back({0, chunk.rows, false, a.address + (m0 * k + k0) * e, k * e});
+      }
       chunk.steps.push_back(std::move(step));
     }
     problem.chunks.push_back(std::move(chunk));

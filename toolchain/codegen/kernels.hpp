@@ -22,6 +22,9 @@ namespace systole::codegen {
 // column-blocked too ([ceil(N/C), M, C]: each tile's STORE one contiguous burst); when both
 // are, `n_columns` gives N. The bias may be replicated, [ceil(N/C), min(M, accumulator rows), C]
 // (every row the same vector): a raw output's starting values then load contiguously.
+// A may be K-blocked, [ceil(K/R), M, R] (block s holds columns s·R … s·R+R−1 of every row,
+// zero-padded): each k-step's gather is then one contiguous burst (the transposed weights of a
+// single-row dot whose operands the compiler swaps, lower_dot_conv.cpp).
 // `out` has the element type (ACTIVATE applies bias and transform) or the accumulator type
 // fp32 / int32 (the accumulators are stored directly: the bias, if any, is their starting
 // value and the transform must be the identity).
