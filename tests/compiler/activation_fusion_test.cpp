@@ -117,5 +117,26 @@ ENTRY e {
   EXPECT_LT(r.error, 1.0 / 64);
 }
 
+// A convolution the MXU cannot run (1-D) is evaluated on the host at full precision, so the
+// value it reads must stay f32: the ReLU before it stays on the host.
+TEST(ActivationFusion, ReluFeedingAHostConvolutionStaysF32) {
+  const CompiledModel model = Compile(R"(HloModule m
+ENTRY e {
+  a = f32[8,32] parameter(0)
+  b = f32[32,16] parameter(1)
+  d = f32[8,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  k0 = f32[] constant(0)
+  z = f32[8,16] broadcast(k0), dimensions={}
+  r = f32[8,16] maximum(d, z)
+  x = f32[1,8,16] reshape(r)
+  w = f32[3,16,4] parameter(2)
+  ROOT c = f32[1,6,4] convolution(x, w), window={size=3}, dim_labels=b0f_0io->b0f
+})", "m.hlo", LoadConfig("small"));
+  ASSERT_TRUE(OnDevice(model, "d"));
+  EXPECT_FALSE(OnDevice(model, "c"));
+  EXPECT_FALSE(OnDevice(model, "r"));
+  EXPECT_EQ(FindStep(model, "d")->device->output.dtype, assembly::DataType::kFp32);
+}
+
 }  // namespace
 }  // namespace systole::compiler

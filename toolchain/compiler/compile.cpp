@@ -73,7 +73,7 @@ std::optional<detail::PoolPlan> PlacePool(
   const bool device_bf16 = producer != programs.end() && producer->second->output.dtype != assembly::DataType::kFp32 &&
                            producer->second->output.dtype != assembly::DataType::kInt32;
   if (type == hlo::ElementType::kBf16 || type == hlo::ElementType::kS8 || device_bf16 ||
-      detail::RoundingToBf16IsInvisible(i, users, root)) {
+      detail::RoundingToBf16IsInvisible(i, users, root, config)) {
     return plan;
   }
   rejected[&i] = fmt::format("max pool of {} values no device step rounded to bf16, read at full precision "

@@ -65,8 +65,9 @@ void PlanRequantization(Group& group, const Users& users, const hlo::Instruction
 // store it as bf16 without changing any result: its users are dots / convolutions (the MXU
 // rounds their operands), converts to bf16, or data movement, max pools and maximum / minimum
 // with a constant (they commute with the monotone rounding) whose own uses are such
-// (rounding.cpp). Never true for the root.
-bool RoundingToBf16IsInvisible(const hlo::Instruction& value, const Users& users, const hlo::Instruction* root);
+// (rounding.cpp). Never true for the root, nor on an int8 configuration.
+bool RoundingToBf16IsInvisible(const hlo::Instruction& value, const Users& users, const hlo::Instruction* root,
+                               const Config& config);
 
 // A reduce-window computing a max pool that the device's POOL runs exactly: `input` is the
 // value the POOL reads (the reduce-window's operand, or the input of a -inf `pad` it absorbs),

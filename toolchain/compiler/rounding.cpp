@@ -27,20 +27,27 @@ bool IsMinMaxComputation(const Instruction& reduction) {
                      [](const Instruction* o) { return o->opcode == Opcode::kParameter; });
 }
 
-bool Invisible(const Instruction& value, const Users& users, const Instruction* root, int depth);
+struct Walk {
+  const Users& users;
+  const Instruction* root;
+  const Config& config;
+};
+
+bool Invisible(const Instruction& value, const Walk& walk, int depth);
 
 // Whether `user`, reading `value`, rounds it to bf16 or passes it on to such uses unchanged
 // up to the rounding.
-bool UseRounds(const Instruction& value, const Instruction& user, const Users& users, const Instruction* root,
-               int depth) {
+bool UseRounds(const Instruction& value, const Instruction& user, const Walk& walk, int depth) {
   switch (user.opcode) {
     case Opcode::kDot:
     case Opcode::kConvolution:
-      // The MXU rounds both operands to bf16 (docs/NUMERICS.md).
-      return IsFloat(user.operands.at(0)->shape) && IsFloat(user.operands.at(1)->shape);
+      // The MXU rounds both operands to bf16 (docs/NUMERICS.md); a dot / convolution it
+      // cannot run is evaluated on the host at full precision.
+      return IsFloat(user.operands.at(0)->shape) && IsFloat(user.operands.at(1)->shape) &&
+             !MxuRejection(user, walk.config, "");
     case Opcode::kConvert:
       return user.shape.type == hlo::ElementType::kBf16 ||
-             (IsFloat(user.shape) && Invisible(user, users, root, depth + 1));
+             (IsFloat(user.shape) && Invisible(user, walk, depth + 1));
     case Opcode::kReshape:
     case Opcode::kBitcast:
     case Opcode::kTranspose:
@@ -50,9 +57,9 @@ bool UseRounds(const Instruction& value, const Instruction& user, const Users& u
     case Opcode::kBroadcast:
     case Opcode::kConcatenate:
     case Opcode::kPad:
-      return IsFloat(user.shape) && Invisible(user, users, root, depth + 1);
+      return IsFloat(user.shape) && Invisible(user, walk, depth + 1);
     case Opcode::kReduceWindow:
-      return IsMinMaxComputation(user) && Invisible(user, users, root, depth + 1);
+      return IsMinMaxComputation(user) && Invisible(user, walk, depth + 1);
     case Opcode::kMaximum:
     case Opcode::kMinimum:
     case Opcode::kClamp: {
@@ -60,27 +67,28 @@ bool UseRounds(const Instruction& value, const Instruction& user, const Users& u
       for (const Instruction* operand : user.operands) {
         if (operand != &value && !UniformConstant(*operand)) return false;
       }
-      return Invisible(user, users, root, depth + 1);
+      return Invisible(user, walk, depth + 1);
     }
     default:
       return false;
   }
 }
 
-bool Invisible(const Instruction& value, const Users& users, const Instruction* root, int depth) {
+bool Invisible(const Instruction& value, const Walk& walk, int depth) {
   // Real graphs reach a dot within a few data-movement steps; the limit bounds the walk.
   constexpr int kMaxDepth = 12;
-  if (&value == root || depth > kMaxDepth || !IsFloat(value.shape)) return false;
-  const auto it = users.find(&value);
-  if (it == users.end() || it->second.empty()) return false;
+  if (&value == walk.root || depth > kMaxDepth || !IsFloat(value.shape)) return false;
+  const auto it = walk.users.find(&value);
+  if (it == walk.users.end() || it->second.empty()) return false;
   return std::all_of(it->second.begin(), it->second.end(),
-                     [&](const Instruction* user) { return UseRounds(value, *user, users, root, depth); });
+                     [&](const Instruction* user) { return UseRounds(value, *user, walk, depth); });
 }
 
 }  // namespace
 
-bool RoundingToBf16IsInvisible(const Instruction& value, const Users& users, const Instruction* root) {
-  return Invisible(value, users, root, 0);
+bool RoundingToBf16IsInvisible(const Instruction& value, const Users& users, const Instruction* root,
+                               const Config& config) {
+  return config.dtype == DType::kBf16 && Invisible(value, Walk{users, root, config}, 0);
 }
 
 }  // namespace systole::compiler::detail
