@@ -138,5 +138,50 @@ ENTRY e {
   EXPECT_EQ(FindStep(model, "d")->device->output.dtype, assembly::DataType::kFp32);
 }
 
+// bf16 elementwise op + activation on the vector unit: one VECTOR step with the function, no
+// host broadcast of the bound; the same bits as one step per instruction (rounding is monotone,
+// so the function commutes with the op's rounding to bf16). Forms: ReLU after a residual add,
+// ReLU6 as min(max(0, x), 6) after a subtract, a clamp alone (an activation of a parameter).
+TEST(VectorFusion, ElementwiseOpAndActivationAreOneStepAndBitIdentical) {
+  struct Form {
+    const char* body;
+    std::vector<std::string> covers;
+  };
+  const std::vector<Form> forms = {
+      {"s = bf16[4,8,8,40] add(a, b)\n  ROOT r = bf16[4,8,8,40] maximum(s, zero)", {"s", "r"}},
+      {"s = bf16[4,8,8,40] subtract(a, b)\n  m = bf16[4,8,8,40] maximum(zero, s)\n"
+       "  ROOT r = bf16[4,8,8,40] minimum(m, six)",
+       {"s", "m", "r"}},
+      {"ROOT r = bf16[4,8,8,40] clamp(zero, a, six)", {"r"}},
+  };
+  for (const Form& form : forms) {
+    const std::string text = std::string(R"(HloModule m
+ENTRY e {
+  a = bf16[4,8,8,40] parameter(0)
+  b = bf16[4,8,8,40] parameter(1)
+  k0 = bf16[] constant(0)
+  k6 = bf16[] constant(6)
+  zero = bf16[4,8,8,40] broadcast(k0), dimensions={}
+  six = bf16[4,8,8,40] broadcast(k6), dimensions={}
+  )") + form.body + "\n}";
+    const Config config = LoadConfig("small");
+    const CompiledModel fused = Compile(text, "m.hlo", config);
+    ASSERT_EQ(fused.steps.size(), 1u) << form.body;
+    EXPECT_EQ(fused.steps[0].device->covers, form.covers);
+    CompileOptions options;
+    options.fuse = false;
+    const CompiledModel plain = Compile(text, "m.hlo", config, options);
+    EXPECT_GT(plain.steps.size(), fused.steps.size());
+    std::vector<hlo::Literal> inputs = hlo::RandomInputs(*fused.module, 6);
+    for (double& v : inputs[0].values) v *= 8;  // some values above 6
+    hlo::RoundAll(hlo::ElementType::kBf16, inputs[0].values);
+    Device device = Device::Open("ref", config);
+    const RunResult run = Execute(fused, device, inputs);
+    EXPECT_EQ(testing::FirstBitDifference(run.result, Execute(plain, device, inputs).result), "") << form.body;
+    EXPECT_EQ(testing::FirstBitDifference(run.result, hlo::Interpreter(*fused.module).Run(inputs)), "")
+        << form.body << ": bf16 in, one fp32 op, one rounding, as the interpreter";
+  }
+}
+
 }  // namespace
 }  // namespace systole::compiler

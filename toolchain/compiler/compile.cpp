@@ -150,12 +150,22 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   // instruction at a time, so it is dissolved before deciding what is needed.
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
+  // Vector-unit steps: an elementwise op and the activation after it, or an activation alone.
+  std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
+  for (const Instruction* i : order) {
+    if (group_of_result.contains(i) || fused.contains(i)) continue;
+    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, entry.root, config, options.fuse)) {
+      fused.insert(v->chain.begin(), v->chain.end());
+      vector_of_result.emplace(v->Result(), std::move(*v));
+    }
+  }
   std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> programs;
   std::unordered_map<const Instruction*, detail::PoolPlan> pools;
   std::size_t built = 0;
   for (const Instruction* i : order) {
     const auto g = group_of_result.find(i);
-    const bool vector = g == group_of_result.end() && !fused.contains(i) && detail::RunsOnVectorUnit(*i, config);
+    const auto v = vector_of_result.find(i);
+    const bool vector = v != vector_of_result.end();
     std::optional<detail::PoolPlan> pool;
     if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
       pool = PlacePool(*i, users, entry.root, config, group_of_result, programs, rejected);
@@ -164,11 +174,12 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
     try {
       programs[i] = std::make_shared<DeviceStep>(pool     ? detail::LowerPool(*pool, config)
-                                                 : vector ? detail::LowerVector(*i, config)
+                                                 : vector ? detail::LowerVector(v->second, config)
                                                           : detail::LowerGroup(g->second, config));
       if (pool) pools.emplace(i, *pool);
     } catch (const std::invalid_argument& error) {
       rejected[(vector || pool) ? i : g->second.anchor] = fmt::format("kernel: {}", error.what());
+      if (vector) vector_of_result.erase(v);
       if (!vector && !pool) group_of_result.erase(g);
     }
   }
@@ -184,6 +195,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
     } else if (const auto p = pools.find(i); p != pools.end()) {
       needed.insert(p->second.input);
+    } else if (const auto v = vector_of_result.find(i); v != vector_of_result.end()) {
+      for (const Instruction* read : v->second.Reads()) needed.insert(read);
     } else {
       needed.insert(i->operands.begin(), i->operands.end());
     }

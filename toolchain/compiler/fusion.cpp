@@ -150,8 +150,7 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
       return nullptr;
     };
     const std::int64_t channels = anchor.shape.dims.at(static_cast<std::size_t>(*feature));
-    const bool min_max = (user->opcode == Opcode::kMaximum || user->opcode == Opcode::kMinimum) && !int8 &&
-                         other() != nullptr && UniformConstant(*other());
+    const std::optional<std::pair<double, double>> bounds = int8 ? std::nullopt : ClampBounds(*user, *current);
     if (convert) {
       // A convert to bf16 is the rounding the drain does anyway (bf16 rounding is idempotent).
     } else if (!before_func && (user->opcode == Opcode::kAdd || (user->opcode == Opcode::kMultiply && !int8)) &&
@@ -160,16 +159,10 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
       if (vector == nullptr) break;
       group.epilogue.push_back({user->opcode == Opcode::kAdd ? EpilogueTerm::Op::kAdd : EpilogueTerm::Op::kMultiply,
                                 vector->name});
-    } else if (min_max) {
-      const double bound = *UniformConstant(*other());
+    } else if (bounds) {
       if (!before_func) before_func = group.chain.size();
-      if (user->opcode == Opcode::kMaximum) lo = std::max(lo, bound);
-      if (user->opcode == Opcode::kMinimum) hi = std::min(hi, bound);
-    } else if (user->opcode == Opcode::kClamp && !int8 && user->operands.at(1) == current &&
-               UniformConstant(*user->operands[0]) && UniformConstant(*user->operands[2])) {
-      if (!before_func) before_func = group.chain.size();
-      lo = std::max(lo, *UniformConstant(*user->operands[0]));
-      hi = std::min(hi, *UniformConstant(*user->operands[2]));
+      lo = std::max(lo, bounds->first);
+      hi = std::min(hi, bounds->second);
     } else {
       break;
     }
@@ -184,11 +177,7 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
   if (before_func) {
     group.lo = static_cast<float>(lo);
     group.hi = static_cast<float>(hi);
-    if (lo == 0.0 && hi == INFINITY) {
-      group.func = isa::ActFunc::kRelu;
-    } else {
-      group.func = lo == 0.0 && hi == 6.0 ? isa::ActFunc::kRelu6 : isa::ActFunc::kClamp;
-    }
+    group.func = FunctionOf(lo, hi);
   }
   if (int8) {
     // int32 accumulators are stored as they are, unless a requantization to s8 follows.

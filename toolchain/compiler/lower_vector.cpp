@@ -1,61 +1,168 @@
-// Elementwise instructions on the vector unit: add, subtract, multiply, maximum, minimum of two
-// bf16 tensors of one shape, on bf16 configurations. The vector unit computes in fp32 and
-// rounds to bf16 (docs/NUMERICS.md), as XLA's bf16 ops do. f32 programs keep these ops on
-// the host: the vector unit's element type is bf16, which would lose precision.
+// Elementwise instructions on the vector unit, on bf16 configurations: add, subtract, multiply,
+// maximum, minimum of two bf16 tensors of one shape, and the maximum / minimum / clamp with
+// constants that follow (ReLU, ReLU6, clamp) as the VECTOR instruction's function — or alone,
+// as an activation (VECTOR max(a, a) with the function). The vector unit computes in fp32,
+// applies the function and rounds to bf16 (docs/NUMERICS.md); XLA's bf16 ops round each result,
+// and since rounding is monotone, f(round(x op y)) = round(f(x op y)) for these functions with
+// bf16 bounds: the fused step gives the bits of one step per instruction. f32 programs keep
+// these ops on the host: the vector unit's element type is bf16, which would lose precision.
 #include <fmt/core.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
 
 #include "codegen/kernels.hpp"
 #include "compiler/lowering.hpp"
+#include "numerics/bf16.hpp"
 
 namespace systole::compiler::detail {
 namespace {
 
-std::optional<isa::VecOp> VectorOpOf(hlo::Opcode opcode) {
+using hlo::Instruction;
+using hlo::Opcode;
+
+std::optional<isa::VecOp> VectorOpOf(Opcode opcode) {
   switch (opcode) {
-    case hlo::Opcode::kAdd: return isa::VecOp::kAdd;
-    case hlo::Opcode::kSubtract: return isa::VecOp::kSub;
-    case hlo::Opcode::kMultiply: return isa::VecOp::kMul;
-    case hlo::Opcode::kMaximum: return isa::VecOp::kMax;
-    case hlo::Opcode::kMinimum: return isa::VecOp::kMin;
+    case Opcode::kAdd: return isa::VecOp::kAdd;
+    case Opcode::kSubtract: return isa::VecOp::kSub;
+    case Opcode::kMultiply: return isa::VecOp::kMul;
+    case Opcode::kMaximum: return isa::VecOp::kMax;
+    case Opcode::kMinimum: return isa::VecOp::kMin;
     default: return std::nullopt;
   }
 }
 
+bool IsBf16(const Instruction& i) { return i.shape.type == hlo::ElementType::kBf16 && i.shape.Elements() > 0; }
+
+std::uint16_t Bf16Bits(double v) {
+  return numerics::F32ToBf16(std::bit_cast<std::uint32_t>(static_cast<float>(v)));
+}
+
 }  // namespace
 
-bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config) {
-  if (config.dtype != DType::kBf16 || !VectorOpOf(instruction.opcode)) return false;
-  if (instruction.shape.type != hlo::ElementType::kBf16 || instruction.shape.Elements() == 0) return false;
-  for (const hlo::Instruction* operand : instruction.operands) {
+std::optional<std::pair<double, double>> ClampBounds(const Instruction& user, const Instruction& value) {
+  if (user.opcode == Opcode::kMaximum || user.opcode == Opcode::kMinimum) {
+    if (user.operands.size() != 2 || user.operands[0] == user.operands[1]) return std::nullopt;
+    const Instruction* other = user.operands[0] == &value ? user.operands[1] : user.operands[0];
+    if (user.operands[0] != &value && user.operands[1] != &value) return std::nullopt;
+    const std::optional<double> bound = UniformConstant(*other);
+    if (!bound) return std::nullopt;
+    return user.opcode == Opcode::kMaximum ? std::pair{*bound, double(INFINITY)} : std::pair{-double(INFINITY), *bound};
+  }
+  if (user.opcode == Opcode::kClamp && user.operands.size() == 3 && user.operands[1] == &value) {
+    const std::optional<double> lo = UniformConstant(*user.operands[0]), hi = UniformConstant(*user.operands[2]);
+    if (lo && hi) return std::pair{*lo, *hi};
+  }
+  return std::nullopt;
+}
+
+isa::ActFunc FunctionOf(double lo, double hi) {
+  if (lo == 0.0 && hi == INFINITY) return isa::ActFunc::kRelu;
+  return lo == 0.0 && hi == 6.0 ? isa::ActFunc::kRelu6 : isa::ActFunc::kClamp;
+}
+
+bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
+  if (config.dtype != DType::kBf16 || !VectorOpOf(instruction.opcode) || !IsBf16(instruction)) return false;
+  for (const Instruction* operand : instruction.operands) {
     if (!operand->shape.SameAs(instruction.shape)) return false;
   }
   return true;
 }
 
-DeviceStep LowerVector(const hlo::Instruction& instruction, const Config& config) {
+std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, const Instruction* root,
+                                      const Config& config, bool fuse) {
+  if (config.dtype != DType::kBf16 || !IsBf16(i)) return std::nullopt;
+  VectorGroup group;
+  if (!fuse) {  // one step per instruction: a max / min with a broadcast constant is a binary op
+    if (!RunsOnVectorUnit(i, config)) return std::nullopt;
+    group.op = &i;
+    return group;
+  }
+  double lo = -INFINITY, hi = INFINITY;
+  // A max / min / clamp with constants starts an activation of its data operand; any other
+  // vector op is the group's operation.
+  const Instruction* data = nullptr;
+  for (const Instruction* operand : i.operands) {
+    if (!UniformConstant(*operand) && ClampBounds(i, *operand)) data = operand;
+  }
+  if (data != nullptr && data->shape.SameAs(i.shape)) {
+    group.input = data;
+    const auto [l, h] = *ClampBounds(i, *data);
+    lo = l;
+    hi = h;
+    group.chain.push_back(&i);
+  } else if (RunsOnVectorUnit(i, config)) {
+    group.op = &i;
+  } else {
+    return std::nullopt;
+  }
+  for (const Instruction* current = group.Result(); current != root;) {
+    const auto it = users.find(current);
+    if (it == users.end() || it->second.size() != 1) break;
+    const Instruction* user = it->second.front();
+    const auto bounds = ClampBounds(*user, *current);
+    if (!bounds || !user->shape.SameAs(current->shape)) break;
+    lo = std::max(lo, bounds->first);
+    hi = std::min(hi, bounds->second);
+    group.chain.push_back(user);
+    current = user;
+  }
+  if (lo > hi) {  // clamp(lo > hi) is the constant hi in HLO: leave the chain to the host
+    if (group.op == nullptr) return std::nullopt;
+    group.chain.clear();
+  }
+  if (!group.chain.empty()) {
+    group.func = FunctionOf(lo, hi);
+    group.lo_bits = Bf16Bits(lo);
+    group.hi_bits = Bf16Bits(hi);
+  }
+  return group;
+}
+
+std::vector<const Instruction*> VectorGroup::Reads() const {
+  if (op == nullptr) return {input};
+  return {op->operands.begin(), op->operands.end()};
+}
+
+DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
+  const Instruction& result = *group.Result();
   codegen::ProgramBuilder builder(config);
   std::vector<std::uint64_t> dims;
   std::vector<std::int64_t> identity;
-  for (std::size_t d = 0; d < instruction.shape.Rank(); ++d) {
-    dims.push_back(static_cast<std::uint64_t>(instruction.shape.dims[d]));
+  for (std::size_t d = 0; d < result.shape.Rank(); ++d) {
+    dims.push_back(static_cast<std::uint64_t>(result.shape.dims[d]));
     identity.push_back(static_cast<std::int64_t>(d));
   }
   if (dims.empty()) dims.push_back(1);  // a scalar is one element
   const auto bf16 = assembly::DataType::kBf16;
-  const codegen::Tensor a = builder.AddInput("a", bf16, dims);
-  const codegen::Tensor b = builder.AddInput("b", bf16, dims);
-  const codegen::Tensor y = builder.AddOutput("y", bf16, dims);
   DeviceStep step;
-  step.kernel = fmt::format("vector {} {}", hlo::OpcodeName(instruction.opcode), instruction.shape.ToString());
-  step.covers = {instruction.name};
-  builder.BeginKernel(step.kernel);
-  codegen::ElementwiseParams params;
-  params.op = *VectorOpOf(instruction.opcode);
-  codegen::Elementwise(builder, a, b, y, params);
-  for (const hlo::Instruction* operand : instruction.operands) {
-    step.inputs.push_back({Binding::Kind::kValue, operand->name, identity, bf16, dims});
+  const std::string function = group.chain.empty() ? "" : fmt::format(" + {}", hlo::OpcodeName(group.chain.back()->opcode));
+  if (group.op != nullptr) {
+    step.kernel = fmt::format("vector {}{} {}", hlo::OpcodeName(group.op->opcode), function, result.shape.ToString());
+    step.covers.push_back(group.op->name);
+  } else {
+    step.kernel = fmt::format("vector activation{} {}", function, result.shape.ToString());
   }
-  step.output = {Binding::Kind::kValue, instruction.name, identity, bf16, dims};
+  for (const Instruction* i : group.chain) step.covers.push_back(i->name);
+  const std::vector<const Instruction*> reads = group.Reads();
+  std::vector<codegen::Tensor> inputs;
+  for (std::size_t r = 0; r < reads.size(); ++r) {
+    inputs.push_back(builder.AddInput(r == 0 ? "a" : "b", bf16, dims));
+    step.inputs.push_back({Binding::Kind::kValue, reads[r]->name, identity, bf16, dims});
+  }
+  const codegen::Tensor y = builder.AddOutput("y", bf16, dims);
+  if (group.op != nullptr) {
+    codegen::ElementwiseParams params;
+    params.op = *VectorOpOf(group.op->opcode);
+    params.func = group.func;
+    params.lo_bits = group.lo_bits;
+    params.hi_bits = group.hi_bits;
+    codegen::Elementwise(builder, inputs.at(0), inputs.at(1), y, params);
+  } else {
+    codegen::Activation(builder, inputs.at(0), y, group.func, group.lo_bits, group.hi_bits);
+  }
+  step.output = {Binding::Kind::kValue, result.name, identity, bf16, dims};
   step.program = builder.Finish();
   step.program.config = config.name;
   const codegen::CycleEstimate& total = builder.Estimates().back();

@@ -96,8 +96,31 @@ std::optional<double> UniformConstant(const hlo::Instruction& instruction);
 // shapes the kernels reject, which then run on the host.
 DeviceStep LowerGroup(const Group& group, const Config& config);
 
+// The bounds [lo, hi] of `user` applied to `value` when it is a maximum / minimum with a
+// constant (either operand order) or a clamp with constant bounds; nullopt otherwise.
+std::optional<std::pair<double, double>> ClampBounds(const hlo::Instruction& user, const hlo::Instruction& value);
+// The drain / VECTOR function of a clamp to [lo, hi]: relu, relu6 or clamp.
+isa::ActFunc FunctionOf(double lo, double hi);
+
 // An elementwise instruction the vector unit computes as the HLO does (lower_vector.cpp).
 bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config);
-DeviceStep LowerVector(const hlo::Instruction& instruction, const Config& config);
+
+// One vector-unit step: a binary op (or, when `op` is null, an activation of `input`) and the
+// maximum / minimum / clamp with constants that follow it, as the VECTOR function.
+struct VectorGroup {
+  const hlo::Instruction* op = nullptr;
+  const hlo::Instruction* input = nullptr;
+  std::vector<const hlo::Instruction*> chain;  // the function's instructions; the last is the result
+  isa::ActFunc func = isa::ActFunc::kNone;
+  std::uint16_t lo_bits = 0, hi_bits = 0;  // bf16
+
+  const hlo::Instruction* Result() const { return chain.empty() ? op : chain.back(); }
+  std::vector<const hlo::Instruction*> Reads() const;  // the values the step reads
+};
+// The vector step starting at `i` (bf16 configurations, bf16 values), or nullopt; without
+// `fuse`, one binary op per step and no function.
+std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& users, const hlo::Instruction* root,
+                                      const Config& config, bool fuse);
+DeviceStep LowerVector(const VectorGroup& group, const Config& config);
 
 }  // namespace systole::compiler::detail
