@@ -163,6 +163,10 @@ Tensor PackGroups(ProgramBuilder& builder, const Geometry& g, const Tensor& weig
   return packed;
 }
 
+}  // namespace
+
+namespace conv {
+
 // An ungrouped convolution with the given scheme. Weights and out may be column-blocked.
 void EmitDense(ProgramBuilder& builder, const Geometry& g, const Tensor& input,
                const Tensor& weights, const std::optional<Tensor>& bias, const Tensor& out,
@@ -200,7 +204,7 @@ std::uint64_t TrialCycles(const Config& config, const Geometry& g, const Tensor&
   return trial.Estimates().back().cycles;
 }
 
-}  // namespace
+}  // namespace conv
 
 void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
             const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,
@@ -286,13 +290,13 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
     std::uint64_t best = 0;
     for (const conv::DenseScheme& scheme : candidates) {
       if (candidates.size() == 1) break;
-      const std::uint64_t cycles = TrialCycles(builder.config(), g, input, weights, bias, out, transform, scheme);
+      const std::uint64_t cycles = conv::TrialCycles(builder.config(), g, input, weights, bias, out, transform, scheme);
       if (best == 0 || cycles < best) {
         best = cycles;
         pick = &scheme;
       }
     }
-    EmitDense(builder, g, input, weights, bias, out, transform, *pick);
+    conv::EmitDense(builder, g, input, weights, bias, out, transform, *pick);
     return;
   }
   for (std::uint64_t group = 0; group < g.groups; ++group) {

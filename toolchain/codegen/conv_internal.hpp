@@ -1,6 +1,6 @@
 // Shared by conv.cpp (the tap-by-tap implicit GEMM, groups) and conv_packed.cpp (taps packed
-// into k-steps for convolutions with few input channels). Not part of the kernel library's
-// interface: tests include it only to ask which scheme a convolution gets.
+// into k-steps for convolutions with few input channels) and conv_plan.cpp (plans, the choice
+// of scheme, the chunk loop). Not part of the kernel library's interface.
 #pragma once
 
 #include <cstdint>
@@ -80,5 +80,18 @@ struct DenseScheme {
 inline constexpr double kTrialMargin = 1.15;
 std::vector<DenseScheme> DenseCandidates(const Config& config, const Geometry& g, std::uint64_t n,
                                          bool raw);
+
+// Emits an ungrouped convolution with `scheme` (conv.cpp). Weights and out may be
+// column-blocked.
+void EmitDense(ProgramBuilder& builder, const Geometry& g, const Tensor& input,
+               const Tensor& weights, const std::optional<Tensor>& bias, const Tensor& out,
+               const OutputTransform& transform, const DenseScheme& scheme);
+
+// The cycles the golden model's timing model gives `scheme` for this convolution alone, as a
+// device step runs it: the same tensor shapes in a scratch program.
+std::uint64_t TrialCycles(const Config& config, const Geometry& g, const Tensor& input,
+                          const Tensor& weights, const std::optional<Tensor>& bias,
+                          const Tensor& out, const OutputTransform& transform,
+                          const DenseScheme& scheme);
 
 }  // namespace systole::codegen::conv
