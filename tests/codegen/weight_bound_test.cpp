@@ -94,6 +94,18 @@ TEST(WeightBound, RawOutputsLoadTheirBiasAheadOfTheirTile) {
   }
 }
 
+// A 3×3 convolution on 14×14×256 fills small's UB with one A slot of 144 k-steps, leaving
+// three output slots: each chunk loads its own rows. Its first group of N tiles is as wide as
+// the accumulator slots allow (the output slots only hold up the epilogues): before, limited by
+// the output slots to one tile, every chunk's 144 k-steps of gathers waited for one tile's
+// MATMULs each (77.8 % useful MACs in ResNet-50).
+TEST(WeightBound, OneASlotChunksLoadInsideAWideGroup) {
+  const Config config = LoadConfig("small");
+  const CycleEstimate e = EstimateConv(config, {14, 256, 256, 3});
+  std::cout << Breakdown(e);
+  EXPECT_GE(e.MxuUtilization(), 0.95);
+}
+
 // ResNet-50's classifier, out[1, 1000] = x[1, 2048] · W[2048, 1000] (raw fp32): every weight
 // tile serves one row. With the operands swapped (out^T = W^T · x^T: W^T streamed as 1000 A
 // rows from its K-blocked layout [K/R, N, R], x^T the stationary K × 1 operand) the weights

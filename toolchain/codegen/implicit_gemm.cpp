@@ -149,15 +149,16 @@ class Emitter {
   // Chunk c's A rows were loaded during chunk c - 1 (two A slots).
   bool Prefetched(std::size_t c) const { return c > 0 && buf_.a_buffers > 1; }
 
-  // The N-tile groups of chunk c: a first group as wide as half the accumulator (and output)
-  // slots when the chunk loads its own A rows, so that the next group's MATMULs never wait for
-  // a slot whose epilogue is still running; single tiles otherwise, one epilogue behind.
+  // The N-tile groups of chunk c: a first group as wide as half the accumulator slots when the
+  // chunk loads its own A rows, so that the next group's MATMULs never wait for a slot whose
+  // epilogue is still running; single tiles otherwise, one epilogue behind. The output slots do
+  // not limit it: an ACTIVATE that waits for the STORE of an output slot's previous tile holds
+  // up only the epilogues (3×3 convolutions on 14×14 on small, whose A slot leaves 3 output
+  // slots: 77.8 % -> 99.3 % useful MACs).
   std::vector<std::uint32_t> Groups(std::size_t c) const {
     std::uint32_t first = 1;
     if (!Prefetched(c)) {
-      std::uint64_t slots = acc_slots_;
-      if (!p_.raw_output) slots = std::min(slots, out_slots_);
-      first = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(slots / 2, 1, n_tiles_));
+      first = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(acc_slots_ / 2, 1, n_tiles_));
     }
     std::vector<std::uint32_t> groups = {first};
     for (std::uint32_t j = first; j < n_tiles_; ++j) groups.push_back(1);
