@@ -9,7 +9,7 @@
 // padding or not, so the accumulation order is the same for every pixel and does not depend on
 // the chunking. It does depend on the scheme: an ungrouped convolution with few input channels
 // and dilation_w = 1 packs taps into k-steps instead (conv_packed.cpp), when that is estimated
-// faster (DenseCandidates, TrialCycles), and then sums in (ky, slice of the kx × channel
+// faster (PickDenseScheme), and then sums in (ky, slice of the kx × channel
 // window) order.
 //
 // Groups: a group whose channels fit the array is packed with its neighbours into a
@@ -285,18 +285,8 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
     return;
   }
   if (g.groups == 1) {
-    const std::vector<conv::DenseScheme> candidates = conv::DenseCandidates(builder.config(), g, g.cout, raw);
-    const conv::DenseScheme* pick = &candidates.front();
-    std::uint64_t best = 0;
-    for (const conv::DenseScheme& scheme : candidates) {
-      if (candidates.size() == 1) break;
-      const std::uint64_t cycles = conv::TrialCycles(builder.config(), g, input, weights, bias, out, transform, scheme);
-      if (best == 0 || cycles < best) {
-        best = cycles;
-        pick = &scheme;
-      }
-    }
-    conv::EmitDense(builder, g, input, weights, bias, out, transform, *pick);
+    const conv::DenseScheme pick = conv::PickDenseScheme(builder.config(), g, input, weights, bias, out, transform);
+    conv::EmitDense(builder, g, input, weights, bias, out, transform, pick);
     return;
   }
   for (std::uint64_t group = 0; group < g.groups; ++group) {

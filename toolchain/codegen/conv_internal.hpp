@@ -94,4 +94,12 @@ std::uint64_t TrialCycles(const Config& config, const Geometry& g, const Tensor&
                           const Tensor& out, const OutputTransform& transform,
                           const DenseScheme& scheme);
 
+// The scheme Conv2D runs an ungrouped convolution with: the only candidate, or the one of the
+// candidates that TrialCycles finds fastest. The outcome depends only on the configuration,
+// the geometry, the tensors' shapes and types and the transform, so it is remembered for
+// them: ResNet-50's 53 convolutions have 20 distinct shapes.
+DenseScheme PickDenseScheme(const Config& config, const Geometry& g, const Tensor& input,
+                            const Tensor& weights, const std::optional<Tensor>& bias,
+                            const Tensor& out, const OutputTransform& transform);
+
 }  // namespace systole::codegen::conv

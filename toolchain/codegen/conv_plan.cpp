@@ -1,8 +1,11 @@
 // How a convolution is cut and scheduled: its buffer plan (by estimated time), the choice
 // between packed taps and tap by tap, and the chunk loop both schemes share.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "codegen/conv_internal.hpp"
@@ -90,6 +93,61 @@ std::vector<DenseScheme> DenseCandidates(const Config& config, const Geometry& g
   const double limit = schemes.front().cycles * kTrialMargin;
   std::erase_if(schemes, [&](const DenseScheme& s) { return s.cycles > limit; });
   return schemes;
+}
+
+namespace {
+
+struct RememberedPick {
+  Config config;
+  std::string key;
+  DenseScheme scheme;
+};
+
+std::string PickKey(const Geometry& g, const Tensor& input, const Tensor& weights,
+                    const std::optional<Tensor>& bias, const Tensor& out,
+                    const OutputTransform& t) {
+  const auto shape = [](const Tensor& x) {
+    return fmt::format("{}:{}", static_cast<int>(x.dtype), fmt::join(x.shape, "x"));
+  };
+  const ConvParams& p = g.p;
+  return fmt::format("{} {} {} {} | {} {} {} {} {} {} {} {} {} {} | {} {} {} {} {} {}", shape(input),
+                     shape(weights), bias ? shape(*bias) : "-", shape(out), g.kh, g.kw, g.cout,
+                     p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
+                     fmt::format("{},{},{},{}", p.pad_top, p.pad_bottom, p.pad_left, p.pad_right),
+                     p.groups, p.out_channels, static_cast<int>(t.func), t.scale_bits, t.shift,
+                     t.zero_point, t.lo_bits, t.hi_bits);
+}
+
+}  // namespace
+
+DenseScheme PickDenseScheme(const Config& config, const Geometry& g, const Tensor& input,
+                            const Tensor& weights, const std::optional<Tensor>& bias,
+                            const Tensor& out, const OutputTransform& transform) {
+  const bool raw = out.dtype == (config.dtype == DType::kBf16 ? DataType::kFp32 : DataType::kInt32);
+  const std::vector<DenseScheme> candidates = DenseCandidates(config, g, g.cout, raw);
+  if (candidates.size() == 1) return candidates.front();
+  static std::mutex mutex;
+  static std::vector<RememberedPick> remembered;
+  const std::string key = PickKey(g, input, weights, bias, out, transform);
+  {
+    const std::lock_guard lock(mutex);
+    for (const RememberedPick& r : remembered) {
+      if (r.key == key && r.config == config) return r.scheme;
+    }
+  }
+  const DenseScheme* pick = nullptr;
+  std::uint64_t best = 0;
+  for (const DenseScheme& scheme : candidates) {
+    const std::uint64_t cycles = TrialCycles(config, g, input, weights, bias, out, transform, scheme);
+    if (pick == nullptr || cycles < best) {
+      best = cycles;
+      pick = &scheme;
+    }
+  }
+  const std::lock_guard lock(mutex);
+  if (remembered.size() >= 256) remembered.clear();  // a bound, not a policy: shapes repeat
+  remembered.push_back({config, key, *pick});
+  return *pick;
 }
 
 void EmitChunks(ProgramBuilder& builder, const Geometry& g, ImplicitGemm problem,
