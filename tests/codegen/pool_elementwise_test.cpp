@@ -83,6 +83,11 @@ TEST_P(PoolTest, MaxAndAveragePoolingWithPaddingMatchTheReference) {
   const std::uint64_t width = config.UbRowElems();
   std::vector<PoolCase> cases = {
       {1, 8, 8, width + 3, MakePool(PoolKind::kMax, 3, 2, 1)},   // ResNet's max pool
+      // Many bands per slot, channel chunks of different widths and a last, shorter band:
+      // the padding columns a slot keeps from earlier bands must still be there.
+      {2, 41, 30, width + 3, MakePool(PoolKind::kMax, 3, 2, 1)},
+      {1, 112, 112, width + 3, MakePool(PoolKind::kMax, 3, 2, 1)},  // ResNet's stem pool
+      {1, 33, 20, width + 1, MakePool(PoolKind::kAverage, 3, 2, 1)},
       {2, 6, 7, 5, MakePool(PoolKind::kAverage, 2, 2, 0)},
       {1, 7, 7, 3, MakePool(PoolKind::kAverage, 3, 1, 1)},
       {1, 7, 7, 2 * width, MakePool(PoolKind::kAverage, 7, 1, 0)},  // global average pool

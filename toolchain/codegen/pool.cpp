@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <stdexcept>
@@ -75,6 +76,10 @@ void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
 
   builder.BeginKernel(fmt::format("pool2d {}x{}x{}x{} {}x{} s{}", batch, h, w, ch,
                                   params.window_h, params.window_w, params.stride_h));
+  // The left / right padding columns of a slot sit at the same UB rows in every band and no
+  // data LOAD writes them, so they are filled once per slot (re-filled only when a band needs
+  // more rows or columns of them than the slot holds): one fill LOAD per image row saved.
+  std::array<std::uint64_t, 2> side_rows{}, side_elems{};
   std::uint64_t slot = 0;
   for (std::uint64_t img = 0; img < batch; ++img) {
     for (std::uint64_t c0 = 0; c0 < ch; c0 += width) {
@@ -84,6 +89,11 @@ void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
         const std::uint64_t rows_in = (rows_out - 1) * params.stride_h + params.window_h;
         const std::uint64_t in_base = (slot % 2) * in_slot;
         const std::uint64_t out_base = 2 * in_slot + (slot % 2) * out_slot;
+        const bool sides = rows_in > side_rows[slot % 2] || elems > side_elems[slot % 2];
+        if (sides) {
+          side_rows[slot % 2] = rows_in;
+          side_elems[slot % 2] = elems;
+        }
         std::vector<Fill> fills;
         const auto fill = [&](std::uint64_t row, std::uint64_t rows) {
           if (rows == 0) return;
@@ -101,14 +111,14 @@ void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
             fill(row, padded_w);
             continue;
           }
-          fill(row, params.pad_left);
+          if (sides) fill(row, params.pad_left);
           const std::uint64_t first = row + params.pad_left;
           builder.Emit(LoadInsn(MemSpace::kUb,
                                 input.address +
                                     ((img * h + static_cast<std::uint64_t>(iy)) * w * ch + c0) * e,
                                 ch * e, first, 0, w, elems),
                        {{Space::kUb, first, first + w, true}, ReadOf(input)});
-          fill(first + w, params.pad_right);
+          if (sides) fill(first + w, params.pad_right);
         }
         for (const Fill& f : fills) {
           builder.Emit(LoadInsn(MemSpace::kUb, pad_row.address, 0, f.row, 0, f.rows, elems),
