@@ -82,6 +82,8 @@ struct ImplicitGemm {
 };
 
 // How the UB and the accumulators are divided: `chunk_rows` is the most rows a chunk may have.
+// acc_buffers / out_buffers are the least the plan needs; EmitImplicitGemm also uses every
+// further accumulator and output slot that fits (for its groups of N tiles).
 struct GemmBuffers {
   std::uint32_t chunk_rows = 0;
   std::uint32_t a_buffers = 0;    // UB slots of (k-steps x chunk_rows) rows: 2 = double-buffered
