@@ -21,7 +21,7 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 // Why an instruction that is not a dot or convolution runs on the host.
-std::string HostReason(const Instruction& i) {
+std::string HostReason(const Instruction& i, const Config& config) {
   switch (i.opcode) {
     case Opcode::kParameter:
     case Opcode::kConstant:
@@ -43,7 +43,12 @@ std::string HostReason(const Instruction& i) {
       return "data movement";
     default:
       // The vector unit takes bf16 add/sub/mul/max/min of equal shapes (lower_vector.cpp).
-      return IsElementwiseBinary(i.opcode) ? "not a bf16 op of two equal shapes" : "no device kernel";
+      if (!IsElementwiseBinary(i.opcode)) return "no device kernel";
+      if (config.dtype != DType::kBf16) return "elementwise ops run on the vector unit of bf16 configurations only";
+      if (i.shape.type != hlo::ElementType::kBf16) {
+        return fmt::format("{} elementwise: the vector unit computes bf16", hlo::ElementTypeName(i.shape.type));
+      }
+      return "not a bf16 op of two equal shapes";
   }
 }
 
@@ -208,7 +213,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       model.steps.push_back({Step::Kind::kDevice, i->name, "", p->second});
     } else {
       const auto r = rejected.find(i);
-      model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i), nullptr});
+      model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i, config), nullptr});
     }
   }
   return model;
