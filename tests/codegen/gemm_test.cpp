@@ -127,6 +127,19 @@ TEST_P(GemmTest, GroupedTilesMatchTheReference) {
   RunGemmCase(config, {30, 3 * r, 6 * c, false, false}, rng);
 }
 
+// A reduction long enough that only one A slot fits: every chunk loads its own rows inside its
+// first group (none is prefetched), after the previous chunk's MATMULs have freed the slot.
+TEST_P(GemmTest, OneASlotChunksMatchTheReference) {
+  const Config config = LoadConfig(GetParam());
+  if (config.name != "small" && config.name != "small-int8") GTEST_SKIP() << "sized for small's UB";
+  std::mt19937_64 rng(TestSeed());
+  const std::uint64_t r = config.rows, c = config.cols, steps = config.UbRows() / 256 + 4;
+  const GemmBuffers plan = PlanGemmBuffers(config, static_cast<std::uint32_t>(steps), 500, false);
+  ASSERT_EQ(plan.a_buffers, 1u) << "pick a longer reduction";
+  RunGemmCase(config, {500, steps * r, 3 * c + 1, true, false}, rng);
+  RunGemmCase(config, {500, steps * r - 3, 2 * c, true, true}, rng, true, true, true);
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, GemmTest, ::testing::ValuesIn(TestConfigs()), ConfigTestName);
 
 TEST(GemmErrors, RejectsMismatchedShapesAndTypes) {
