@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "asm/bundle.hpp"
-#include "asm/disassembler.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -271,24 +270,6 @@ bool IsModelFile(const std::filesystem::path& path) {
   } catch (const std::exception&) {
     return false;
   }
-}
-
-std::string Listing(const CompiledModel& model) {
-  std::string out = fmt::format("; {} compiled for '{}': {} step(s), {} on the device\n", model.source_name, model.config,
-                                model.steps.size(), model.DeviceStepCount());
-  std::size_t index = 0;
-  for (const Step& step : model.steps) {
-    if (step.kind == Step::Kind::kHost) {
-      out += fmt::format("; step {}: host   {}  ({})\n", index++, step.instruction, step.reason);
-      continue;
-    }
-    const DeviceStep& d = *step.device;
-    out += fmt::format("\n; step {}: device {}  [{}]  estimate {} cycles, MXU busy {}\n", index++, d.kernel,
-                       fmt::join(d.covers, ", "), d.estimate.cycles, d.estimate.mxu_busy);
-    out += assembly::Disassemble(d.program);
-    out += "\n";
-  }
-  return out;
 }
 
 }  // namespace systole::compiler

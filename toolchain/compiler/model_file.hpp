@@ -26,8 +26,4 @@ CompiledModel LoadModel(const std::filesystem::path& path);
 // program bundle or anything else.
 bool IsModelFile(const std::filesystem::path& path);
 
-// The assembly listing of every device step, with the placement of each instruction as
-// comments: what `systole compile --listing` writes.
-std::string Listing(const CompiledModel& model);
-
 }  // namespace systole::compiler
