@@ -102,6 +102,8 @@ INSTANTIATE_TEST_SUITE_P(Programs, Rtl,
                                            RtlCase{"bf16_residual_block.hlo", "small", true, 2},
                                            // make run's network: fused ReLUs and the device max pool.
                                            RtlCase{"small_cnn_f32.hlo", "small", true, 4},
+                                           // ResNet-50's stem on a 64x64 image: packed taps.
+                                           RtlCase{"stem_conv7x7s2_cin3.hlo", "small", true, 1},
                                            RtlCase{"s8_dense_bias.hlo", "small-int8", true, 1},
                                            RtlCase{"s8_conv3x3.hlo", "small-int8", true, 2},
                                            RtlCase{"s8_conv_requant.hlo", "small-int8", true, 2}),
