@@ -4,11 +4,25 @@
 // `load_weights dram=A, stride=S, rows=k, cols=n` (docs/ISA.md) pushes ROWS rows: row t < k holds
 // the n elements at A + t*S followed by zeros, rows t >= k are zero. The k memory rows stream
 // through systole_row_reader; the zero rows need no memory traffic.
+//
+// Tiles overlap: the unit takes the next LOAD_WEIGHTS as soon as the current one has handed all
+// its rows to the reader (one cycle later), so the next tile's requests go out while this tile's
+// words are still coming back and a tile no longer pays the whole memory round trip. Each
+// accepted instruction waits in a small in-order queue (QUEUE entries) until its ROWS rows are
+// pushed; `done` pulses in acceptance order. How far ahead the unit runs is bounded by the queue,
+// by the reader's CREDITS (words in flight or buffered) and, as before, by the weight FIFO's
+// back-pressure (wrow_ready). The default CREDITS holds QUEUE tiles' words, so that the queue,
+// not the credits, sets the overlap (rtl/README.md, "WEIGHT unit").
 module systole_dma_weights #(
     parameter integer ROWS = 4,
     parameter integer COLS = 4,
     parameter integer BF16 = 0,
-    parameter integer EW = BF16 != 0 ? 16 : 8
+    parameter integer EW = BF16 != 0 ? 16 : 8,
+    parameter integer QUEUE = 2,
+    // QUEUE tiles of word-aligned rows, rounded up to a power of two; at least the reader's 16
+    parameter integer CREDITS = QUEUE * (1 << $clog2(ROWS * ((COLS * EW / 8 + 31) / 32))) < 16
+                                ? 16
+                                : QUEUE * (1 << $clog2(ROWS * ((COLS * EW / 8 + 31) / 32)))
 ) (
     input  logic                 clk,
     input  logic                 rst,
@@ -36,66 +50,87 @@ module systole_dma_weights #(
 
   localparam integer E = EW / 8;
   localparam integer ROW_BYTES = COLS * E;
+  localparam integer QW = $clog2(QUEUE);
 
-  logic        active;
+  if (QUEUE < 2 || (QUEUE & (QUEUE - 1)) != 0) begin : g_check_queue
+    systole_param_error_dma_weights_QUEUE_must_be_a_power_of_two_at_least_2 u_error ();
+  end
+
+  // ---- Issue side: the newest instruction's rows go to the reader as jobs ----------------
   logic [47:0] next_addr;
   logic [31:0] stride;
-  logic [15:0] mem_rows;     // k: rows read from memory
-  logic [15:0] cols;         // n
-  logic [15:0] jobs_left;
-  logic [15:0] pushed;       // rows pushed to the FIFO so far (0..ROWS)
+  logic [15:0] issue_cols;   // n of the instruction being issued
+  logic [15:0] jobs_left;    // its memory rows not yet handed to the reader
 
-  assign cmd_ready = !active;
+  // ---- Per-instruction queue: k and n of every accepted instruction not yet done ----------
+  logic [15:0] q_rows [QUEUE];   // k: rows read from memory
+  logic [15:0] q_cols [QUEUE];   // n
+  logic [QW:0] q_head, q_tail;   // extra bit tells full from empty
+  wire         q_empty = q_head == q_tail;
+  wire         q_full  = (q_tail - q_head) == (QW + 1)'(QUEUE);
+  wire  [15:0] head_rows = q_rows[q_head[QW-1:0]];
+  wire  [15:0] head_cols = q_cols[q_head[QW-1:0]];
+  logic [15:0] pushed;       // rows of the oldest instruction pushed so far (0..ROWS)
+
+  // Not in the cycle the last job goes out: that would make cmd_ready depend on the memory
+  // port's ready. One idle cycle per tile is small next to a tile's ROWS cycles of requests.
+  assign cmd_ready = jobs_left == 0 && !q_full;
   wire take = cmd_valid && cmd_ready;
 
   logic                   row_valid, row_ready, job_ready, reader_idle;
   logic [ROW_BYTES*8-1:0] row_data;
-  wire                    job_valid = active && jobs_left != 0;
+  wire                    job_valid = jobs_left != 0;
 
-  systole_row_reader #(.ROW_BYTES(ROW_BYTES)) u_reader (
+  systole_row_reader #(.ROW_BYTES(ROW_BYTES), .CREDITS(CREDITS), .JOB_DEPTH(CREDITS)) u_reader (
       .clk, .rst,
       .job_valid, .job_ready,
       .job_addr(next_addr),
-      .job_len(16'(32'(cols) * E)),
+      .job_len(16'(32'(issue_cols) * E)),
       .job_dst(16'd0),
       .row_valid, .row_ready, .row_data,
       .mem_req_valid, .mem_req_ready, .mem_req_addr, .mem_rsp_valid, .mem_rsp_rdata,
       .stall_memory, .idle(reader_idle)
   );
 
-  // Rows below k come from memory, the rest are zero.
-  wire from_memory = pushed < mem_rows;
-  assign wrow_valid = active && (from_memory ? row_valid : 1'b1);
+  // Rows below the oldest instruction's k come from memory, the rest are zero. The reader's
+  // rows arrive in job order, i.e. in instruction order, so the oldest's rows come first.
+  wire from_memory = pushed < head_rows;
+  assign wrow_valid = !q_empty && (from_memory ? row_valid : 1'b1);
   assign wrow_data  = from_memory ? row_data : '0;
-  assign row_ready  = from_memory && wrow_ready;
+  assign row_ready  = !q_empty && from_memory && wrow_ready;
   wire   push       = wrow_valid && wrow_ready;
-  assign bytes_weights = push && from_memory ? 32'(cols) * E : 32'd0;
+  wire   last_push  = push && pushed + 16'd1 == 16'(ROWS);
+  assign bytes_weights = push && from_memory ? 32'(head_cols) * E : 32'd0;
+
+  always_ff @(posedge clk) begin
+    if (take) begin
+      q_rows[q_tail[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
+      q_cols[q_tail[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
+    end
+  end
 
   always_ff @(posedge clk) begin
     done <= 1'b0;
     if (rst) begin
-      active <= 1'b0;
       jobs_left <= '0;
       pushed <= '0;
-    end else if (take) begin
-      active    <= 1'b1;
-      next_addr <= cmd_insn[LOAD_WEIGHTS_DRAM_LSB +: LOAD_WEIGHTS_DRAM_WIDTH];
-      stride    <= cmd_insn[LOAD_WEIGHTS_STRIDE_LSB +: LOAD_WEIGHTS_STRIDE_WIDTH];
-      mem_rows  <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
-      cols      <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
-      jobs_left <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
-      pushed    <= '0;
-    end else if (active) begin
-      if (job_valid && job_ready) begin
+      q_head <= '0;
+      q_tail <= '0;
+    end else begin
+      if (take) begin
+        next_addr  <= cmd_insn[LOAD_WEIGHTS_DRAM_LSB +: LOAD_WEIGHTS_DRAM_WIDTH];
+        stride     <= cmd_insn[LOAD_WEIGHTS_STRIDE_LSB +: LOAD_WEIGHTS_STRIDE_WIDTH];
+        issue_cols <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
+        jobs_left  <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
+        q_tail     <= q_tail + 1'b1;
+      end else if (job_valid && job_ready) begin
         jobs_left <= jobs_left - 16'd1;
         next_addr <= next_addr + 48'(stride);
       end
-      if (push) begin
-        pushed <= pushed + 16'd1;
-        if (pushed + 16'd1 == 16'(ROWS)) begin
-          active <= 1'b0;
-          done <= 1'b1;
-        end
+      if (push) pushed <= last_push ? 16'd0 : pushed + 16'd1;
+      if (last_push) begin
+        q_head <= q_head + 1'b1;
+        done <= 1'b1;
       end
     end
   end

@@ -143,11 +143,17 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
         const std::size_t freed_by = index - config_.weight_fifo_tiles;
         if (freed_by < tile_popped_.size()) start = std::max(start, tile_popped_[freed_by]);
       }
-      complete = Transfer(start,
-                          Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
-                              insn[Field::kCols] * element_bytes, false),
-                          perf);
-      unit_free = complete;
+      // The unit's in-order queue: tile n is taken once tile n - depth is done.
+      if (index >= parameters_.weight_queue_depth) {
+        start = std::max(start, tile_loaded_[index - parameters_.weight_queue_depth]);
+      }
+      const DmaTime time = Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
+                               insn[Field::kCols] * element_bytes, false);
+      complete = Transfer(start, time, perf);
+      // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
+      // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
+      // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.
+      unit_free = complete - time.latency + 1;
       tile_loaded_.push_back(complete);
       break;
     }

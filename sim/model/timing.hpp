@@ -39,6 +39,9 @@ struct TimingParameters {
   Memory memory = Memory::kDram;
   // Instructions a unit's queue holds before the sequencer stalls on it.
   std::uint64_t unit_queue_depth = 8;
+  // LOAD_WEIGHTS the WEIGHT unit holds at once (issued, not all rows pushed): its queue depth,
+  // QUEUE of rtl/dma/systole_dma_weights.sv.
+  std::uint64_t weight_queue_depth = 2;
   // kFixed: cycles from a DMA's start to its first data beat (device-memory latency).
   std::uint64_t memory_latency = 64;
   // kFixed: bytes one device-memory channel moves per cycle; each DMA row is whole beats.

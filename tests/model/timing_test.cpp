@@ -67,6 +67,33 @@ TEST(Timing, BackToBackMatmulsOverlapFillAndDrain) {
   EXPECT_EQ(model.Counter("CYCLES"), 70u + 60u + 8u);
 }
 
+// The WEIGHT unit takes the next LOAD_WEIGHTS once the current one's requests are issued
+// (latency + stream - latency, plus one idle cycle), so back-to-back tiles overlap their memory
+// latency; its queue of weight_queue_depth instructions bounds how far ahead it runs.
+TEST(Timing, BackToBackWeightTilesOverlapTheirLatency) {
+  const std::vector<isa::Instruction> program = {
+      LoadWeights(kDataAddress, 4, 4, 4), LoadWeights(kDataAddress + 16, 4, 4, 4),
+      Matmul(0, 0, 10, 4, true, false), Matmul(10, 10, 10, 4, true, false), Halt()};
+  GoldenModel model(LoadConfig("tiny"), Fixed());
+  RunOk(model, program);
+  // Tile 0: start 0, 64 + 2 beats: arrives at 66; the unit is free at 66 - 64 + 1 = 3.
+  // Tile 1: start 3, memory free at 66 but its latency ends at 67: arrives at 69.
+  // MATMUL 0: tile in the array at 66 + R = 70 (stall 68), streams to 80.
+  // MATMUL 1: tile 1 ready at max(69, 70) + R = 74 < 80: no stall; 80 + 10 + R + C = 98.
+  EXPECT_EQ(model.Counter("STALL_MEMORY"), 64u + 64u);
+  EXPECT_EQ(model.Counter("STALL_WFIFO"), 68u);
+  EXPECT_EQ(model.Counter("CYCLES"), 98u);
+
+  // A queue of one is the unit before the overlap: tile 1 starts when tile 0 has arrived (66),
+  // arrives at 132 and is in the array at 136: 56 more cycles of STALL_WFIFO.
+  TimingParameters serial = Fixed();
+  serial.weight_queue_depth = 1;
+  GoldenModel one(LoadConfig("tiny"), serial);
+  RunOk(one, program);
+  EXPECT_EQ(one.Counter("STALL_WFIFO"), 68u + 56u);
+  EXPECT_EQ(one.Counter("CYCLES"), 136u + 10u + 8u);
+}
+
 TEST(Timing, FullUnitQueueStallsDispatch) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   std::vector<isa::Instruction> program(12, Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0,

@@ -47,7 +47,7 @@ module dma_tb #(
   logic [3*32-1:0]  rq_wstrb;
   logic [255:0]   rsp_rdata;
 
-  systole_mem_arbiter #(.N(3), .OUTSTANDING(16)) u_arb (
+  systole_mem_arbiter #(.N(3), .OUTSTANDING(64)) u_arb (
       .clk, .rst,
       .req_valid(rq_valid), .req_ready(rq_ready), .req_write(rq_write), .req_addr(rq_addr),
       .req_wdata(rq_wdata), .req_wstrb(rq_wstrb), .rsp_valid, .rsp_rdata,
