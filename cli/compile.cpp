@@ -34,6 +34,19 @@ std::uint64_t IdealCycles(const compiler::StepEstimate& e, const Config& config)
   return (e.macs + cells - 1) / cells;
 }
 
+// Where the golden model's timing spent a step's cycles, per unit: instructions and the stall
+// cycles charged to them (docs/MODEL.md "Timing model"; docs/CODEGEN.md "The schedule").
+nlohmann::ordered_json UnitStallsJson(const compiler::StepEstimate& e) {
+  nlohmann::ordered_json units = nlohmann::ordered_json::object();
+  for (unsigned u = 0; u < isa::kNumUnits; ++u) {
+    const codegen::CycleEstimate::UnitStalls& s = e.units[u];
+    units[std::string(isa::UnitName(static_cast<isa::Unit>(u)))] = {
+        {"instructions", s.instructions}, {"stall_dispatch", s.dispatch}, {"stall_token", s.token},
+        {"stall_memory", s.memory}, {"stall_wfifo", s.wfifo}};
+  }
+  return units;
+}
+
 void PrintPlacement(const compiler::CompiledModel& model, const Config& config) {
   const hlo::Computation& entry = *model.module->entry;
   for (const hlo::Instruction* parameter : entry.Parameters()) {
@@ -111,7 +124,8 @@ void Compile(const CompileOptions& options) {
       per_step.push_back({{"result", step.device->covers.back()}, {"kernel", step.device->kernel},
                           {"cycles", e.cycles}, {"mxu_busy", e.mxu_busy}, {"macs", e.macs},
                           {"ideal_cycles", ideal},
-                          {"mxu_utilization", e.cycles ? double(ideal) / double(e.cycles) : 0.0}});
+                          {"mxu_utilization", e.cycles ? double(ideal) / double(e.cycles) : 0.0},
+                          {"units", UnitStallsJson(e)}});
     }
     json["device_step_estimates"] = per_step;
     fmt::print("{}\n", json.dump(2));

@@ -86,6 +86,28 @@ TEST_F(CliCompile, CompilePrintsPlacementAndRunMatchesTheInterpreter) {
   EXPECT_EQ(systole::npy::ReadNpz(Path("direct.npz"))[0].values, device[0].values);
 }
 
+// `--json` gives every device step's estimate and where its cycles go per unit; the estimate
+// is the golden model's own count, so it equals what `run --device ref` reports.
+TEST_F(CliCompile, JsonEstimatesBreakDownByUnitAndEqualRefCycles) {
+  const std::string hlo = Corpus("03_conv7x7s2_bias_nhwc.hlo");
+  CliResult result = Systole({"compile", hlo, "-q", "-o", Path("conv.sbin"), "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto compiled = nlohmann::json::parse(result.out);
+  const auto& steps = compiled["device_step_estimates"];
+  ASSERT_EQ(steps.size(), 1u);
+  const auto& units = steps[0]["units"];
+  for (const char* unit : {"load", "weight", "mxu", "vector", "store"}) ASSERT_TRUE(units.contains(unit)) << unit;
+  EXPECT_GT(units["mxu"]["instructions"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(units["weight"]["instructions"].get<std::uint64_t>(), 0u);
+  // Every weight tile comes from device memory, so the WEIGHT unit waits for it.
+  EXPECT_GT(units["weight"]["stall_memory"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(steps[0]["cycles"], compiled["estimated_cycles"]);
+
+  result = Systole({"run", Path("conv.sbin"), "--device", "ref", "--random-inputs", "1", "--json", "-q"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["cycles"], compiled["estimated_cycles"]);
+}
+
 TEST_F(CliCompile, ErrorsAreClear) {
   CliResult result = Systole({"compile", Corpus("01_mlp_fc_relu_tf.hlo"), "--config", "small-int8", "-q"});
   EXPECT_EQ(result.exit_code, 1);

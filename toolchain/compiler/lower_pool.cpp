@@ -152,7 +152,7 @@ DeviceStep LowerPool(const PoolPlan& plan, const Config& config) {
   step.program = builder.Finish();
   step.program.config = config.name;
   const codegen::CycleEstimate& total = builder.Estimates().back();
-  step.estimate = {total.cycles, total.mxu_busy, total.macs};
+  step.estimate = {total.cycles, total.mxu_busy, total.macs, total.units};
   return step;
 }
 

@@ -8,6 +8,7 @@
 // type) and how to turn its output back. docs/COMPILER.md draws the pipeline.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "asm/program.hpp"
+#include "codegen/program_builder.hpp"
 #include "config/config.hpp"
 #include "hlo/ir.hpp"
 
@@ -59,6 +61,9 @@ std::vector<double> UnblockColumns(const Binding& binding, std::vector<double> d
 // Static cycle estimate of a device step (ProgramBuilder::Estimates, the model's timing).
 struct StepEstimate {
   std::uint64_t cycles = 0, mxu_busy = 0, macs = 0;
+  // Per unit (isa::Unit order), where the golden model's timing spent the cycles: from the
+  // compiler only (model files do not store it; a loaded model has zeros here).
+  std::array<codegen::CycleEstimate::UnitStalls, isa::kNumUnits> units{};
 };
 
 struct DeviceStep {
