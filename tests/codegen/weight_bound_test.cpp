@@ -154,7 +154,11 @@ TEST(WeightBound, ClassifierWithSwappedOperandsStreamsTheWeights) {
     const std::uint64_t plain_cycles = RunClassifier(config, false, k, n, x, w, plain);
     const std::uint64_t swapped_cycles = RunClassifier(config, true, k, n, x, w, swapped);
     ExpectSameBits(plain, swapped, name + " classifier, swapped vs as written");
-    EXPECT_LT(swapped_cycles * 2, plain_cycles) << name;
+    // Since the WEIGHT unit overlaps consecutive tiles (14b4a2a) the row-per-tile plain form
+    // costs ~62 instead of ~97 cycles a tile, so the margin is ~11 %, no longer 2x: require
+    // that swapping still wins by at least 5 % (the compiler swaps every such dot).
+    std::cout << name << ": swapped " << swapped_cycles << " vs as written " << plain_cycles << " cycles\n";
+    EXPECT_LT(swapped_cycles * 100, plain_cycles * 95) << name;
   }
 }
 
