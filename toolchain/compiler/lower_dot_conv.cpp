@@ -223,10 +223,7 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
   if (biased) step.inputs.push_back({Binding::Kind::kBias, "", {}, builder.AccumulatorType(), bias_shape});
   step.output = {Binding::Kind::kValue, result.name, out_perm, out_type, output_shape, out_block_columns,
                  block_outer};
-  step.program = builder.Finish();
-  step.program.config = config.name;
-  const codegen::CycleEstimate& total = builder.Estimates().back();
-  step.estimate = {total.cycles, total.mxu_busy, total.macs, total.units};
+  FinishStep(step, builder, config);
   return step;
 }
 

@@ -149,10 +149,7 @@ DeviceStep LowerPool(const PoolPlan& plan, const Config& config) {
   step.covers.push_back(plan.pool->name);
   step.inputs.push_back({Binding::Kind::kValue, plan.input->name, plan.permutation, dtype, in_dims});
   step.output = {Binding::Kind::kValue, plan.pool->name, plan.permutation, dtype, out_dims};
-  step.program = builder.Finish();
-  step.program.config = config.name;
-  const codegen::CycleEstimate& total = builder.Estimates().back();
-  step.estimate = {total.cycles, total.mxu_busy, total.macs, total.units};
+  FinishStep(step, builder, config);
   return step;
 }
 

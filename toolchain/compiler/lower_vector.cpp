@@ -163,10 +163,7 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     codegen::Activation(builder, inputs.at(0), y, group.func, group.lo_bits, group.hi_bits);
   }
   step.output = {Binding::Kind::kValue, result.name, identity, bf16, dims};
-  step.program = builder.Finish();
-  step.program.config = config.name;
-  const codegen::CycleEstimate& total = builder.Estimates().back();
-  step.estimate = {total.cycles, total.mxu_busy, total.macs, total.units};
+  FinishStep(step, builder, config);
   return step;
 }
 

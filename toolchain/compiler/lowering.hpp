@@ -123,4 +123,13 @@ std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& us
                                       const Config& config, bool fuse);
 DeviceStep LowerVector(const VectorGroup& group, const Config& config);
 
+// The last part of every Lower*: the builder's program, tagged with its configuration, and its
+// estimate (the whole program's, from the golden model's timing).
+inline void FinishStep(DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {
+  step.program = builder.Finish();
+  step.program.config = config.name;
+  const codegen::CycleEstimate& total = builder.Estimates().back();
+  step.estimate = {total.cycles, total.mxu_busy, total.macs, total.units};
+}
+
 }  // namespace systole::compiler::detail
