@@ -107,6 +107,24 @@ localparam logic [11:0] REG_PERF_BYTES_ACC_TO_DRAM_HI = 12'h164;  // RO
 localparam logic [11:0] REG_PERF_BYTES_HOST_LO = 12'h168;  // RO bytes the host read or wrote in device memory
 localparam logic [11:0] REG_PERF_BYTES_HOST_HI = 12'h16C;  // RO 
 
+// Performance-counter lanes: the index of each PERF_* counter (regs::Counters() order) in
+// the per-cycle increment vector, 32 bits per lane.
+localparam integer PERF_LANES = 14;
+localparam integer PERF_LANE_CYCLES = 0;
+localparam integer PERF_LANE_INSNS = 1;
+localparam integer PERF_LANE_MXU_BUSY = 2;
+localparam integer PERF_LANE_MACS = 3;
+localparam integer PERF_LANE_STALL_TOKEN = 4;
+localparam integer PERF_LANE_STALL_WFIFO = 5;
+localparam integer PERF_LANE_STALL_MEMORY = 6;
+localparam integer PERF_LANE_STALL_DISPATCH = 7;
+localparam integer PERF_LANE_BYTES_DRAM_TO_UB = 8;
+localparam integer PERF_LANE_BYTES_DRAM_TO_ACC = 9;
+localparam integer PERF_LANE_BYTES_WEIGHTS = 10;
+localparam integer PERF_LANE_BYTES_UB_TO_DRAM = 11;
+localparam integer PERF_LANE_BYTES_ACC_TO_DRAM = 12;
+localparam integer PERF_LANE_BYTES_HOST = 13;
+
 // ERROR_CODE values
 localparam logic [7:0] ERR_NONE = 8'd0;
 localparam logic [7:0] ERR_ILLEGAL_OPCODE = 8'd1;
