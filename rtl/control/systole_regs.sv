@@ -28,23 +28,23 @@
 // launch_abort and soft_reset (combinational pulses in the cycle of the CTRL write), seq_busy,
 // launch_end/end_error/end_fault_pc, irq_user/irq_code.
 module systole_regs #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer WFIFO_TILES = 2,
-    parameter integer CMDQ_DEPTH = 2,
-    parameter integer TOKEN_CAP = 255,
-    parameter integer MEM_BYTES_LO = 1048576,
-    parameter integer MEM_BYTES_HI = 0,
-    parameter integer MEM_CHANNELS = 2,
-    parameter integer INTERLEAVE_LOG2 = 8,
-    parameter integer CLOCK_MHZ = 48,
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    parameter integer WFIFO_TILES = 0,
+    parameter integer CMDQ_DEPTH = 0,
+    parameter integer TOKEN_CAP = 0,
+    parameter integer MEM_BYTES_LO = 0,
+    parameter integer MEM_BYTES_HI = -1,
+    parameter integer MEM_CHANNELS = 0,
+    parameter integer INTERLEAVE_LOG2 = 0,
+    parameter integer CLOCK_MHZ = 0,
     parameter integer NAME0 = 0,
-    parameter integer NAME1 = 0,
-    parameter integer NAME2 = 0,
-    parameter integer NAME3 = 0
+    parameter integer NAME1 = -1,
+    parameter integer NAME2 = -1,
+    parameter integer NAME3 = -1
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -75,11 +75,46 @@ module systole_regs #(
   `include "systole_isa.svh"
   `include "systole_regs.svh"
 
+  // ---- Parameters --------------------------------------------------------------------------
+  // Every parameter is the configuration's (rtl/generated/params/*.vc), passed down from the
+  // top; the defaults are outside the legal ranges, so a parent that forgets one fails here.
   if (CMDQ_DEPTH < 1 || CMDQ_DEPTH > 255) begin : g_cmdq_check
     systole_param_error_CMDQ_DEPTH_must_be_1_to_255 u_error ();
   end
+  if (ROWS < 1 || ROWS > 65535 || COLS < 1 || COLS > 65535) begin : g_array_check
+    systole_param_error_ROWS_and_COLS_must_be_1_to_65535 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_BF16_must_be_0_or_1 u_error ();
+  end
+  if (UB_ROWS < 1 || ACC_ROWS < 1) begin : g_buf_check
+    systole_param_error_UB_ROWS_and_ACC_ROWS_must_be_at_least_1 u_error ();
+  end
+  if (WFIFO_TILES < 1 || WFIFO_TILES > 255 || TOKEN_CAP < 1 || TOKEN_CAP > 255) begin : g_q_check
+    systole_param_error_WFIFO_TILES_and_TOKEN_CAP_must_be_1_to_255 u_error ();
+  end
+  if (MEM_BYTES_HI < 0 || MEM_BYTES_HI > 65535) begin : g_mem_hi_check
+    systole_param_error_MEM_BYTES_HI_must_be_0_to_65535 u_error ();
+  end
+  if (MEM_CHANNELS < 1 || MEM_CHANNELS > 255) begin : g_channels_check
+    systole_param_error_MEM_CHANNELS_must_be_1_to_255 u_error ();
+  end
+  if (INTERLEAVE_LOG2 < 5 || INTERLEAVE_LOG2 > 20) begin : g_interleave_check
+    systole_param_error_INTERLEAVE_LOG2_must_be_5_to_20 u_error ();
+  end
+  if (CLOCK_MHZ < 1) begin : g_clock_check
+    systole_param_error_CLOCK_MHZ_must_be_at_least_1 u_error ();
+  end
+  // The name is 1 to 16 ASCII characters, NUL-padded: NAME0's first byte is not NUL.
+  if ((NAME0 & 255) == 0 || (NAME0 & 32'h80808080) != 0 || (NAME1 & 32'h80808080) != 0 ||
+      (NAME2 & 32'h80808080) != 0 || (NAME3 & 32'h80808080) != 0) begin : g_name_check
+    systole_param_error_NAME0_to_NAME3_must_hold_an_ASCII_name u_error ();
+  end
+  if (PERF_LANES != 14) begin : g_lanes_check
+    systole_param_error_perf_inc_has_14_lanes_but_PERF_LANES_differs u_error ();
+  end
 
-  localparam integer NPERF = 14;
+  localparam integer NPERF = PERF_LANES;
   localparam integer QAW = (CMDQ_DEPTH > 1) ? $clog2(CMDQ_DEPTH) : 1;
   localparam integer QCW = $clog2(CMDQ_DEPTH + 1);
   localparam logic [2:0] IRQ_DONE = 3'b001, IRQ_ERROR = 3'b010, IRQ_USER = 3'b100;
