@@ -5,15 +5,15 @@
 // row is untouched (a lane-masked write). Rows stream through systole_row_reader, so row i+1's
 // words are requested while row i's come back. The sequencer has checked every operand.
 module systole_dma_load #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer EW = BF16 != 0 ? 16 : 8,
-    parameter integer W = ROWS > COLS ? ROWS : COLS,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    localparam integer EW = BF16 != 0 ? 16 : 8,
+    localparam integer W = ROWS > COLS ? ROWS : COLS,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                 clk,
     input  logic                 rst,
@@ -44,6 +44,18 @@ module systole_dma_load #(
     output logic [31:0]          bytes_to_acc,
     output logic                 stall_memory
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_dma_load_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_dma_load_BF16_must_be_0_or_1 u_error ();
+  end
+  if (UB_ROWS < 2 || ACC_ROWS < 2) begin : g_buffer_check
+    systole_param_error_dma_load_UB_ROWS_and_ACC_ROWS_must_be_at_least_2 u_error ();
+  end
   `include "systole_isa.svh"
 
   localparam integer E = EW / 8;

@@ -9,15 +9,15 @@
 // cycle its current row's last word is accepted: a stream of rows costs one cycle per word,
 // one-word rows included. The unit is done when every write is acknowledged.
 module systole_dma_store #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer EW = BF16 != 0 ? 16 : 8,
-    parameter integer W = ROWS > COLS ? ROWS : COLS,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    localparam integer EW = BF16 != 0 ? 16 : 8,
+    localparam integer W = ROWS > COLS ? ROWS : COLS,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                 clk,
     input  logic                 rst,
@@ -47,6 +47,18 @@ module systole_dma_store #(
     output logic [31:0]          bytes_from_acc,
     output logic                 stall_memory
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_dma_store_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_dma_store_BF16_must_be_0_or_1 u_error ();
+  end
+  if (UB_ROWS < 2 || ACC_ROWS < 2) begin : g_buffer_check
+    systole_param_error_dma_store_UB_ROWS_and_ACC_ROWS_must_be_at_least_2 u_error ();
+  end
   `include "systole_isa.svh"
 
   localparam integer E = EW / 8;

@@ -14,10 +14,10 @@
 // back-pressure (wrow_ready). The default CREDITS holds QUEUE tiles' words, so that the queue,
 // not the credits, sets the overlap (rtl/README.md, "WEIGHT unit").
 module systole_dma_weights #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer EW = BF16 != 0 ? 16 : 8,
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    localparam integer EW = BF16 != 0 ? 16 : 8,
     parameter integer QUEUE = 2,
     // QUEUE tiles of word-aligned rows, rounded up to a power of two; at least the reader's 16
     parameter integer CREDITS = QUEUE * (1 << $clog2(ROWS * ((COLS * EW / 8 + 31) / 32))) < 16
@@ -46,6 +46,15 @@ module systole_dma_weights #(
     output logic [31:0]          bytes_weights,
     output logic                 stall_memory
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_dma_weights_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_dma_weights_BF16_must_be_0_or_1 u_error ();
+  end
   `include "systole_isa.svh"
 
   localparam integer E = EW / 8;

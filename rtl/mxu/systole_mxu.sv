@@ -37,16 +37,16 @@
 // the read, read-first; the other one edge later), so they are forwarded: this is what makes
 // back-to-back MATMULs accumulating into the same rows (K tiling, even rows=1) correct.
 module systole_mxu #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer WFIFO_TILES = 2,
-    parameter integer EW = (BF16 != 0) ? 16 : 8,
-    parameter integer W = (ROWS > COLS) ? ROWS : COLS,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    parameter integer WFIFO_TILES = 0,
+    localparam integer EW = (BF16 != 0) ? 16 : 8,
+    localparam integer W = (ROWS > COLS) ? ROWS : COLS,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                clk,
     input  logic                rst,
@@ -93,10 +93,6 @@ module systole_mxu #(
   if (WFIFO_TILES < 1) begin : g_wfifo_check
     systole_param_error_mxu_WFIFO_TILES_must_be_at_least_1 u_error ();
   end
-  if (EW != ((BF16 != 0) ? 16 : 8) || W != ((ROWS > COLS) ? ROWS : COLS) ||
-      UB_AW != $clog2(UB_ROWS) || ACC_AW != $clog2(ACC_ROWS)) begin : g_derived_check
-    systole_param_error_mxu_derived_parameters_must_keep_their_defaults u_error ();
-  end
 
   localparam integer LAT = ROWS + COLS - 1;       // array latency, S to T
   localparam integer DW = $clog2(ROWS + 1);       // drain counter width
@@ -125,7 +121,7 @@ module systole_mxu #(
   logic [COLS*EW-1:0] fifo_rd_data;
   logic              wload_en, wload_bank;
 
-  systole_weight_fifo #(.ROWS(ROWS), .COLS(COLS), .EW(EW), .TILES(WFIFO_TILES)) u_wfifo (
+  systole_weight_fifo #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .TILES(WFIFO_TILES)) u_wfifo (
       .clk,
       .rst,
       .clear(launch_start),
@@ -249,7 +245,7 @@ module systole_mxu #(
   assign busy_event = p_valid[0];
 
   logic [COLS*32-1:0] array_out;
-  systole_systolic_array #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .EW(EW)) u_array (
+  systole_systolic_array #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16)) u_array (
       .clk,
       .in_row(s_row),
       .in_bank(s_bank),

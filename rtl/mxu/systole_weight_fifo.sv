@@ -11,10 +11,11 @@
 //
 // clear (launch_start) empties the FIFO.
 module systole_weight_fifo #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer EW = 8,
-    parameter integer TILES = 2
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer TILES = 0,
+    localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic               clk,
     input  logic               rst,
@@ -28,6 +29,18 @@ module systole_weight_fifo #(
     input  logic               rd_en,
     output logic [COLS*EW-1:0] rd_data
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_weight_fifo_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_weight_fifo_BF16_must_be_0_or_1 u_error ();
+  end
+  if (TILES < 1) begin : g_tiles_check
+    systole_param_error_weight_fifo_TILES_must_be_at_least_1 u_error ();
+  end
   localparam integer CAPACITY = TILES * ROWS;            // rows
   localparam integer DEPTH = CAPACITY < 2 ? 2 : CAPACITY;  // systole_row_ram needs >= 2
   localparam integer AW = $clog2(DEPTH);
