@@ -149,6 +149,47 @@ std::string RtlIsaDecode() {
   return out;
 }
 
+// The read side of the register map as functions of the offset, so that the RTL register block
+// restates none of it: which offsets read as zero (unmapped or write-only: regs::Access::kWO),
+// and which are the halves of a 64-bit counter (reading LO latches HI, regmap.hpp).
+std::string RtlRegsReadDecode() {
+  std::string out;
+  const auto counters = regs::Counters();
+  unsigned lane_bits = 1;
+  while ((1u << lane_bits) < counters.size()) ++lane_bits;
+  out += fmt::format("localparam integer PERF_LANE_BITS = {};\n", lane_bits);
+  out += "// verilator lint_on UNUSEDPARAM\n";
+  out += "\n// 1 for an offset that reads as 0: no register, or a write-only one.\n";
+  out += "function automatic logic reg_reads_zero(input logic [11:0] addr);\n  case (addr)\n";
+  for (const regs::Register& reg : regs::kRegisters) {
+    if (reg.access == regs::Access::kWO) continue;
+    out += fmt::format("    REG_{}: reg_reads_zero = 1'b0;\n", reg.name);
+  }
+  out += "    default: reg_reads_zero = 1'b1;\n  endcase\nendfunction\n";
+  // Counter halves: {hit, hi, lane}.
+  out += fmt::format(
+      "\n// A 64-bit counter's half: {{1, 0, lane}} for PERF_<NAME>_LO, {{1, 1, lane}} for _HI,\n"
+      "// 0 for any other offset. Reading _LO returns the low half and latches the high half,\n"
+      "// which _HI returns.\n"
+      "function automatic logic [PERF_LANE_BITS+1:0] reg_perf_half(input logic [11:0] addr);\n"
+      "  case (addr)\n");
+  for (std::size_t lane = 0; lane < counters.size(); ++lane) {
+    const std::string name(counters[lane].name);
+    const regs::Register* lo = regs::FindRegister("PERF_" + name + "_LO");
+    const regs::Register* hi = regs::FindRegister("PERF_" + name + "_HI");
+    if (lo == nullptr || hi == nullptr || lo->offset != counters[lane].lo) {
+      throw std::runtime_error(fmt::format("counter {} has no PERF_{}_LO/_HI pair", name, name));
+    }
+    out += fmt::format("    REG_PERF_{0}_LO: reg_perf_half = {{2'b10, {1}'d{2}}};\n", name,
+                       lane_bits, lane);
+    out += fmt::format("    REG_PERF_{0}_HI: reg_perf_half = {{2'b11, {1}'d{2}}};\n", name,
+                       lane_bits, lane);
+  }
+  out += "    default: reg_perf_half = '0;\n  endcase\nendfunction\n";
+  out += "// verilator lint_off UNUSEDPARAM\n";
+  return out;
+}
+
 }  // namespace
 
 std::string RtlIsaHeader() {
@@ -219,6 +260,7 @@ std::string RtlRegsHeader() {
     out += fmt::format("localparam integer PERF_LANE_{} = {};\n", regs::Counters()[lane].name,
                        lane);
   }
+  out += RtlRegsReadDecode();
   out += "\n// ERROR_CODE values\n";
   for (std::uint32_t code = 0; code < regs::kNumErrorCodes; ++code) {
     out += fmt::format("localparam logic [7:0] ERR_{} = 8'd{};\n",
