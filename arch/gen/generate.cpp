@@ -1,4 +1,4 @@
-#include "gen/generate.hpp"
+#include "arch/gen/generate.hpp"
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole::gen {
 namespace {
