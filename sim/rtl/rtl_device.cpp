@@ -10,6 +10,7 @@ namespace systole::rtl {
 // Defined in the generated <model>_glue.cpp files (systole_verilate_configs).
 #define SYSTOLE_RTL_MODEL(name, model, backend) \
   std::unique_ptr<RtlDevice> Make_##model(const Config&, const RtlDeviceOptions&);
+#include "rtl_device_configs.inc"
 #undef SYSTOLE_RTL_MODEL
 
 namespace {
@@ -20,6 +21,7 @@ struct TableEntry {
 };
 constexpr TableEntry kBuilt[] = {
 #define SYSTOLE_RTL_MODEL(name, model, backend) {{name, &Make_##model}, MemoryBackend::backend},
+#include "rtl_device_configs.inc"
 #undef SYSTOLE_RTL_MODEL
 };
 
