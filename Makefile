@@ -2,7 +2,7 @@
 # `make help` lists them.
 
 BUILD      ?= build
-ASAN_BUILD ?= build-asan
+ASAN_BUILD ?= build-sanitize
 FUZZ_SECONDS ?= 15
 JOBS       ?= $(shell nproc)
 CONFIG     ?= small
@@ -49,7 +49,9 @@ test-fast: build ## Run the main build's tests only (no sanitizer build)
 
 # One clang tree serves the sanitizer tests and the fuzzers: ASan + UBSan everywhere, libFuzzer's
 # coverage instrumentation (harmless to ordinary programs) on every library, so the toolchain,
-# model and driver are compiled once for both (docs/TESTING.md).
+# model and driver are compiled once for both. (Until 2026-11 these were two trees, a GCC ASan
+# build and a clang fuzz build, compiling the same libraries twice; build-asan/ and build-fuzz/
+# from then can be removed.)
 SANITIZE_CONFIGURE = CXX=clang++ cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug \
 	  -DSYSTOLE_SANITIZE=ON -DSYSTOLE_FUZZ=ON -DFUZZ_SECONDS=$(FUZZ_SECONDS) -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
 $(ASAN_BUILD)/CMakeCache.txt:
@@ -93,4 +95,4 @@ lint: build ## Lint the RTL (Verilator -Wall, Icarus, Yosys) and check generated
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L lint
 
 clean: ## Remove build trees
-	rm -rf $(BUILD) $(ASAN_BUILD) build-long
+	rm -rf $(BUILD) $(ASAN_BUILD) build-long build-asan build-fuzz
