@@ -13,7 +13,7 @@
 #include "Vvl_hbm_c2_tiny.h"
 #include "Vvl_hbm_c4_i5.h"
 #include "arch/config/config.hpp"
-#include "memory_timing.hpp"
+#include "sim/timing/memory_timing.hpp"
 #include "tests/rtl/hbm/hbm_bench.hpp"
 #include "tests/rtl/util/rtl_test_util.hpp"
 
