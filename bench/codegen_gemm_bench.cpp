@@ -12,9 +12,9 @@
 #include <functional>
 #include <vector>
 
-#include "codegen/kernels.hpp"
-#include "config/config.hpp"
-#include "golden_model.hpp"
+#include "arch/config/config.hpp"
+#include "sim/model/golden_model.hpp"
+#include "toolchain/codegen/kernels.hpp"
 
 namespace systole::codegen {
 namespace {
@@ -26,7 +26,7 @@ void RunAndReport(benchmark::State& state, const char* config_name,
   const Config config = LoadConfig(config_name);
   ProgramBuilder builder(config);
   emit(builder);
-  const assembly::Program program = builder.Finish();
+  const image::Program program = builder.Finish();
   std::vector<std::uint8_t> text;
   for (const isa::Word& word : program.words) text.insert(text.end(), word.begin(), word.end());
   std::uint64_t cycles = 0, busy = 0, macs = 0;

@@ -20,9 +20,9 @@
 #include "Vvl_hbm_c1_i8.h"
 #include "Vvl_hbm_c2_tiny.h"
 #include "Vvl_hbm_c4_i5.h"
-#include "config/config.hpp"
-#include "hbm_bench.hpp"
-#include "memory_timing.hpp"
+#include "arch/config/config.hpp"
+#include "sim/timing/memory_timing.hpp"
+#include "tests/rtl/hbm/hbm_bench.hpp"
 
 namespace {
 

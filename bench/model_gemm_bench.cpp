@@ -15,10 +15,10 @@
 #include <random>
 #include <vector>
 
-#include "config/config.hpp"
-#include "golden_model.hpp"
-#include "isa/isa.hpp"
-#include "numerics.hpp"
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/model/numerics.hpp"
 
 namespace systole::model {
 namespace {

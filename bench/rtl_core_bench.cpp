@@ -28,12 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "asm/assembler.hpp"
-#include "golden_model.hpp"
-#include "regs/regmap.hpp"
-#include "rtl/rtl_device.hpp"
-#include "rtl_core_bench_onchip.hpp"
-#include "rtl_gemm_workload.hpp"
+#include "arch/regs/regmap.hpp"
+#include "bench/rtl_core_bench_onchip.hpp"
+#include "bench/rtl_gemm_workload.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/rtl_device.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::rtl::bench {
 namespace {
@@ -77,7 +77,7 @@ Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
   const GemmWorkload work = MakeGemm(config, shape.m, shape.k, shape.n, 1);
   model::GoldenModel golden(config);
   for (const auto* segments : {&work.program.data, &work.inputs}) {
-    for (const assembly::DataSegment& segment : *segments) {
+    for (const image::DataSegment& segment : *segments) {
       golden.WriteMemory(segment.address, segment.bytes);
       rtl.WriteMemory(segment.address, segment.bytes);
     }
@@ -117,7 +117,7 @@ Result RunGemm(const Config& config, RtlDevice& rtl, const Shape& shape) {
     }
   }
   result.model_cycles = golden.Counter("CYCLES");
-  const assembly::TensorDesc& out = work.program.outputs.at(0);
+  const image::TensorDesc& out = work.program.outputs.at(0);
   std::vector<std::uint8_t> want(out.Bytes()), got(out.Bytes());
   golden.ReadMemory(out.address, want);
   rtl.ReadMemory(out.address, got);
@@ -134,7 +134,7 @@ void UnitRow(const Config& config, const std::string& what, const std::string& p
   std::string source = ".config " + config.name + "\n.text at=0x100000\n" + prologue;
   for (int i = 0; i < times; ++i) source += body;
   source += "halt\n";
-  const assembly::Program program = assembly::Assemble(source, what);
+  const image::Program program = assembly::Assemble(source, what);
   std::vector<std::uint8_t> text;
   for (const isa::Word& word : program.words) text.insert(text.end(), word.begin(), word.end());
   model::GoldenModel golden(config);

@@ -11,7 +11,7 @@
 // Launch 2 runs once and then again with its folds repeated (the second pass recomputes the
 // same result): the difference of the two cycle counts is what the folds cost in steady state,
 // without the launch's start (first tile fill, R + C - 1 cycles of pipeline) and end.
-#include "rtl_core_bench_onchip.hpp"
+#include "bench/rtl_core_bench_onchip.hpp"
 
 #include <fmt/format.h>
 
@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "asm/assembler.hpp"
-#include "golden_model.hpp"
-#include "regs/regmap.hpp"
-#include "rtl/rtl_device.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/rtl_device.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::rtl::bench {
 namespace {
@@ -144,7 +144,7 @@ class Pair {
   };
   Launched Launch(const std::string& what, const std::string& body) {
     const std::uint64_t pc = 0x10000;
-    const assembly::Program program = assembly::Assemble(
+    const image::Program program = assembly::Assemble(
         ".config " + config_.name + "\n.text at=" + std::to_string(pc) + "\n" + body + "halt\n",
         what);
     if (program.words.size() * 32 > 0xF0000) throw std::runtime_error(what + ": program too long");

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 
 namespace systole::rtl::bench {
 

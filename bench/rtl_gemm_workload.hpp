@@ -8,15 +8,15 @@
 #include <random>
 #include <vector>
 
-#include "asm/program.hpp"
-#include "codegen/kernels.hpp"
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
+#include "arch/image/program.hpp"
+#include "toolchain/codegen/kernels.hpp"
 
 namespace systole::rtl::bench {
 
 struct GemmWorkload {
-  assembly::Program program;        // data segments (the FillRow constants) and the words
-  std::vector<assembly::DataSegment> inputs;  // A, B and bias, with values
+  image::Program program;        // data segments (the FillRow constants) and the words
+  std::vector<image::DataSegment> inputs;  // A, B and bias, with values
   std::vector<std::uint8_t> text;   // program.words as bytes
   std::uint64_t macs = 0;           // M * K * N
 };
@@ -58,8 +58,8 @@ inline GemmWorkload MakeGemm(const Config& config, std::uint64_t m, std::uint64_
       }
     }
   };
-  for (const assembly::TensorDesc& input : work.program.inputs) {
-    assembly::DataSegment segment;
+  for (const image::TensorDesc& input : work.program.inputs) {
+    image::DataSegment segment;
     segment.name = input.name;
     segment.address = input.address;
     segment.dtype = input.dtype;

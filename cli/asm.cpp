@@ -1,9 +1,9 @@
 // systole asm: assembly text -> program bundle (.sbin).
 #include <fmt/core.h>
 
-#include "asm/assembler.hpp"
-#include "asm/bundle.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
+#include "toolchain/asm/assembler.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 namespace systole::cli {
 namespace {
@@ -14,7 +14,7 @@ struct AsmOptions {
 };
 
 void RunAsm(const AsmOptions& options) {
-  const assembly::Program program = assembly::AssembleFile(options.source);
+  const image::Program program = assembly::AssembleFile(options.source);
   std::filesystem::path output = options.output;
   if (output.empty()) output = std::filesystem::path(options.source).replace_extension(".sbin");
   assembly::WriteBundle(program, output);

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "commands.hpp"
-#include "compiler/listing.hpp"
-#include "compiler/model_file.hpp"
-#include "hlo/ir.hpp"
+#include "cli/commands.hpp"
+#include "toolchain/compiler/listing.hpp"
+#include "toolchain/compiler/model_file.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::cli {
 namespace {

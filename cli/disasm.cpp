@@ -5,9 +5,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "asm/bundle.hpp"
-#include "asm/disassembler.hpp"
-#include "commands.hpp"
+#include "cli/commands.hpp"
+#include "toolchain/asm/bundle.hpp"
+#include "toolchain/asm/disassembler.hpp"
 
 namespace systole::cli {
 namespace {

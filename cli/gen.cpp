@@ -6,8 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "commands.hpp"
-#include "gen/generate.hpp"
+#include "arch/gen/generate.hpp"
+#include "cli/commands.hpp"
 
 namespace systole::cli {
 namespace {

@@ -8,13 +8,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
-#include "hlo/interpreter.hpp"
-#include "hlo/io.hpp"
-#include "hlo/parser.hpp"
-#include "hlo/verifier.hpp"
-#include "npy/npy.hpp"
-#include "tensor_text.hpp"
+#include "cli/commands.hpp"
+#include "cli/tensor_text.hpp"
+#include "toolchain/hlo/interpreter.hpp"
+#include "toolchain/hlo/io.hpp"
+#include "toolchain/hlo/parser.hpp"
+#include "toolchain/hlo/verifier.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace systole::cli {
 namespace {

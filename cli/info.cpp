@@ -3,9 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.hpp"
-#include "config/config.hpp"
-#include "regs/identity.hpp"
+#include "arch/config/config.hpp"
+#include "arch/regs/identity.hpp"
+#include "cli/commands.hpp"
 #include "systole/link.hpp"
 
 namespace systole::cli {

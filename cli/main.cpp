@@ -3,7 +3,7 @@
 
 #include <exception>
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Systole: an open TPU — configurations, assembler, models and devices"};

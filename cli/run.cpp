@@ -7,22 +7,22 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "asm/bundle.hpp"
-#include "commands.hpp"
-#include "config/config.hpp"
-#include "npy/npy.hpp"
-#include "numerics/bf16.hpp"
-#include "regs/regmap.hpp"
-#include "run_model.hpp"
+#include "arch/config/config.hpp"
+#include "arch/numerics/bf16.hpp"
+#include "arch/regs/regmap.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_model.hpp"
+#include "cli/tensor_text.hpp"
 #include "systole/device.hpp"
-#include "tensor_text.hpp"
+#include "toolchain/asm/bundle.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace systole::cli {
 namespace {
 
-using assembly::DataType;
-using assembly::Program;
-using assembly::TensorDesc;
+using image::DataType;
+using image::Program;
+using image::TensorDesc;
 
 struct RunOptions {
   std::string program;
@@ -44,7 +44,7 @@ void AppendElement(DataType dtype, double value, std::vector<std::uint8_t>& out,
   auto require_integer = [&](double lo, double hi) {
     if (value != static_cast<double>(static_cast<std::int64_t>(value)) || value < lo || value > hi) {
       throw std::runtime_error(fmt::format("{} = {} is not a {} value", what, value,
-                                           assembly::DataTypeName(dtype)));
+                                           image::DataTypeName(dtype)));
     }
   };
   switch (dtype) {
@@ -75,7 +75,7 @@ void AppendElement(DataType dtype, double value, std::vector<std::uint8_t>& out,
 
 double ReadElement(DataType dtype, const std::uint8_t* p) {
   std::uint32_t word = 0;
-  for (unsigned i = 0; i < assembly::DataTypeBytes(dtype); ++i) word |= std::uint32_t{p[i]} << (8 * i);
+  for (unsigned i = 0; i < image::DataTypeBytes(dtype); ++i) word |= std::uint32_t{p[i]} << (8 * i);
   switch (dtype) {
     case DataType::kInt8: return static_cast<std::int8_t>(word);
     case DataType::kInt32: return static_cast<std::int32_t>(word);
@@ -197,7 +197,7 @@ void RunProgram(const RunOptions& options) {
     const std::vector<std::uint8_t> bytes = loaded.ReadOutput(i);
     npy::Array array{NpyTypeOf(output.dtype), output.shape, {}};
     for (std::uint64_t k = 0; k < output.Elements(); ++k) {
-      array.values.push_back(ReadElement(output.dtype, &bytes[k * assembly::DataTypeBytes(output.dtype)]));
+      array.values.push_back(ReadElement(output.dtype, &bytes[k * image::DataTypeBytes(output.dtype)]));
     }
     outputs.push_back(std::move(array));
   }
@@ -219,7 +219,7 @@ void RunProgram(const RunOptions& options) {
         {"counters", counters}};
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (std::size_t i = 0; i < outputs.size(); ++i) {
-      out[program.outputs[i].name] = {{"dtype", assembly::DataTypeName(program.outputs[i].dtype)},
+      out[program.outputs[i].name] = {{"dtype", image::DataTypeName(program.outputs[i].dtype)},
                                       {"shape", program.outputs[i].shape},
                                       {"values", outputs[i].values}};
     }
@@ -233,7 +233,7 @@ void RunProgram(const RunOptions& options) {
              program.inputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const TensorDesc& output = program.outputs[i];
-    fmt::print("\noutput {} ({}, {}):\n{}", output.name, assembly::DataTypeName(output.dtype),
+    fmt::print("\noutput {} ({}, {}):\n{}", output.name, image::DataTypeName(output.dtype),
                fmt::join(output.shape, "x"), FormatTensor(outputs[i].values, output.shape));
   }
   fmt::print("\ncounters ({}{}):\n", options.device,

@@ -1,6 +1,6 @@
 // systole run MODEL.hlo | MODEL.sbin (a compiled model): compile if needed, run the device
 // steps on a device and the host steps on the interpreter, write the outputs as .npz.
-#include "run_model.hpp"
+#include "cli/run_model.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "compiler/execute.hpp"
-#include "compiler/model_file.hpp"
-#include "hlo/io.hpp"
-#include "npy/npy.hpp"
-#include "tensor_text.hpp"
+#include "cli/tensor_text.hpp"
+#include "runtime/execute.hpp"
+#include "toolchain/compiler/model_file.hpp"
+#include "toolchain/hlo/io.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace systole::cli {
 namespace {
@@ -73,7 +73,7 @@ void RunModel(const ModelRunOptions& options) {
   } else if (options.random_seed) {
     inputs = hlo::RandomInputs(*model.module, *options.random_seed);
   } else if (options.network_seed) {
-    inputs = compiler::NetworkInputs(*model.module, *options.network_seed);
+    inputs = runtime::NetworkInputs(*model.module, *options.network_seed);
   } else if (!model.module->entry->Parameters().empty()) {
     throw std::runtime_error(fmt::format("{} takes {} input(s): pass --inputs FILE.npz or --random-inputs SEED",
                                          options.model, model.module->entry->Parameters().size()));
@@ -81,7 +81,7 @@ void RunModel(const ModelRunOptions& options) {
 
   Device device = Device::Open(options.device, config);
   const auto run_start = Clock::now();
-  const compiler::RunResult run = compiler::Execute(model, device, inputs, progress);
+  const runtime::RunResult run = runtime::Execute(model, device, inputs, progress);
   const double run_seconds = Since(run_start);
   if (progress && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
   const std::vector<npy::Array> outputs = hlo::OutputArrays(run.result);
@@ -93,7 +93,7 @@ void RunModel(const ModelRunOptions& options) {
       ++host_ops[std::string(hlo::OpcodeName(model.module->entry->Find(step.instruction)->opcode))];
     }
   }
-  const compiler::RunStats& s = run.stats;
+  const runtime::RunStats& s = run.stats;
   const double peak = double(config.PeakMacsPerCycle());
   const double utilization = s.cycles ? double(s.macs) / (double(s.cycles) * peak) : 0.0;
   const double busy = s.cycles ? double(s.mxu_busy) / double(s.cycles) : 0.0;

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "commands.hpp"
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
+#include "cli/commands.hpp"
 #include "systole/server.hpp"
 
 namespace systole::cli {

@@ -1,4 +1,4 @@
-#include "tensor_text.hpp"
+#include "cli/tensor_text.hpp"
 
 #include <fmt/core.h>
 

@@ -1,4 +1,4 @@
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 
 #include <fmt/format.h>
 

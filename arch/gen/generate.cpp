@@ -1,4 +1,4 @@
-#include "gen/generate.hpp"
+#include "arch/gen/generate.hpp"
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole::gen {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 
 namespace systole::gen {
 

@@ -1,11 +1,11 @@
 // Table-driven encoder and decoder for the instruction words defined in isa_table.cpp.
-#include "isa/isa.hpp"
+#include "arch/isa/isa.hpp"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "regs/regmap.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole::isa {
 namespace {

@@ -1,7 +1,7 @@
 // The instruction table: every opcode's fields and their bit positions. This is the definition
 // of the encoding; everything else (encoder, decoder, assembler, disassembler, RTL header, docs)
 // is derived from it.
-#include "isa/isa.hpp"
+#include "arch/isa/isa.hpp"
 
 namespace systole::isa {
 namespace {

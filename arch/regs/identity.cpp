@@ -1,11 +1,11 @@
-#include "regs/identity.hpp"
+#include "arch/regs/identity.hpp"
 
 #include <fmt/format.h>
 
 #include <bit>
 
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole::regs {
 

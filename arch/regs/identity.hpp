@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 
 namespace systole::regs {
 

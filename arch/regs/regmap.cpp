@@ -1,4 +1,4 @@
-#include "regs/regmap.hpp"
+#include "arch/regs/regmap.hpp"
 
 #include <algorithm>
 #include <vector>

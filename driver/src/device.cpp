@@ -1,8 +1,8 @@
 // Device, Buffer, Run and Counters (program.cpp has Program and Device::Load).
 #include <fmt/format.h>
 
-#include "device_state.hpp"
-#include "regs/identity.hpp"
+#include "arch/regs/identity.hpp"
+#include "driver/src/device_state.hpp"
 
 namespace systole {
 

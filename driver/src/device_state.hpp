@@ -42,7 +42,7 @@ struct ProgramRegion {
 
 struct ProgramState {
   std::shared_ptr<DeviceState> device;
-  assembly::Program source;
+  image::Program source;
   std::vector<ProgramRegion> regions;
 };
 

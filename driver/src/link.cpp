@@ -1,7 +1,12 @@
-// OpenLink's dispatch on the URI scheme, and the default (host-side) allocation books.
+// OpenLink's dispatch on the URI scheme (with the schemes other libraries register), and the
+// default (host-side) allocation books.
 #include <fmt/format.h>
 
-#include "regs/regmap.hpp"
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "arch/regs/regmap.hpp"
 #include "systole/link.hpp"
 #include "systole/pcie_transport.hpp"
 #include "systole/usb_transport.hpp"
@@ -41,31 +46,70 @@ void Link::Free(std::uint64_t address) {
   }
 }
 
+namespace {
+
+std::mutex& SchemesMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::map<std::string, LinkOpener, std::less<>>& Schemes() {
+  static std::map<std::string, LinkOpener, std::less<>> schemes;
+  return schemes;
+}
+
+std::unique_ptr<Link> OpenRegistered(std::string_view scheme, std::string_view uri,
+                                     const Config& config) {
+  LinkOpener opener = nullptr;
+  {
+    const std::lock_guard lock(SchemesMutex());
+    const auto found = Schemes().find(scheme);
+    if (found != Schemes().end()) opener = found->second;
+  }
+  if (opener == nullptr) {
+    throw LinkError(uri, "this program has no simulated devices (they need the Verilated RTL: a "
+                         "build with SYSTOLE_RTL=ON, and a program linked with systole_sim_links)");
+  }
+  return opener(uri, config);
+}
+
+// rtl[?memory=hbm|ideal]: the one option is checked here, so a bad URI gets the same answer in
+// every program, with or without the simulated devices.
+void CheckRtlUri(std::string_view uri) {
+  if (uri == "rtl") return;
+  constexpr std::string_view kMemory = "rtl?memory=";
+  if (!uri.starts_with(kMemory)) {
+    throw LinkError(uri, "unknown option (the rtl device takes ?memory=hbm or ?memory=ideal)");
+  }
+  const std::string_view memory = uri.substr(kMemory.size());
+  if (memory != "hbm" && memory != "ideal") {
+    throw LinkError(uri, fmt::format("unknown memory '{}' (expected hbm or ideal)", memory));
+  }
+}
+
+}  // namespace
+
+void RegisterLinkScheme(std::string_view scheme, LinkOpener opener) {
+  const std::lock_guard lock(SchemesMutex());
+  Schemes().insert_or_assign(std::string(scheme), opener);
+}
+
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "ref") return OpenRefLink(config);
   if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
-  if (uri == "rtl") return OpenRtlLink(config);
-  if (uri.starts_with("rtl?")) {
-    constexpr std::string_view kMemory = "rtl?memory=";
-    if (!uri.starts_with(kMemory)) {
-      throw LinkError(uri, "unknown option (the rtl device takes ?memory=hbm or ?memory=ideal)");
-    }
-    const std::string_view memory = uri.substr(kMemory.size());
-    if (memory != "hbm" && memory != "ideal") {
-      throw LinkError(uri, fmt::format("unknown memory '{}' (expected hbm or ideal)", memory));
-    }
-    return OpenRtlLink(config, memory);
+  if (uri == "rtl" || uri.starts_with("rtl?")) {
+    CheckRtlUri(uri);
+    return OpenRegistered("rtl", uri, config);
   }
   // USB: a board's bulk endpoints, or the Verilated USB top (bridge + core) in process.
   if (uri.starts_with("usb://")) {
     return usb::MakeUsbLink(usb::OpenLibusbStream(usb::ParseUsbUri(uri), uri), uri);
   }
-  if (uri == "usb+sim") return usb::MakeUsbLink(usb::OpenSimUsbStream(config), uri);
+  if (uri == "usb+sim") return OpenRegistered("usb+sim", uri, config);
   // PCIe: a board's BARs through sysfs, or the MMIO shim onto the Verilated core.
   if (uri.starts_with("pcie://")) {
     return pcie::MakePcieLink(pcie::OpenSysfsFunction(pcie::ParsePcieUri(uri)), uri);
   }
-  if (uri == "pcie+sim") return pcie::MakePcieLink(pcie::OpenSimFunction(config), uri);
+  if (uri == "pcie+sim") return OpenRegistered("pcie+sim", uri, config);
   if (uri == "systemc") {
     throw LinkError(uri, "this backend is not built yet (available: ref, rtl[?memory=hbm|ideal], tcp://HOST:PORT, "
                          "usb://VID:PID[/SERIAL], usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "device_state.hpp"
+#include "driver/src/device_state.hpp"
 #include "systole/launch_footprint.hpp"
 
 namespace systole {
@@ -21,7 +21,7 @@ struct Interval {
 
 // Every range the program needs, widened to whole allocation units, clipped to device memory
 // (a range outside it is the device's to fault on, not ours to move), merged where they touch.
-std::vector<Interval> Footprint(const assembly::Program& program, const Config& config) {
+std::vector<Interval> Footprint(const image::Program& program, const Config& config) {
   std::vector<Interval> ranges;
   auto add = [&](std::uint64_t address, std::uint64_t bytes) {
     if (bytes == 0 || address >= config.memory_bytes) return;
@@ -66,7 +66,7 @@ std::uint64_t Moved(const ProgramRegion& region, std::uint64_t address) {
 }
 
 // The words with every LOAD, STORE and LOAD_WEIGHTS address moved to where its region lives.
-std::vector<isa::Word> Relocated(const assembly::Program& program,
+std::vector<isa::Word> Relocated(const image::Program& program,
                                  const std::vector<ProgramRegion>& regions, const Config& config) {
   std::vector<isa::Word> words = program.words;
   for (const TouchedRange& range : FootprintOf(program.words, config).data) {
@@ -85,9 +85,9 @@ std::vector<isa::Word> Relocated(const assembly::Program& program,
 
 }  // namespace
 
-Program Device::Load(const assembly::Program& program) {
+Program Device::Load(const image::Program& program) {
   return Guarded(*state_, "load program", [&] {
-    if (const auto problems = assembly::ValidateProgram(program); !problems.empty()) {
+    if (const auto problems = image::ValidateProgram(program); !problems.empty()) {
       throw std::runtime_error(problems.front().message);
     }
     auto loaded = std::make_shared<detail::ProgramState>();
@@ -113,7 +113,7 @@ Program Device::Load(const assembly::Program& program) {
     }
 
     Program handle(loaded);
-    for (const assembly::DataSegment& segment : program.data) {
+    for (const image::DataSegment& segment : program.data) {
       const std::uint64_t address = handle.DeviceAddress(segment.address);
       state_->link->WriteMemory(address, segment.bytes);
     }
@@ -129,7 +129,7 @@ Program Device::Load(const assembly::Program& program) {
 
 // ---- Program -----------------------------------------------------------------------------------
 
-const assembly::Program& Program::source() const { return state_->source; }
+const image::Program& Program::source() const { return state_->source; }
 
 std::uint64_t Program::DeviceAddress(std::uint64_t address) const {
   if (const ProgramRegion* region = RegionHolding(state_->regions, address, 1)) {
@@ -145,7 +145,7 @@ std::uint64_t Program::text_address() const {
 }
 
 namespace {
-std::size_t IndexOf(const std::vector<assembly::TensorDesc>& tensors, std::string_view name,
+std::size_t IndexOf(const std::vector<image::TensorDesc>& tensors, std::string_view name,
                     const std::string& device, std::string_view what) {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].name == name) return i;
@@ -160,7 +160,7 @@ void Program::WriteInput(std::size_t index, std::span<const std::uint8_t> bytes)
   if (index >= state_->source.inputs.size()) {
     throw DeviceError(uri, "write input", fmt::format("the program has no input {}", index));
   }
-  const assembly::TensorDesc& input = state_->source.inputs[index];
+  const image::TensorDesc& input = state_->source.inputs[index];
   if (bytes.size() != input.Bytes()) {
     throw DeviceError(uri, "write input", fmt::format("input '{}' takes {} bytes, not {}",
                                                       input.name, input.Bytes(), bytes.size()));
@@ -179,7 +179,7 @@ std::vector<std::uint8_t> Program::ReadOutput(std::size_t index) const {
   if (index >= state_->source.outputs.size()) {
     throw DeviceError(uri, "read output", fmt::format("the program has no output {}", index));
   }
-  const assembly::TensorDesc& output = state_->source.outputs[index];
+  const image::TensorDesc& output = state_->source.outputs[index];
   std::vector<std::uint8_t> bytes(output.Bytes());
   const std::uint64_t address = DeviceAddress(output.address);
   Guarded(*state_->device, "read output",

@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "dram_device.hpp"
+#include "sim/dram/dram_device.hpp"
 
 namespace systole::dram {
 

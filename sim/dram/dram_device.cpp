@@ -1,4 +1,4 @@
-#include "dram_device.hpp"
+#include "sim/dram/dram_device.hpp"
 
 #include <fmt/format.h>
 

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 
 namespace systole::dram {
 

@@ -1,4 +1,4 @@
-#include "device_memory.hpp"
+#include "sim/model/device_memory.hpp"
 
 #include <fmt/format.h>
 

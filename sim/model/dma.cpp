@@ -3,8 +3,8 @@
 // where arithmetic does.
 #include <fmt/format.h>
 
-#include "golden_model.hpp"
-#include "numerics.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/model/numerics.hpp"
 
 namespace systole::model {
 

@@ -1,5 +1,5 @@
 // Construction, host memory access and the read-only views used by tests.
-#include "golden_model.hpp"
+#include "sim/model/golden_model.hpp"
 
 #include <fmt/format.h>
 
@@ -86,7 +86,7 @@ const WeightTile* GoldenModel::StationaryTile() const {
 std::uint64_t GoldenModel::Counter(std::string_view name) const {
   const auto counters = regs::Counters();
   for (std::size_t i = 0; i < counters.size() && i < kNumPerfCounters; ++i) {
-    if (counters[i].name == name) return perf_[i];
+    if (counters[i].name == name) return registers_.counters()[i];
   }
   throw std::out_of_range(fmt::format("no performance counter named '{}'", name));
 }

@@ -25,12 +25,13 @@
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
-#include "device_memory.hpp"
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
-#include "perf_counters.hpp"
-#include "timing.hpp"
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/host_registers.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/model/device_memory.hpp"
+#include "sim/timing/perf_counters.hpp"
+#include "sim/timing/timing.hpp"
 
 namespace systole::model {
 
@@ -77,7 +78,7 @@ class GoldenModel {
   void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes);
   // Runs queued launches in order until the queue is empty or one stops on an error.
   void RunUntilIdle();
-  bool InterruptLine() const { return (irq_status_ & irq_enable_) != 0; }
+  bool InterruptLine() const { return registers_.InterruptLine(); }
 
   // ---- Direct execution (tests, tools) -----------------------------------------------------
   // Runs one launch of `count` instructions at `pc` now, bypassing the command queue (and
@@ -116,14 +117,11 @@ class GoldenModel {
     std::deque<WeightTile> weight_fifo;
     std::optional<WeightTile> stationary;
   };
-  struct QueuedLaunch {
-    std::uint64_t pc;
-    std::uint32_t count;
-  };
+  using QueuedLaunch = regs::Launch;
 
-  // registers.cpp
+  // registers.cpp: the model as regs::HostRegisters' owner, and its identity registers.
+  class RegisterOwner;
   std::uint32_t IdentityRegister(std::uint32_t offset) const;
-  void Control(std::uint32_t value);
   void SoftReset();
   void RaiseError(regs::ErrorCode code, std::uint64_t pc, std::string message);
 
@@ -156,7 +154,7 @@ class GoldenModel {
     return ub_.data() + row * ub_row_bytes_;
   }
   std::uint32_t* AccRowData(std::uint64_t row) { return acc_.data() + row * config_.cols; }
-  std::uint64_t& Count(Perf counter) { return At(perf_, counter); }
+  std::uint64_t& Count(Perf counter) { return At(registers_.counters(), counter); }
 
   Config config_;
   bool is_bf16_;
@@ -172,19 +170,11 @@ class GoldenModel {
   LaunchState launch_;
   TimingModel timing_;
 
-  // Registers.
-  std::uint64_t cmd_pc_ = 0;
-  std::uint32_t cmd_count_ = 0;
+  // Registers: their state and rules are regs::HostRegisters' (arch/regs/host_registers.hpp);
+  // the command queue and whether a launch runs are the model's.
+  regs::HostRegisters registers_;
   std::deque<QueuedLaunch> command_queue_;
-  regs::ErrorCode error_code_ = regs::ErrorCode::kNone;
-  std::uint64_t fault_pc_ = 0;
-  std::uint32_t launches_done_ = 0;
-  std::uint32_t irq_enable_ = 0;
-  std::uint32_t irq_status_ = 0;
-  std::uint32_t irq_code_ = 0;
   bool busy_ = false;
-  PerfCounters perf_{};
-  std::array<std::uint32_t, kNumPerfCounters> perf_hi_latch_{};
   std::string last_error_message_;
 
   // Scratch rows reused by the kernels so that no instruction allocates.

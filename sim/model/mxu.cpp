@@ -10,8 +10,8 @@
 
 #include <algorithm>
 
-#include "golden_model.hpp"
-#include "numerics.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/model/numerics.hpp"
 
 namespace systole::model {
 

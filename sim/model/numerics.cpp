@@ -1,6 +1,6 @@
 // Compile-time pins of docs/NUMERICS.md: a few cases the rest of the model depends on, checked
 // whenever the library builds (the unit tests cover the corner cases in depth).
-#include "numerics.hpp"
+#include "sim/model/numerics.hpp"
 
 namespace systole::model {
 namespace {

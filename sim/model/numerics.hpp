@@ -13,8 +13,8 @@
 #include <bit>
 #include <cstdint>
 
-#include "isa/isa.hpp"
-#include "numerics/bf16.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/numerics/bf16.hpp"
 
 namespace systole::model {
 

@@ -1,11 +1,13 @@
-// The host-visible register file: identity, control, command queue, interrupts, counters.
-// arch/regs/regmap.hpp defines every offset and bit; this file gives them behaviour.
+// The golden model's host-visible registers. The rules of the control, status, interrupt and
+// counter registers are regs::HostRegisters' (arch/regs/host_registers.hpp, shared with the
+// device server); this file gives the model's side of them — its command queue, soft reset,
+// abort and doorbell — and the identity registers that describe its configuration.
 #include <fmt/format.h>
 
 #include <bit>
 #include <stdexcept>
 
-#include "golden_model.hpp"
+#include "sim/model/golden_model.hpp"
 
 namespace systole::model {
 
@@ -13,7 +15,6 @@ namespace {
 
 using regs::ErrorCode;
 using regs::FieldOf;
-using regs::Mask;
 using regs::OffsetOf;
 using regs::Place;
 
@@ -25,12 +26,9 @@ constexpr std::array<std::string_view, kNumPerfCounters> kPerfRegisterNames = {
     "PERF_BYTES_DRAM_TO_ACC_LO", "PERF_BYTES_WEIGHTS_LO",  "PERF_BYTES_UB_TO_DRAM_LO",
     "PERF_BYTES_ACC_TO_DRAM_LO", "PERF_BYTES_HOST_LO"};
 constexpr std::uint32_t kFirstPerf = OffsetOf("PERF_CYCLES_LO");
-constexpr std::uint32_t kPerfEnd = kFirstPerf + 8 * kNumPerfCounters;
 
 consteval bool PerfCountersMatchRegisterMap() {
-  unsigned perf_registers = 0;
-  for (const regs::Register& reg : regs::kRegisters) perf_registers += reg.group == "perf";
-  if (perf_registers != 2 * kNumPerfCounters) return false;
+  if (regs::kNumCounters != kNumPerfCounters) return false;
   for (unsigned i = 0; i < kNumPerfCounters; ++i) {
     if (OffsetOf(kPerfRegisterNames[i]) != kFirstPerf + 8 * i) return false;
   }
@@ -38,34 +36,43 @@ consteval bool PerfCountersMatchRegisterMap() {
 }
 static_assert(PerfCountersMatchRegisterMap(), "Perf (perf_counters.hpp) disagrees with kRegisters");
 
-constexpr std::uint32_t kCtrlSoftReset = Mask(FieldOf("CTRL", "SOFT_RESET"));
-constexpr std::uint32_t kCtrlAbort = Mask(FieldOf("CTRL", "ABORT"));
-constexpr std::uint32_t kCtrlClearError = Mask(FieldOf("CTRL", "CLEAR_ERROR"));
-constexpr std::uint32_t kCtrlClearCounters = Mask(FieldOf("CTRL", "CLEAR_COUNTERS"));
-constexpr std::uint32_t kIrqError = Mask(FieldOf("IRQ_STATUS", "ERROR"));
-constexpr std::uint32_t kIrqAll = Mask(FieldOf("IRQ_STATUS", "DONE")) | kIrqError |
-                                  Mask(FieldOf("IRQ_STATUS", "USER"));
-
 constexpr std::uint32_t Low(std::uint64_t value) { return static_cast<std::uint32_t>(value); }
 constexpr std::uint32_t High(std::uint64_t value) { return static_cast<std::uint32_t>(value >> 32); }
-constexpr std::uint64_t SetLow(std::uint64_t value, std::uint32_t low) {
-  return (value & 0xFFFFFFFF00000000ull) | low;
-}
-constexpr std::uint64_t SetHigh(std::uint64_t value, std::uint32_t high) {
-  return (value & 0xFFFFFFFFull) | std::uint64_t{high} << 32;
-}
-
-const regs::Register& FindOrThrow(std::uint32_t offset, const char* access) {
-  const regs::Register* reg = regs::FindRegister(offset);
-  if (reg == nullptr) {
-    throw std::out_of_range(fmt::format(
-        "register {} at offset 0x{:03x}: no register there{}", access, offset,
-        offset % 4 != 0 ? " (offsets are multiples of 4)" : ""));
-  }
-  return *reg;
-}
 
 }  // namespace
+
+// What the registers ask of the model (regs::HostRegisterOwner). Launches run when the host
+// waits (RunUntilIdle), so every queued launch is waiting and none runs while a register is
+// written.
+class GoldenModel::RegisterOwner final : public regs::HostRegisterOwner {
+ public:
+  explicit RegisterOwner(GoldenModel& model) : model_(model) {}
+  bool Busy() const override { return model_.busy_; }
+  std::uint32_t WaitingLaunches() const override {
+    return static_cast<std::uint32_t>(model_.command_queue_.size());
+  }
+  void SoftReset() override { model_.SoftReset(); }
+  void Abort() override {
+    if (model_.command_queue_.empty()) return;
+    // The oldest queued launch is the one the hardware would be running: it stops before its
+    // first instruction, and the rest are dropped.
+    model_.RaiseError(ErrorCode::kAborted, model_.command_queue_.front().pc, "aborted by the host");
+    model_.command_queue_.clear();
+  }
+  void Doorbell(regs::Launch launch) override {
+    if (model_.command_queue_.size() >= model_.config_.command_queue_depth) {
+      model_.RaiseError(ErrorCode::kCmdqOverflow, launch.pc,
+                        fmt::format("doorbell for pc 0x{:x}: the command queue already holds {} "
+                                    "launches",
+                                    launch.pc, model_.command_queue_.size()));
+    } else {
+      model_.command_queue_.push_back(launch);
+    }
+  }
+
+ private:
+  GoldenModel& model_;
+};
 
 std::uint32_t GoldenModel::IdentityRegister(std::uint32_t offset) const {
   switch (offset) {
@@ -109,108 +116,35 @@ std::uint32_t GoldenModel::IdentityRegister(std::uint32_t offset) const {
 }
 
 std::uint32_t GoldenModel::ReadRegister(std::uint32_t offset) {
-  const regs::Register& reg = FindOrThrow(offset, "read");
-  if (offset >= kFirstPerf && offset < kPerfEnd) {
-    // Reading LO latches HI, so that a LO-then-HI pair is one consistent 64-bit value.
-    const std::size_t index = (offset - kFirstPerf) / 8;
-    if ((offset - kFirstPerf) % 8 == 0) {
-      perf_hi_latch_[index] = High(perf_[index]);
-      return Low(perf_[index]);
-    }
-    return perf_hi_latch_[index];
-  }
-  switch (offset) {
-    case OffsetOf("STATUS"):
-      return Place(busy_ ? 1u : 0u, FieldOf("STATUS", "BUSY")) |
-             Place(error_code_ != ErrorCode::kNone ? 1u : 0u, FieldOf("STATUS", "ERROR")) |
-             Place(static_cast<std::uint32_t>(command_queue_.size()),
-                   FieldOf("STATUS", "CMDQ_LEVEL"));
-    case OffsetOf("ERROR_CODE"): return static_cast<std::uint32_t>(error_code_);
-    case OffsetOf("FAULT_PC_LO"): return Low(fault_pc_);
-    case OffsetOf("FAULT_PC_HI"): return High(fault_pc_);
-    case OffsetOf("CMD_PC_LO"): return Low(cmd_pc_);
-    case OffsetOf("CMD_PC_HI"): return High(cmd_pc_);
-    case OffsetOf("CMD_COUNT"): return cmd_count_;
-    case OffsetOf("LAUNCHES_DONE"): return launches_done_;
-    case OffsetOf("IRQ_ENABLE"): return irq_enable_;
-    case OffsetOf("IRQ_STATUS"): return irq_status_;
-    case OffsetOf("IRQ_CODE"): return irq_code_;
-    default: break;
-  }
-  if (reg.access == regs::Access::kWO) return 0;
-  return IdentityRegister(offset);
+  const std::optional<std::uint32_t> value = registers_.Read(offset, RegisterOwner(*this));
+  return value ? *value : IdentityRegister(offset);
 }
 
 void GoldenModel::WriteRegister(std::uint32_t offset, std::uint32_t value) {
-  FindOrThrow(offset, "write");
-  switch (offset) {
-    case OffsetOf("CTRL"): Control(value); break;
-    case OffsetOf("CMD_PC_LO"): cmd_pc_ = SetLow(cmd_pc_, value); break;
-    case OffsetOf("CMD_PC_HI"): cmd_pc_ = SetHigh(cmd_pc_, value); break;
-    case OffsetOf("CMD_COUNT"): cmd_count_ = value; break;
-    case OffsetOf("DOORBELL"):
-      if (command_queue_.size() >= config_.command_queue_depth) {
-        RaiseError(ErrorCode::kCmdqOverflow, cmd_pc_,
-                   fmt::format("doorbell for pc 0x{:x}: the command queue already holds {} "
-                               "launches",
-                               cmd_pc_, command_queue_.size()));
-      } else {
-        command_queue_.push_back({cmd_pc_, cmd_count_});
-      }
-      break;
-    case OffsetOf("IRQ_ENABLE"): irq_enable_ = value & kIrqAll; break;
-    case OffsetOf("IRQ_STATUS"): irq_status_ &= ~value; break;  // write 1 to clear
-    default: break;  // read-only registers ignore writes
-  }
+  RegisterOwner owner(*this);
+  registers_.Write(offset, value, owner);
 }
 
-// CTRL actions act in bit order when several are written at once.
-void GoldenModel::Control(std::uint32_t value) {
-  if ((value & kCtrlSoftReset) != 0) SoftReset();
-  if ((value & kCtrlAbort) != 0 && !command_queue_.empty()) {
-    // Launches run when the host waits, so the oldest queued launch is the one the hardware
-    // would be running: it stops before its first instruction, and the rest are dropped.
-    RaiseError(ErrorCode::kAborted, command_queue_.front().pc, "aborted by the host");
-    command_queue_.clear();
-  }
-  if ((value & kCtrlClearError) != 0) {
-    error_code_ = ErrorCode::kNone;
-    fault_pc_ = 0;
-  }
-  if ((value & kCtrlClearCounters) != 0) {
-    perf_ = {};
-    perf_hi_latch_ = {};
-  }
-}
-
-// Resets the sequencer, the units, the queues and the error state. Device memory, the unified
-// buffer and the accumulators keep their contents; so do the host-written registers
-// (CMD_PC, CMD_COUNT, IRQ_ENABLE) and the performance counters.
+// Resets the sequencer, the units and the queue (the registers have reset their error and
+// interrupt state). Device memory, the unified buffer and the accumulators keep their
+// contents; so do the host-written registers (CMD_PC, CMD_COUNT, IRQ_ENABLE) and the
+// performance counters.
 void GoldenModel::SoftReset() {
   command_queue_.clear();
   launch_ = LaunchState{};
-  error_code_ = ErrorCode::kNone;
-  fault_pc_ = 0;
-  irq_status_ = 0;
-  irq_code_ = 0;
-  launches_done_ = 0;
   busy_ = false;
   last_error_message_.clear();
 }
 
-// The first error sticks until CLEAR_ERROR (or SOFT_RESET); later ones only raise the IRQ.
+// The first error sticks until CLEAR_ERROR (or SOFT_RESET), with its message; later ones only
+// raise the IRQ.
 void GoldenModel::RaiseError(ErrorCode code, std::uint64_t pc, std::string message) {
-  if (error_code_ == ErrorCode::kNone) {
-    error_code_ = code;
-    fault_pc_ = pc;
-    last_error_message_ = std::move(message);
-  }
-  irq_status_ |= kIrqError;
+  if (registers_.RaiseError(code, pc)) last_error_message_ = std::move(message);
 }
 
 void GoldenModel::RunUntilIdle() {
   busy_ = true;
-  while (!command_queue_.empty() && error_code_ == ErrorCode::kNone) {
+  while (!command_queue_.empty() && registers_.error() == ErrorCode::kNone) {
     const QueuedLaunch launch = command_queue_.front();
     command_queue_.pop_front();
     Execute(launch.pc, launch.count);

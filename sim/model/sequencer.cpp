@@ -11,7 +11,7 @@
 //   4. tokens: waits (TOKEN_UNDERFLOW), then signals (TOKEN_OVERFLOW).
 #include <fmt/format.h>
 
-#include "golden_model.hpp"
+#include "sim/model/golden_model.hpp"
 
 namespace systole::model {
 
@@ -20,8 +20,6 @@ using isa::Opcode;
 using regs::ErrorCode;
 
 namespace {
-constexpr std::uint32_t kIrqDone = regs::Mask(regs::FieldOf("IRQ_STATUS", "DONE"));
-constexpr std::uint32_t kIrqUser = regs::Mask(regs::FieldOf("IRQ_STATUS", "USER"));
 
 unsigned UnitOf(Opcode opcode) {
   return static_cast<unsigned>(isa::FindOpcode(static_cast<std::uint8_t>(opcode))->unit);
@@ -66,8 +64,7 @@ LaunchResult GoldenModel::Execute(std::uint64_t pc, std::uint32_t count) {
     ++result.retired;
     ++Count(Perf::kInsns);
     if (insn.opcode == Opcode::kHalt) {
-      ++launches_done_;
-      irq_status_ |= kIrqDone;
+      registers_.LaunchDone();
       break;
     }
   }
@@ -143,8 +140,7 @@ void GoldenModel::Dispatch(const isa::Instruction& insn) {
     case Opcode::kVector: ExecuteVector(insn); break;
     case Opcode::kPool: ExecutePool(insn); break;
     case Opcode::kInterrupt:
-      irq_code_ = static_cast<std::uint32_t>(insn[Field::kCode]);
-      irq_status_ |= kIrqUser;
+      registers_.UserInterrupt(static_cast<std::uint32_t>(insn[Field::kCode]));
       break;
     case Opcode::kSync:
     case Opcode::kHalt: break;  // waiting for the units is a matter of timing only
@@ -156,7 +152,7 @@ void GoldenModel::Dispatch(const isa::Instruction& insn) {
       if ((insn.signal >> unit & 1u) != 0) ++launch_.tokens[self][unit];
     }
   }
-  timing_.Schedule(insn, perf_);
+  timing_.Schedule(insn, registers_.counters());
 }
 
 }  // namespace systole::model

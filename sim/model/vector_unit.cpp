@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "golden_model.hpp"
-#include "numerics.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/model/numerics.hpp"
 
 namespace systole::model {
 

@@ -13,12 +13,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "device_memory.hpp"
-#include "regs/regmap.hpp"
-#include "rtl/harness.hpp"
-#include "rtl/memory_backends.hpp"
-#include "rtl/rtl_device.hpp"
-#include "rtl/signals.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/model/device_memory.hpp"
+#include "sim/rtl/harness.hpp"
+#include "sim/rtl/memory_backends.hpp"
+#include "sim/rtl/rtl_device.hpp"
+#include "sim/rtl/signals.hpp"
 
 namespace systole::rtl {
 

@@ -20,11 +20,11 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "config/config.hpp"
-#include "device_memory.hpp"
-#include "dram_bus.hpp"
-#include "rtl/memory_port.hpp"
-#include "rtl/rtl_device.hpp"
+#include "arch/config/config.hpp"
+#include "sim/dram/dram_bus.hpp"
+#include "sim/model/device_memory.hpp"
+#include "sim/rtl/memory_port.hpp"
+#include "sim/rtl/rtl_device.hpp"
 
 namespace systole::rtl {
 

@@ -26,8 +26,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "device_memory.hpp"
-#include "rtl/signals.hpp"
+#include "sim/model/device_memory.hpp"
+#include "sim/rtl/signals.hpp"
 
 namespace systole::rtl {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 
 namespace systole {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gen/generate.hpp"
+#include "arch/gen/generate.hpp"
 
 namespace systole::gen {
 namespace {

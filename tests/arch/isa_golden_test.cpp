@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole::isa {
 namespace {

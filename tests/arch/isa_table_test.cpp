@@ -8,8 +8,8 @@
 #include <random>
 #include <set>
 
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole::isa {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "config/config.hpp"
-#include "regs/identity.hpp"
-#include "regs/regmap.hpp"
+#include "arch/config/config.hpp"
+#include "arch/regs/identity.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole::regs {
 namespace {

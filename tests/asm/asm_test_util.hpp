@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "asm/assembler.hpp"
-#include "isa/isa.hpp"
+#include "arch/isa/isa.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::assembly::testing {
 

@@ -2,8 +2,8 @@
 // what was wrong and what was expected.
 #include <gtest/gtest.h>
 
-#include "asm/assembler.hpp"
-#include "asm_test_util.hpp"
+#include "tests/asm/asm_test_util.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::assembly {
 namespace {

@@ -1,12 +1,19 @@
 // The assembler's happy paths: every field kind, every directive, symbols and expressions.
-#include "asm/assembler.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 #include <gtest/gtest.h>
 
-#include "asm/literals.hpp"
-#include "asm_test_util.hpp"
+#include "tests/asm/asm_test_util.hpp"
+#include "toolchain/asm/literals.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::DataSegment;
+using image::TensorDesc;
+using image::DataType;
+using image::SourceLine;
+
 namespace {
 
 using isa::Field;

@@ -1,5 +1,5 @@
 // Program bundles: write/read round trips, and clean errors for wrong, corrupt and hostile files.
-#include "asm/bundle.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,11 +11,15 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "asm/assembler.hpp"
-#include "asm_test_util.hpp"
-#include "zip_test_util.hpp"
+#include "tests/asm/asm_test_util.hpp"
+#include "tests/asm/zip_test_util.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::DataType;
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -1,16 +1,22 @@
 // The disassembler's canonical text, and exact round trips: assemble(disassemble(words)) ==
 // words for every example and for random valid instructions, and the text is a fixed point.
-#include "asm/disassembler.hpp"
+#include "toolchain/asm/disassembler.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "asm/assembler.hpp"
-#include "asm_test_util.hpp"
+#include "tests/asm/asm_test_util.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::DataSegment;
+using image::DataType;
+using image::DataTypeBytes;
+
 namespace {
 
 using isa::Field;

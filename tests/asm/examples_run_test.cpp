@@ -6,13 +6,18 @@
 #include <algorithm>
 #include <cstring>
 
-#include "asm/assembler.hpp"
-#include "asm/bundle.hpp"
-#include "asm_test_util.hpp"
-#include "config/config.hpp"
-#include "golden_model.hpp"
+#include "arch/config/config.hpp"
+#include "sim/model/golden_model.hpp"
+#include "tests/asm/asm_test_util.hpp"
+#include "toolchain/asm/assembler.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::DataSegment;
+using image::TensorDesc;
+
 namespace {
 
 // Loads `program` into a fresh model of its configuration, runs it as a host would (data, then

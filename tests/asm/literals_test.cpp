@@ -1,13 +1,13 @@
 // Number literals: integer parsing, fp32 / bf16 conversion as NUMERICS.md specifies, and the
 // shortest-literal formatting the disassembler relies on for exact round trips.
-#include "asm/literals.hpp"
-#include "numerics/bf16.hpp"
+#include "arch/numerics/bf16.hpp"
+#include "toolchain/asm/literals.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "asm_test_util.hpp"
+#include "tests/asm/asm_test_util.hpp"
 
 namespace systole::assembly {
 namespace {

@@ -8,13 +8,17 @@
 #include <random>
 #include <sstream>
 
-#include "asm/assembler.hpp"
-#include "asm/bundle.hpp"
-#include "asm/disassembler.hpp"
-#include "asm_test_util.hpp"
-#include "zip_test_util.hpp"
+#include "tests/asm/asm_test_util.hpp"
+#include "tests/asm/zip_test_util.hpp"
+#include "toolchain/asm/assembler.hpp"
+#include "toolchain/asm/bundle.hpp"
+#include "toolchain/asm/disassembler.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::ValidateProgram;
+
 namespace {
 
 // Words and symbols the assembler knows, so that random lines get past the first token often.

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <sys/wait.h>
 
-#include "npy/npy.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace {
 

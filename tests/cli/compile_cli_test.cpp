@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "npy/npy.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // at emission, device memory laid out with the instructions after the data.
 #include <gtest/gtest.h>
 
-#include "codegen_test_util.hpp"
+#include "tests/codegen/codegen_test_util.hpp"
 
 namespace systole::codegen::testing {
 namespace {
@@ -19,7 +19,7 @@ TEST(Builder, AddsOneTokenPerCrossUnitDependencyAndChecksTheFifo) {
   builder.Emit(MatmulInsn(0, 4, 4, 4, true, false),
                {{Space::kUb, 0, 4, false}, {Space::kAcc, 4, 8, true}});
   EXPECT_THROW(builder.Emit(MatmulInsn(0, 0, 4, 4, true, false), {}), std::logic_error);
-  const assembly::Program program = builder.Finish();
+  const image::Program program = builder.Finish();
   const isa::Instruction load = isa::DecodeOrThrow(program.words[0]);
   const isa::Instruction first = isa::DecodeOrThrow(program.words[3]);
   const isa::Instruction second = isa::DecodeOrThrow(program.words[4]);
@@ -39,7 +39,7 @@ TEST(Builder, KeepsOutstandingTokensWithinTheCapacity) {
   const Tensor b = builder.AddInput("B", DataType::kInt8, {40, 9});
   const Tensor out = builder.AddOutput("out", DataType::kInt32, {90, 9});
   Gemm(builder, a, b, std::nullopt, out);
-  const assembly::Program program = builder.Finish();
+  const image::Program program = builder.Finish();
   RunOnModel(config, program, {});
 }
 
@@ -48,10 +48,10 @@ TEST(Builder, PlacesTheInstructionsAfterTheDataAndValidates) {
   const Tensor in = builder.AddInput("in", DataType::kBf16, {3, 5});
   const Tensor out = builder.AddOutput("out", DataType::kBf16, {3, 5});
   Activation(builder, in, out, isa::ActFunc::kRelu);
-  const assembly::Program program = builder.Finish();
+  const image::Program program = builder.Finish();
   EXPECT_GE(program.text_address, out.address + out.Bytes());
   EXPECT_EQ(program.text_address % isa::kInstructionBytes, 0u);
-  EXPECT_TRUE(assembly::ValidateProgram(program).empty());
+  EXPECT_TRUE(image::ValidateProgram(program).empty());
   ASSERT_NE(program.FindInput("in"), nullptr);
   ASSERT_NE(program.FindOutput("out"), nullptr);
   EXPECT_EQ(program.config, "small");

@@ -15,11 +15,11 @@
 #include <utility>
 #include <vector>
 
-#include "asm/program.hpp"
-#include "codegen/kernels.hpp"
-#include "config/config.hpp"
-#include "golden_model.hpp"
-#include "numerics.hpp"
+#include "arch/config/config.hpp"
+#include "arch/image/program.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/model/numerics.hpp"
+#include "toolchain/codegen/kernels.hpp"
 
 namespace systole::codegen::testing {
 
@@ -90,10 +90,10 @@ inline std::uint32_t Widen(std::uint32_t bf16_bits) {
 // Runs `program` on a fresh golden model with `inputs` and returns the model (for outputs
 // and counters). Fails the test if the launch faults.
 inline std::unique_ptr<model::GoldenModel> RunOnModel(const Config& config,
-                                                      const assembly::Program& program,
+                                                      const image::Program& program,
                                                       const std::vector<HostTensor>& inputs) {
   auto device = std::make_unique<model::GoldenModel>(config);
-  for (const assembly::DataSegment& segment : program.data) {
+  for (const image::DataSegment& segment : program.data) {
     device->WriteMemory(segment.address, segment.bytes);
   }
   for (const HostTensor& input : inputs) {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "reference.hpp"
+#include "tests/codegen/reference.hpp"
 
 namespace systole::codegen::testing {
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "codegen/conv_internal.hpp"
-#include "codegen_test_util.hpp"
-#include "conv_packed_reference.hpp"
-#include "reference.hpp"
+#include "tests/codegen/codegen_test_util.hpp"
+#include "tests/codegen/conv_packed_reference.hpp"
+#include "tests/codegen/reference.hpp"
+#include "toolchain/codegen/conv_internal.hpp"
 
 namespace systole::codegen::testing {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 // once per N tile, so the MATMULs' rows add up to pixels × N tiles × k-steps, however the
 // pixels are chunked. Tap by tap a convolution has KH·KW·⌈Cin/R⌉ k-steps, packed
 // KH·⌈KW·Cin/R⌉ — how a test sees that taps really were packed.
-std::uint64_t KSteps(const assembly::Program& program, std::uint64_t pixels, std::uint64_t n_tiles) {
+std::uint64_t KSteps(const image::Program& program, std::uint64_t pixels, std::uint64_t n_tiles) {
   std::uint64_t rows = 0;
   for (const isa::Word& word : program.words) {
     const isa::Instruction insn = isa::DecodeOrThrow(word);
@@ -66,7 +66,7 @@ bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   ConvParams params = p;
   params.out_channels = s.cout;
   Conv2D(builder, in, w, bias, out, params, transform);
-  const assembly::Program program = builder.Finish();
+  const image::Program program = builder.Finish();
   bool packed = false;
   if (p.groups == 1) {  // packed or tap by tap, as the MATMULs show
     const std::uint64_t r = config.rows, steps = KSteps(program, s.batch * s.OutH() * s.OutW(), (s.cout + cols - 1) / cols);

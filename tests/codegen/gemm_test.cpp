@@ -2,8 +2,8 @@
 // the reference of reference.hpp, through both epilogues (ACTIVATE and raw accumulators).
 #include <gtest/gtest.h>
 
-#include "codegen_test_util.hpp"
-#include "reference.hpp"
+#include "tests/codegen/codegen_test_util.hpp"
+#include "tests/codegen/reference.hpp"
 
 namespace systole::codegen::testing {
 namespace {
@@ -49,7 +49,7 @@ void RunGemmCase(const Config& config, const GemmCase& c, std::mt19937_64& rng, 
                                  : builder.AddOutput("out", out_type, {c.m, c.n});
   const OutputTransform transform = c.raw ? OutputTransform{} : RandomTransform(rng, bf16);
   Gemm(builder, a, b, bias, out, transform, c.n);
-  const assembly::Program program = builder.Finish();
+  const image::Program program = builder.Finish();
 
   const double range = bf16 ? 2.0 : 127.0;
   const std::vector<std::uint32_t> b_bits = RandomBits(rng, element, c.k * c.n, range);  // [K, N]

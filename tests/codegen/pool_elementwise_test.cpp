@@ -3,8 +3,8 @@
 // max and zero for average, which therefore counts the padding).
 #include <gtest/gtest.h>
 
-#include "codegen_test_util.hpp"
-#include "reference.hpp"
+#include "tests/codegen/codegen_test_util.hpp"
+#include "tests/codegen/reference.hpp"
 
 namespace systole::codegen::testing {
 namespace {
@@ -108,7 +108,7 @@ TEST_P(PoolTest, MaxAndAveragePoolingWithPaddingMatchTheReference) {
     const std::uint64_t ow = (c.w + p.pad_left + p.pad_right - p.window_w) / p.stride_w + 1;
     const Tensor out = builder.AddOutput("out", element, {c.batch, oh, ow, c.ch});
     Pool2D(builder, in, out, p);
-    const assembly::Program program = builder.Finish();
+    const image::Program program = builder.Finish();
     const HostTensor input{in, RandomBits(rng, element, in.Elements(), builder.IsBf16() ? 8.0 : 127.0)};
     auto device = RunOnModel(config, program, {input});
     ExpectSameBits(PoolReference(config, c, input.bits, oh, ow), ReadTensor(*device, out),
@@ -175,7 +175,7 @@ TEST_P(ElementwiseTest, EveryOpWithAndWithoutBroadcastMatchesTheReference) {
                                           broadcast ? std::vector<std::uint64_t>{shape.back()} : shape);
         const Tensor out = builder.AddOutput("out", element, shape);
         Elementwise(builder, a, b, out, p);
-        const assembly::Program program = builder.Finish();
+        const image::Program program = builder.Finish();
         const double range = bf16 ? 4.0 : 127.0;
         const HostTensor ha{a, RandomBits(rng, element, a.Elements(), range)};
         const HostTensor hb{b, RandomBits(rng, element, b.Elements(), range)};
@@ -203,7 +203,7 @@ TEST_P(ElementwiseTest, ActivationsMatchTheReference) {
     const std::uint16_t lo = bf16 ? 0xBF80 : static_cast<std::uint16_t>(-3);
     const std::uint16_t hi = bf16 ? 0x3FC0 : 3;
     Activation(builder, a, out, func, lo, hi);
-    const assembly::Program program = builder.Finish();
+    const image::Program program = builder.Finish();
     const HostTensor ha{a, RandomBits(rng, element, a.Elements(), bf16 ? 8.0 : 127.0)};
     auto device = RunOnModel(config, program, {ha});
     ElementwiseParams p;

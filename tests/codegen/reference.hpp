@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
-#include "codegen/kernels.hpp"
-#include "config/config.hpp"
-#include "numerics.hpp"
+#include "arch/config/config.hpp"
+#include "sim/model/numerics.hpp"
+#include "toolchain/codegen/kernels.hpp"
 
 namespace systole::codegen::testing {
 

@@ -7,8 +7,8 @@
 
 #include <array>
 
-#include "codegen_test_util.hpp"
-#include "reference.hpp"
+#include "tests/codegen/codegen_test_util.hpp"
+#include "tests/codegen/reference.hpp"
 
 namespace systole::codegen::testing {
 namespace {
@@ -78,7 +78,7 @@ std::vector<Range> AccessesOf(const Config& config, const isa::Instruction& insn
 // Fails for every pair of instructions on different units that touch overlapping ranges (one
 // of them writing) without a chain of tokens from the earlier to the later one. Vector clocks:
 // clock[i][u] = how many instructions of unit u are known complete when i starts.
-void ExpectTokensOrderEveryConflict(const Config& config, const assembly::Program& program) {
+void ExpectTokensOrderEveryConflict(const Config& config, const image::Program& program) {
   const std::size_t n = program.words.size();
   std::vector<isa::Instruction> insns(n);
   std::vector<unsigned> unit(n), position(n);
@@ -160,7 +160,7 @@ TEST(Schedule, EveryKernelOrdersItsConflictsWithTokens) {
     const Tensor w2 = builder.AddInput("w2", element, {r + 2, 7});
     const Tensor out = builder.AddOutput("out", element, {25, 7});
     Gemm(builder, Tensor{f4.address, {25, r + 2}, element}, w2, std::nullopt, out);
-    const assembly::Program program = builder.Finish();
+    const image::Program program = builder.Finish();
     ExpectTokensOrderEveryConflict(config, program);
     // And the model accepts it: no token or FIFO fault.
     RunOnModel(config, program, {});
@@ -169,7 +169,7 @@ TEST(Schedule, EveryKernelOrdersItsConflictsWithTokens) {
 
 // Row-major operands, and the column-blocked weights and output the compiler binds (each tile
 // one contiguous DMA burst). With the DRAM timing of the memory system in the golden model's
-// timing (sim/model/timing.cpp) the blocked GEMM measured 87.6 % while every A row of the first
+// timing (sim/timing/timing.cpp) the blocked GEMM measured 87.6 % while every A row of the first
 // chunk loaded before the first MATMUL; with those loads interleaved into the first group of N
 // tiles (implicit_gemm.cpp) 98.2 % column-blocked and 97.3 % row-major.
 TEST(Schedule, LargeGemmReachesHighMxuUtilisationAndTheEstimateMatchesTheModel) {
@@ -183,7 +183,7 @@ TEST(Schedule, LargeGemmReachesHighMxuUtilisationAndTheEstimateMatchesTheModel) 
     const Tensor out = blocked ? builder.AddOutput("out", DataType::kBf16, {16, 256, 16})
                                : builder.AddOutput("out", DataType::kBf16, {256, 256});
     Gemm(builder, a, b, bias, out, OutputTransform::Float(isa::ActFunc::kRelu), 256);
-    const assembly::Program program = builder.Finish();
+    const image::Program program = builder.Finish();
     ExpectTokensOrderEveryConflict(config, program);
     auto device = RunOnModel(config, program, {});
     const CycleEstimate& estimate = builder.Estimates().back();

@@ -9,8 +9,8 @@
 
 #include <array>
 
-#include "codegen_test_util.hpp"
-#include "timing.hpp"
+#include "sim/timing/timing.hpp"
+#include "tests/codegen/codegen_test_util.hpp"
 
 namespace systole::codegen::testing {
 namespace {
@@ -135,7 +135,7 @@ std::uint64_t RunClassifier(const Config& config, bool swapped, std::uint64_t k,
     Gemm(builder, x, w, std::nullopt, y);
     inputs = {{x, x_bits}, {w, BlockColumns(w_bits, k, n, c)}};
   }
-  const assembly::Program program = builder.Finish();
+  const image::Program program = builder.Finish();
   std::cout << (swapped ? "swapped " : "as written ") << Breakdown(builder.Estimates().back());
   auto device = RunOnModel(config, program, inputs);
   result = ReadTensor(*device, y);

@@ -3,7 +3,7 @@
 // result against the interpreter on the golden model.
 #include <gmock/gmock.h>
 
-#include "compiler_test_util.hpp"
+#include "tests/compiler/compiler_test_util.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -67,7 +67,7 @@ ENTRY e {
     const Ran r = CompileAndRun(text, 4);
     ASSERT_TRUE(OnDevice(r.model, "r6")) << relu6;
     EXPECT_EQ(r.model.DeviceStepCount(), 1u) << relu6;
-    EXPECT_EQ(FindStep(r.model, "r6")->device->output.dtype, assembly::DataType::kBf16);
+    EXPECT_EQ(FindStep(r.model, "r6")->device->output.dtype, image::DataType::kBf16);
     EXPECT_LT(r.error, 1.0 / 64) << relu6;
   }
 }
@@ -135,7 +135,7 @@ ENTRY e {
   ASSERT_TRUE(OnDevice(model, "d"));
   EXPECT_FALSE(OnDevice(model, "c"));
   EXPECT_FALSE(OnDevice(model, "r"));
-  EXPECT_EQ(FindStep(model, "d")->device->output.dtype, assembly::DataType::kFp32);
+  EXPECT_EQ(FindStep(model, "d")->device->output.dtype, image::DataType::kFp32);
 }
 
 // bf16 elementwise op + activation on the vector unit: one VECTOR step with the function, no

@@ -2,8 +2,8 @@
 // interpreter on the golden model, model files, and the int8 refusal.
 #include <gmock/gmock.h>
 
-#include "compiler/model_file.hpp"
-#include "compiler_test_util.hpp"
+#include "tests/compiler/compiler_test_util.hpp"
+#include "toolchain/compiler/model_file.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -60,7 +60,7 @@ ENTRY e {
   ASSERT_EQ(first->kind, Step::Kind::kDevice);
   EXPECT_THAT(first->device->covers, ::testing::ElementsAre("conv", "add", "mul", "relu"));
   // relu feeds only a convolution, so the drain may round to bf16 and apply the ReLU.
-  EXPECT_EQ(first->device->output.dtype, assembly::DataType::kBf16);
+  EXPECT_EQ(first->device->output.dtype, image::DataType::kBf16);
   EXPECT_EQ(first->device->inputs[1].kind, Binding::Kind::kWeights);
 
   const std::vector<hlo::Literal> inputs = hlo::RandomInputs(*model.module, 3);
@@ -117,7 +117,7 @@ ENTRY e {
   const CompiledModel model = Compile(text, "keep", LoadConfig("small"));
   const Step* dot = FindStep(model, "d");
   ASSERT_EQ(dot->kind, Step::Kind::kDevice);
-  EXPECT_EQ(dot->device->output.dtype, assembly::DataType::kFp32);
+  EXPECT_EQ(dot->device->output.dtype, image::DataType::kFp32);
   EXPECT_EQ(FindStep(model, "r")->kind, Step::Kind::kHost);
 }
 

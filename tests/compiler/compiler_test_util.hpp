@@ -15,10 +15,17 @@
 #include <sstream>
 #include <string>
 
-#include "compiler/execute.hpp"
-#include "compiler/model.hpp"
-#include "hlo/interpreter.hpp"
-#include "hlo/io.hpp"
+#include "runtime/execute.hpp"
+#include "toolchain/compiler/model.hpp"
+#include "toolchain/hlo/interpreter.hpp"
+#include "toolchain/hlo/io.hpp"
+
+namespace systole::compiler {
+// The tests compile, then run through runtime/ (runtime/execute.hpp).
+using runtime::Execute;
+using runtime::NetworkInputs;
+using runtime::RunResult;
+}  // namespace systole::compiler
 
 namespace systole::compiler::testing {
 

@@ -6,11 +6,11 @@
 
 #include <memory>
 
-#include "asm/assembler.hpp"
-#include "asm/bundle.hpp"
-#include "compiler/listing.hpp"
-#include "compiler/model_file.hpp"
-#include "compiler_test_util.hpp"
+#include "tests/compiler/compiler_test_util.hpp"
+#include "toolchain/asm/assembler.hpp"
+#include "toolchain/asm/bundle.hpp"
+#include "toolchain/compiler/listing.hpp"
+#include "toolchain/compiler/model_file.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -48,7 +48,7 @@ void ExpectListingsReassemble(const fs::path& hlo, const std::string& config_nam
     SCOPED_TRACE(files[n + 1].path.string());
     EXPECT_EQ(files[n + 1].path, dir / fmt::format("model.{}.s", n));
     EXPECT_THAT(files[n + 1].text, ::testing::HasSubstr("; placement of the model"));
-    assembly::Program program = assembly::AssembleFile(files[n + 1].path);
+    image::Program program = assembly::AssembleFile(files[n + 1].path);
     ASSERT_FALSE(program.words.empty());
     // The assembler records where each instruction came from (debug information that the
     // compiler's programs do not carry); the bundle is otherwise the same, byte for byte.

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "compiler_test_util.hpp"
+#include "tests/compiler/compiler_test_util.hpp"
 
 namespace systole::compiler {
 namespace {

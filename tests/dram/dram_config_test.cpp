@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 
 namespace systole {
 namespace {

@@ -1,7 +1,7 @@
 // DramDevice against hand-timed command sequences: a legal sequence stores and returns data with
 // no violation; each timing rule broken by one cycle is reported under its own name (and only
 // it), and the same command one cycle later is legal.
-#include "dram_device.hpp"
+#include "sim/dram/dram_device.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // read's latency, t_burst per word when bank groups rotate, t_ccd_l inside one group, the cost
 // of refresh, the port-limited peak). Its agreement with the RTL is checked in
 // tests/rtl/hbm/hbm_perf_test.cpp.
-#include "memory_timing.hpp"
+#include "sim/timing/memory_timing.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "driver_test_util.hpp"
 #include "systole/device.hpp"
+#include "tests/driver/driver_test_util.hpp"
 
 namespace {
 

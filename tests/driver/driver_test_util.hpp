@@ -9,15 +9,15 @@
 #include <string_view>
 #include <vector>
 
-#include "asm/assembler.hpp"
 #include "systole/device.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::driver_test {
 
 // On `tiny` (4x4 int8): Y = X * scale, X and Y 2x4 int8, through the MXU with weights
 // scale * identity. Every client of a test uses the same addresses, so a shared server must move
 // all but one of them.
-inline assembly::Program ScaleProgram(int scale) {
+inline image::Program ScaleProgram(int scale) {
   return assembly::Assemble(fmt::format(R"(.config tiny
 .data  W, at=0x1000, dtype=int8
 .values {0},0,0,0, 0,{0},0,0, 0,0,{0},0, 0,0,0,{0}

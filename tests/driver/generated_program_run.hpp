@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "isa/isa.hpp"
-#include "program_generator.hpp"
+#include "arch/isa/isa.hpp"
 #include "systole/device.hpp"
+#include "tests/rtl/core/program_generator.hpp"
 
 namespace systole::driver_test {
 

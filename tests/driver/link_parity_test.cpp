@@ -13,11 +13,12 @@
 #include <iostream>
 #include <random>
 
-#include "driver_test_util.hpp"
+#include "driver/sim/sim_links.hpp"
 #include "systole/device.hpp"
 #include "systole/server.hpp"
-#include "generated_program_run.hpp"
-#include "program_generator.hpp"  // tests/rtl/core: random legal programs
+#include "tests/driver/driver_test_util.hpp"
+#include "tests/driver/generated_program_run.hpp"
+#include "tests/rtl/core/program_generator.hpp"  // tests/rtl/core: random legal programs
 
 namespace {
 
@@ -29,7 +30,7 @@ struct Outcome {
   Counters counters;
 };
 
-Outcome RunProgram(Device& device, const assembly::Program& source) {
+Outcome RunProgram(Device& device, const image::Program& source) {
   Program program = device.Load(source);
   for (std::size_t i = 0; i < source.inputs.size(); ++i) {
     std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
@@ -46,7 +47,7 @@ Outcome RunProgram(Device& device, const assembly::Program& source) {
   return outcome;
 }
 
-std::vector<std::pair<std::string, assembly::Program>> TinyPrograms() {
+std::vector<std::pair<std::string, image::Program>> TinyPrograms() {
   return {{"conv_pool_tiny.s", assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"))},
           {"scale 3", driver_test::ScaleProgram(3)},
           {"scale -2", driver_test::ScaleProgram(-2)}};

@@ -10,12 +10,13 @@
 #include <numeric>
 #include <random>
 
-#include "driver_test_util.hpp"
-#include "generated_program_run.hpp"
-#include "program_generator.hpp"  // tests/rtl/core: random legal programs
-#include "regs/regmap.hpp"
+#include "arch/regs/regmap.hpp"
+#include "driver/sim/sim_links.hpp"
 #include "systole/device.hpp"
 #include "systole/pcie_transport.hpp"
+#include "tests/driver/driver_test_util.hpp"
+#include "tests/driver/generated_program_run.hpp"
+#include "tests/rtl/core/program_generator.hpp"  // tests/rtl/core: random legal programs
 
 namespace {
 
@@ -61,7 +62,7 @@ struct Outcome {
   Counters counters;
 };
 
-Outcome RunOn(const char* uri, const assembly::Program& source) {
+Outcome RunOn(const char* uri, const image::Program& source) {
   Device device = Device::Open(uri, LoadConfig("tiny"));
   Program program = device.Load(source);
   for (std::size_t i = 0; i < source.inputs.size(); ++i) {

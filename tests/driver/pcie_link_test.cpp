@@ -9,7 +9,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "regs/regmap.hpp"
+#include "arch/regs/regmap.hpp"
 #include "systole/pcie_transport.hpp"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "regs/regmap.hpp"
+#include "arch/regs/regmap.hpp"
 #include "systole/pcie_transport.hpp"
 
 namespace {

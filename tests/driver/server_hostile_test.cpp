@@ -7,9 +7,9 @@
 #include <boost/asio.hpp>
 #include <thread>
 
-#include "driver_test_util.hpp"
 #include "systole/device.hpp"
 #include "systole/server.hpp"
+#include "tests/driver/driver_test_util.hpp"
 
 namespace {
 

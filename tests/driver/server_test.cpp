@@ -5,9 +5,9 @@
 
 #include <thread>
 
-#include "driver_test_util.hpp"
 #include "systole/device.hpp"
 #include "systole/server.hpp"
+#include "tests/driver/driver_test_util.hpp"
 
 namespace {
 
@@ -74,7 +74,7 @@ TEST(Server, ClientsCannotTouchEachOthersMemory) {
   EXPECT_THROW(mallory.AllocateAt(0x8000, 64), DeviceError) << "taken";
 
   // A program that reads alice's memory: instructions in mallory's buffer, DMA outside it.
-  const assembly::Program thief = assembly::Assemble(
+  const image::Program thief = assembly::Assemble(
       ".config tiny\n"
       "load mem=ub, dram=0x8000, stride=4, row=0, rows=1, elems=4, signal=store\n"
       "store mem=ub, dram=0x8000, stride=4, row=0, rows=1, elems=4, wait=load\n"
@@ -93,7 +93,7 @@ TEST(Server, ClientsCannotTouchEachOthersMemory) {
   EXPECT_EQ(secret.Read(), std::vector<std::uint8_t>(64, 0xAB));
 
   // A STORE over the program's own instructions could smuggle in an unchecked one.
-  const assembly::Program rewriter = assembly::Assemble(
+  const image::Program rewriter = assembly::Assemble(
       ".config tiny\n.text at=0x10000\n"
       "store mem=ub, dram=0x10020, stride=4, row=0, rows=8, elems=4\n"  // over the HALT
       "halt\n");

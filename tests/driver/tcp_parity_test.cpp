@@ -14,9 +14,9 @@
 
 #include <optional>
 
-#include "driver_test_util.hpp"
 #include "systole/device.hpp"
 #include "systole/server.hpp"
+#include "tests/driver/driver_test_util.hpp"
 
 namespace {
 
@@ -29,7 +29,7 @@ struct Outcome {
 };
 
 // Loads `source`, fills its inputs with a pattern of `seed`, runs it once and reads everything.
-Outcome RunOnce(Device& device, const assembly::Program& source, int seed) {
+Outcome RunOnce(Device& device, const image::Program& source, int seed) {
   Program program = device.Load(source);
   for (std::size_t i = 0; i < source.inputs.size(); ++i) {
     std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
@@ -69,12 +69,13 @@ std::vector<Outcome> RunThroughServer(std::unique_ptr<Link> hosted) {
   return RunAll(remote);
 }
 
-// The rtl link, or nullopt in a build without the Verilated core (the sanitizer build).
+// The rtl link, or nullopt in a program without the simulated devices (the sanitizer build).
 std::optional<std::unique_ptr<Link>> OpenTinyRtl(std::string_view memory = "hbm") {
   try {
-    return OpenRtlLink(LoadConfig("tiny"), memory);
+    return OpenLink(memory == "hbm" ? std::string("rtl") : "rtl?memory=" + std::string(memory),
+                    LoadConfig("tiny"));
   } catch (const LinkError& error) {
-    if (std::string(error.what()).find("SYSTOLE_RTL=OFF") == std::string::npos) throw;
+    if (std::string(error.what()).find("no simulated devices") == std::string::npos) throw;
     return std::nullopt;
   }
 }
@@ -104,7 +105,7 @@ TEST(TcpParity, RefThroughTcpMatchesRefDirectly) {
 TEST(TcpParity, RefThroughTcpMatchesRefOnEveryExample) {
   for (const char* name : {"mlp_int8.s", "mlp_bf16.s"}) {
     SCOPED_TRACE(name);
-    const assembly::Program source = assembly::AssembleFile(driver_test::Example(name));
+    const image::Program source = assembly::AssembleFile(driver_test::Example(name));
     const Config config = LoadConfig(source.config.value_or("small"));
     Device ref = Device::Open("ref", config);
     const Outcome expected = RunOnce(ref, source, 0);

@@ -1,6 +1,6 @@
 // usb:// on a board fails in ways this machine cannot provoke (no board is attached): a device
 // that refuses to open, a write that times out or ends short, a device unplugged mid-read. The
-// libusb layer turns each libusb outcome into its error through driver/src/usb_libusb_errors.hpp;
+// libusb layer turns each libusb outcome into its error through driver/usb/usb_libusb_errors.hpp;
 // these tests feed it libusb's own result codes and check the message names the link, the
 // failure and what to do.
 #include <gmock/gmock.h>
@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "usb_libusb_errors.hpp"
+#include "driver/usb/usb_libusb_errors.hpp"
 
 namespace systole::usb {
 namespace {

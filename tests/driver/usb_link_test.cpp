@@ -5,11 +5,12 @@
 
 #include <numeric>
 
-#include "asm/assembler.hpp"
-#include "regs/regmap.hpp"
+#include "arch/regs/regmap.hpp"
+#include "driver/sim/sim_links.hpp"
 #include "systole/device.hpp"
 #include "systole/protocol.hpp"
 #include "systole/usb_transport.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "asm/assembler.hpp"
-#include "asm/disassembler.hpp"
+#include "toolchain/asm/assembler.hpp"
+#include "toolchain/asm/disassembler.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace systole::assembly;

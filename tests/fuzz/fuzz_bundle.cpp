@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <span>
 
-#include "asm/bundle.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {

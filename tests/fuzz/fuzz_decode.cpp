@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "asm/assembler.hpp"
-#include "asm/disassembler.hpp"
-#include "isa/isa.hpp"
+#include "arch/isa/isa.hpp"
+#include "toolchain/asm/assembler.hpp"
+#include "toolchain/asm/disassembler.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace systole;
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::memcpy(word.data(), data, word.size());
   isa::Instruction instruction;
   const std::string text = assembly::DisassembleWord(word) + "\n";
-  const assembly::Program program = assembly::Assemble(text, "fuzz.s");
+  const image::Program program = assembly::Assemble(text, "fuzz.s");
   if (program.words.size() != 1 || program.words[0] != word) std::abort();
   if (isa::Decode(word, instruction).has_value()) return 0;
   isa::Word again{};

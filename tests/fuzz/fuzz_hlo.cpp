@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "hlo/interpreter.hpp"
-#include "hlo/io.hpp"
-#include "hlo/parser.hpp"
-#include "hlo/pass.hpp"
-#include "hlo/verifier.hpp"
+#include "toolchain/hlo/interpreter.hpp"
+#include "toolchain/hlo/io.hpp"
+#include "toolchain/hlo/parser.hpp"
+#include "toolchain/hlo/pass.hpp"
+#include "toolchain/hlo/verifier.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "npy/npy.hpp"
+#include "toolchain/npy/npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace systole::npy;

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "hlo_test_util.hpp"
+#include "tests/hlo/hlo_test_util.hpp"
 
 namespace systole::hlo {
 namespace {

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hlo/interpreter.hpp"
-#include "hlo/parser.hpp"
-#include "hlo/verifier.hpp"
+#include "toolchain/hlo/interpreter.hpp"
+#include "toolchain/hlo/parser.hpp"
+#include "toolchain/hlo/verifier.hpp"
 
 namespace systole::hlo::testing {
 

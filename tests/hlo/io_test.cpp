@@ -4,8 +4,8 @@
 
 #include <random>
 
-#include "hlo/io.hpp"
-#include "hlo_test_util.hpp"
+#include "tests/hlo/hlo_test_util.hpp"
+#include "toolchain/hlo/io.hpp"
 
 namespace systole::hlo {
 namespace {

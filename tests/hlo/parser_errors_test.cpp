@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "hlo_test_util.hpp"
+#include "tests/hlo/hlo_test_util.hpp"
 
 namespace systole::hlo {
 namespace {

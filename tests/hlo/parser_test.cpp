@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "hlo_test_util.hpp"
+#include "tests/hlo/hlo_test_util.hpp"
 
 namespace systole::hlo {
 namespace {

@@ -2,8 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hlo/pass.hpp"
-#include "hlo_test_util.hpp"
+#include "tests/hlo/hlo_test_util.hpp"
+#include "toolchain/hlo/pass.hpp"
 
 namespace systole::hlo {
 namespace {

@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "hlo_test_util.hpp"
+#include "tests/hlo/hlo_test_util.hpp"
 
 namespace systole::hlo {
 namespace {

@@ -1,5 +1,5 @@
 // Sparse device memory: zeros until written, page-crossing copies, overflow-safe bounds.
-#include "device_memory.hpp"
+#include "sim/model/device_memory.hpp"
 
 #include <gtest/gtest.h>
 

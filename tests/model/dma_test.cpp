@@ -2,7 +2,7 @@
 // partial rows, partial weight tiles, and their byte counters.
 #include <gtest/gtest.h>
 
-#include "model_test_util.hpp"
+#include "tests/model/model_test_util.hpp"
 
 namespace systole::model {
 namespace {

@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "config/config.hpp"
-#include "golden_model.hpp"
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/model/golden_model.hpp"
 
 namespace systole::model::testing {
 

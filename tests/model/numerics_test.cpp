@@ -1,12 +1,12 @@
 // docs/NUMERICS.md corner cases, pinned with literal bit patterns, plus sweeps of the model's
 // scalar functions against the independent reference in model_test_util.hpp.
-#include "numerics.hpp"
+#include "sim/model/numerics.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "model_test_util.hpp"
+#include "tests/model/model_test_util.hpp"
 
 namespace systole::model {
 namespace {

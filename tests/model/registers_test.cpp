@@ -5,7 +5,7 @@
 
 #include <stdexcept>
 
-#include "model_test_util.hpp"
+#include "tests/model/model_test_util.hpp"
 
 namespace systole::model {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "memory_timing.hpp"
-#include "model_test_util.hpp"
+#include "sim/timing/memory_timing.hpp"
+#include "tests/model/model_test_util.hpp"
 
 namespace systole::model {
 namespace {

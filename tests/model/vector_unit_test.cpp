@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "model_test_util.hpp"
+#include "tests/model/model_test_util.hpp"
 
 namespace systole::model {
 namespace {

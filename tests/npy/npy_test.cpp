@@ -7,7 +7,7 @@
 #include <fstream>
 #include <random>
 
-#include "npy/npy.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace systole::npy {
 namespace {

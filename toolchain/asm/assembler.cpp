@@ -3,7 +3,7 @@
 // symbols lazily, and builds the Program. Each line is parsed by recursive descent over its
 // tokens; the first syntax error on a line is reported and the rest of that line skipped, so
 // one typo does not cascade, and the next lines are still checked.
-#include "asm/assembler.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 #include <fmt/format.h>
 
@@ -13,11 +13,19 @@
 #include <map>
 #include <sstream>
 
-#include "asm/assembler_internal.hpp"
-#include "asm/lexer.hpp"
-#include "asm/literals.hpp"
+#include "toolchain/asm/assembler_internal.hpp"
+#include "toolchain/asm/lexer.hpp"
+#include "toolchain/asm/literals.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::DataSegment;
+using image::DataType;
+using image::IsValidName;
+using image::ValidateProgram;
+using image::ProgramProblem;
+
 
 std::string Diagnostic::ToString() const {
   if (line == 0) return fmt::format("{}: error: {}", file, message);

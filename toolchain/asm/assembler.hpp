@@ -33,7 +33,7 @@
 #include <string_view>
 #include <vector>
 
-#include "asm/program.hpp"
+#include "arch/image/program.hpp"
 
 namespace systole::assembly {
 
@@ -63,8 +63,8 @@ inline constexpr std::size_t kMaxDiagnostics = 50;
 
 // Assembles `source`; `file_name` names it in diagnostics and in the source map. Throws
 // AssemblyError; never anything else for any input (apart from std::bad_alloc).
-Program Assemble(std::string_view source, std::string_view file_name = "<input>");
+image::Program Assemble(std::string_view source, std::string_view file_name = "<input>");
 // Reads and assembles a file. Throws AssemblyError (also for a file that cannot be read).
-Program AssembleFile(const std::filesystem::path& path);
+image::Program AssembleFile(const std::filesystem::path& path);
 
 }  // namespace systole::assembly

@@ -4,10 +4,18 @@
 #include <algorithm>
 #include <limits>
 
-#include "asm/assembler_internal.hpp"
-#include "asm/literals.hpp"
+#include "toolchain/asm/assembler_internal.hpp"
+#include "toolchain/asm/literals.hpp"
 
 namespace systole::assembly::internal {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::DataSegment;
+using image::TensorDesc;
+using image::DataType;
+using image::DataTypeName;
+using image::DataTypeFromName;
+using image::DataTypeBytes;
+using image::DataTypeNames;
 
 void Assembler::Directive(const Line& line) {
   const std::string_view name = line.tokens.front().text;

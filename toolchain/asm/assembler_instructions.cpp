@@ -4,10 +4,12 @@
 
 #include <array>
 
-#include "asm/assembler_internal.hpp"
-#include "asm/literals.hpp"
+#include "toolchain/asm/assembler_internal.hpp"
+#include "toolchain/asm/literals.hpp"
 
 namespace systole::assembly::internal {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::DataType;
 
 void Assembler::Instruction(const Line& line) {
   const Token& mnemonic = line.tokens.front();

@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "asm/assembler.hpp"
-#include "asm/lexer.hpp"
-#include "asm/program.hpp"
-#include "isa/isa.hpp"
+#include "arch/image/program.hpp"
+#include "arch/isa/isa.hpp"
+#include "toolchain/asm/assembler.hpp"
+#include "toolchain/asm/lexer.hpp"
 
 namespace systole::assembly::internal {
 
@@ -75,7 +75,7 @@ struct Cursor {
 
 // A float literal as the bits of `dtype` (kFp32 or kBf16); nullopt and `why` when it does not
 // convert.
-std::optional<std::uint64_t> FloatLiteralBits(DataType dtype, std::string_view text, bool negative,
+std::optional<std::uint64_t> FloatLiteralBits(image::DataType dtype, std::string_view text, bool negative,
                                               std::string* why);
 
 // "a, b, c" for "expected one of" lists.
@@ -98,7 +98,7 @@ std::string UnitList();
 class Assembler {
  public:
   Assembler(std::string_view source, std::string_view file);
-  Program Run();
+  image::Program Run();
 
  private:
   // Diagnostics -------------------------------------------------------------------------------
@@ -158,12 +158,12 @@ class Assembler {
   Options ParseOptions(const Line& line, bool named, std::initializer_list<std::string_view> keys);
   Cursor OptionCursor(const Line& line, const Options& options, std::string_view key);
   std::uint64_t Address(const Line& line, const Options& options);
-  DataType ParseDataType(const Line& line, const Options& options);
+  image::DataType ParseDataType(const Line& line, const Options& options);
   void CheckSymbolDefinition(const Line& line, const Token& name);
   void Equ(const Line& line);
   void Data(const Line& line);
   void Values(const Line& line);
-  void AppendValue(Cursor& cursor, DataSegment& segment);
+  void AppendValue(Cursor& cursor, image::DataSegment& segment);
   // A raw bit pattern of `width` bits, written signed or unsigned.
   std::uint64_t RawBits(const Line& line, std::uint32_t column, std::int64_t raw, unsigned width,
                         std::string_view what);
@@ -190,7 +190,7 @@ class Assembler {
   bool data_failed_ = false;  // the last .data had an error: ignore its .values
   std::uint32_t text_line_ = 0, config_line_ = 0;
   std::vector<Diagnostic> diagnostics_;
-  Program program_;
+  image::Program program_;
 };
 
 }  // namespace systole::assembly::internal

@@ -1,4 +1,4 @@
-#include "asm/bundle.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 #include <fmt/format.h>
 #include <zip.h>
@@ -10,9 +10,22 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "asm/assembler.hpp"
+#include "toolchain/asm/assembler.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::DataSegment;
+using image::TensorDesc;
+using image::DataType;
+using image::DataTypeName;
+using image::DataTypeFromName;
+using image::DataTypeNames;
+using image::SourceLine;
+using image::IsValidName;
+using image::ValidateProgram;
+using image::ProgramProblem;
+
 namespace {
 
 using nlohmann::json;

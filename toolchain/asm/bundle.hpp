@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "asm/program.hpp"
+#include "arch/image/program.hpp"
 
 namespace systole::assembly {
 
@@ -36,16 +36,16 @@ class BundleError : public std::runtime_error {
 };
 
 // In memory. `origin` names the bundle in error messages.
-std::vector<std::uint8_t> SerializeBundle(const Program& program);
-Program ParseBundle(std::span<const std::uint8_t> bytes, std::string_view origin = "<bundle>");
+std::vector<std::uint8_t> SerializeBundle(const image::Program& program);
+image::Program ParseBundle(std::span<const std::uint8_t> bytes, std::string_view origin = "<bundle>");
 
 // On disk. WriteBundle replaces `path` only once the whole bundle is written.
-void WriteBundle(const Program& program, const std::filesystem::path& path);
-Program ReadBundle(const std::filesystem::path& path);
+void WriteBundle(const image::Program& program, const std::filesystem::path& path);
+image::Program ReadBundle(const std::filesystem::path& path);
 
 // A program from a file: ".sbin" is read as a bundle, ".s" / ".S" / ".asm" is assembled, and
 // any other file is a bundle if it starts like a zip archive and assembly otherwise. Throws
 // BundleError or AssemblyError.
-Program LoadProgram(const std::filesystem::path& path);
+image::Program LoadProgram(const std::filesystem::path& path);
 
 }  // namespace systole::assembly

@@ -1,13 +1,21 @@
-#include "asm/disassembler.hpp"
+#include "toolchain/asm/disassembler.hpp"
 
 #include <fmt/format.h>
 
 #include <exception>
 
-#include "asm/literals.hpp"
-#include "regs/regmap.hpp"
+#include "arch/regs/regmap.hpp"
+#include "toolchain/asm/literals.hpp"
 
 namespace systole::assembly {
+// The device image types (arch/image/program.hpp) this file builds and reads.
+using image::Program;
+using image::DataSegment;
+using image::TensorDesc;
+using image::DataType;
+using image::DataTypeName;
+using image::DataTypeBytes;
+
 namespace {
 
 using isa::FieldKind;

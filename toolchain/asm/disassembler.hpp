@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
-#include "asm/program.hpp"
-#include "config/config.hpp"
-#include "isa/isa.hpp"
+#include "arch/config/config.hpp"
+#include "arch/image/program.hpp"
+#include "arch/isa/isa.hpp"
 
 namespace systole::assembly {
 
@@ -40,7 +40,7 @@ std::string Disassemble(std::span<const isa::Word> words, const DisassemblyOptio
 // The whole program with its directives (.config, .text, .input, .output, .data/.values), so
 // that Assemble(Disassemble(program)) == program. When options.element_type is not set, the
 // element type comes from the program's .config if that configuration can be loaded.
-std::string Disassemble(const Program& program, DisassemblyOptions options = {});
+std::string Disassemble(const image::Program& program, DisassemblyOptions options = {});
 
 // The element type of a named configuration, or nullopt when it cannot be loaded.
 std::optional<DType> ElementTypeOfConfig(std::string_view config_name);

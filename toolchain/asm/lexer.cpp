@@ -1,4 +1,4 @@
-#include "asm/lexer.hpp"
+#include "toolchain/asm/lexer.hpp"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
-#include "asm/literals.hpp"
+#include "toolchain/asm/literals.hpp"
 
 #include <fmt/format.h>
 
-#include "numerics/bf16.hpp"
+#include "arch/numerics/bf16.hpp"
 
 #include <bit>
 #include <charconv>

@@ -22,7 +22,7 @@
 #include <functional>
 #include <stdexcept>
 
-#include "codegen/conv_internal.hpp"
+#include "toolchain/codegen/conv_internal.hpp"
 
 namespace systole::codegen {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/kernels.hpp"
+#include "toolchain/codegen/kernels.hpp"
 
 namespace systole::codegen::conv {
 

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "codegen/conv_internal.hpp"
+#include "toolchain/codegen/conv_internal.hpp"
 
 namespace systole::codegen::conv {
 

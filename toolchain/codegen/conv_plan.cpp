@@ -8,7 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "codegen/conv_internal.hpp"
+#include "toolchain/codegen/conv_internal.hpp"
 
 namespace systole::codegen::conv {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "codegen/kernels.hpp"
+#include "toolchain/codegen/kernels.hpp"
 
 namespace systole::codegen {
 

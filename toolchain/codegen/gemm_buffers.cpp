@@ -6,7 +6,7 @@
 #include <bit>
 #include <stdexcept>
 
-#include "codegen/implicit_gemm.hpp"
+#include "toolchain/codegen/implicit_gemm.hpp"
 
 namespace systole::codegen {
 

@@ -1,13 +1,13 @@
 // The GEMM engine's schedule: program order of the loads, weight tiles, MATMULs and epilogues
 // (docs/CODEGEN.md, "The schedule"). Buffer plans are in gemm_buffers.cpp.
-#include "codegen/implicit_gemm.hpp"
+#include "toolchain/codegen/implicit_gemm.hpp"
 
 #include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <utility>
 
-#include "timing.hpp"
+#include "sim/timing/timing.hpp"
 
 namespace systole::codegen {
 

@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "codegen/program_builder.hpp"
+#include "toolchain/codegen/program_builder.hpp"
 
 namespace systole::codegen {
 

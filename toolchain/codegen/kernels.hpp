@@ -11,8 +11,8 @@
 #include <optional>
 #include <utility>
 
-#include "codegen/implicit_gemm.hpp"
-#include "codegen/program_builder.hpp"
+#include "toolchain/codegen/implicit_gemm.hpp"
+#include "toolchain/codegen/program_builder.hpp"
 
 namespace systole::codegen {
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "codegen/kernels.hpp"
+#include "toolchain/codegen/kernels.hpp"
 
 namespace systole::codegen {
 

@@ -1,11 +1,11 @@
-#include "codegen/program_builder.hpp"
+#include "toolchain/codegen/program_builder.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "timing.hpp"
+#include "sim/timing/timing.hpp"
 
 namespace systole::codegen {
 
@@ -217,7 +217,7 @@ void ProgramBuilder::Emit(isa::Instruction insn, std::span<const Access> accesse
   instructions_.push_back(insn);
 }
 
-assembly::Program ProgramBuilder::Finish() {
+image::Program ProgramBuilder::Finish() {
   if (finished_) throw std::logic_error("codegen: Finish called twice");
   instructions_.push_back(isa::MakeInstruction(Opcode::kHalt, {}));
   units_.push_back(static_cast<std::uint8_t>(isa::Unit::kSequencer));

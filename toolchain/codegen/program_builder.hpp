@@ -26,13 +26,13 @@
 #include <string>
 #include <vector>
 
-#include "asm/program.hpp"
-#include "config/config.hpp"
-#include "isa/isa.hpp"
+#include "arch/config/config.hpp"
+#include "arch/image/program.hpp"
+#include "arch/isa/isa.hpp"
 
 namespace systole::codegen {
 
-using assembly::DataType;
+using image::DataType;
 
 // A tensor in device memory: row-major, densely packed.
 struct Tensor {
@@ -41,7 +41,7 @@ struct Tensor {
   DataType dtype = DataType::kInt8;
 
   std::uint64_t Elements() const;
-  std::uint64_t ElementBytes() const { return assembly::DataTypeBytes(dtype); }
+  std::uint64_t ElementBytes() const { return image::DataTypeBytes(dtype); }
   std::uint64_t Bytes() const { return Elements() * ElementBytes(); }
   std::uint64_t Dim(std::size_t i) const { return shape.at(i); }
 };
@@ -58,7 +58,7 @@ inline Access ReadOf(const Tensor& t) { return {Space::kDram, t.address, t.addre
 inline Access WriteOf(const Tensor& t) { return {Space::kDram, t.address, t.address + t.Bytes(), true}; }
 
 // Cycles and MXU work of a span of instructions, from replaying the golden model's analytic
-// timing model (sim/model/timing.hpp) over them.
+// timing model (sim/timing/timing.hpp) over them.
 struct CycleEstimate {
   std::string name;
   std::uint64_t cycles = 0;     // from the end of the previous span to the end of this one
@@ -117,7 +117,7 @@ class ProgramBuilder {
   void BeginKernel(std::string name);
 
   // Appends HALT, encodes, places the instructions after the data. The builder is spent.
-  assembly::Program Finish();
+  image::Program Finish();
   // Per kernel (in BeginKernel order) and, last, the whole program. Valid after Finish().
   const std::vector<CycleEstimate>& Estimates() const { return estimates_; }
 
@@ -134,7 +134,7 @@ class ProgramBuilder {
   void ComputeEstimates();
 
   Config config_;
-  assembly::Program program_;
+  image::Program program_;
   std::uint64_t next_free_ = 0;
   std::vector<std::pair<std::uint16_t, Tensor>> fill_rows_;
   std::vector<isa::Instruction> instructions_;

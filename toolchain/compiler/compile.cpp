@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <unordered_set>
 
-#include "compiler/lowering.hpp"
-#include "hlo/parser.hpp"
-#include "hlo/pass.hpp"
-#include "hlo/verifier.hpp"
+#include "toolchain/compiler/lowering.hpp"
+#include "toolchain/hlo/parser.hpp"
+#include "toolchain/hlo/pass.hpp"
+#include "toolchain/hlo/verifier.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -75,8 +75,8 @@ std::optional<detail::PoolPlan> PlacePool(
   }
   const hlo::ElementType type = plan->input->shape.type;
   const auto producer = programs.find(plan->input);
-  const bool device_bf16 = producer != programs.end() && producer->second->output.dtype != assembly::DataType::kFp32 &&
-                           producer->second->output.dtype != assembly::DataType::kInt32;
+  const bool device_bf16 = producer != programs.end() && producer->second->output.dtype != image::DataType::kFp32 &&
+                           producer->second->output.dtype != image::DataType::kInt32;
   if (type == hlo::ElementType::kBf16 || type == hlo::ElementType::kS8 || device_bf16 ||
       detail::RoundingToBf16IsInvisible(i, users, root, config)) {
     return plan;

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "compiler/lowering.hpp"
+#include "toolchain/compiler/lowering.hpp"
 
 namespace systole::compiler::detail {
 namespace {

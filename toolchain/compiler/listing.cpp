@@ -1,10 +1,10 @@
-#include "compiler/listing.hpp"
+#include "toolchain/compiler/listing.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include "asm/disassembler.hpp"
-#include "hlo/ir.hpp"
+#include "toolchain/asm/disassembler.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::compiler {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/model.hpp"
+#include "toolchain/compiler/model.hpp"
 
 namespace systole::compiler {
 

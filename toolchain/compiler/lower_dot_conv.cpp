@@ -9,13 +9,13 @@
 #include <algorithm>
 #include <numeric>
 
-#include "codegen/kernels.hpp"
-#include "compiler/lowering.hpp"
+#include "toolchain/codegen/kernels.hpp"
+#include "toolchain/compiler/lowering.hpp"
 
 namespace systole::compiler::detail {
 namespace {
 
-using assembly::DataType;
+using image::DataType;
 using codegen::Tensor;
 using hlo::Instruction;
 

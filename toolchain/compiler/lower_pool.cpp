@@ -10,8 +10,8 @@
 #include <cmath>
 #include <functional>
 
-#include "codegen/kernels.hpp"
-#include "compiler/lowering.hpp"
+#include "toolchain/codegen/kernels.hpp"
+#include "toolchain/compiler/lowering.hpp"
 
 namespace systole::compiler::detail {
 namespace {
@@ -122,7 +122,7 @@ std::optional<PoolPlan> PlanMaxPool(const Instruction& pool, const Users& users,
 
 DeviceStep LowerPool(const PoolPlan& plan, const Config& config) {
   codegen::ProgramBuilder builder(config);
-  const auto dtype = config.dtype == DType::kInt8 ? assembly::DataType::kInt8 : assembly::DataType::kBf16;
+  const auto dtype = config.dtype == DType::kInt8 ? image::DataType::kInt8 : image::DataType::kBf16;
   std::vector<std::uint64_t> in_dims, out_dims;
   for (std::int64_t p : plan.permutation) {
     in_dims.push_back(static_cast<std::uint64_t>(plan.input->shape.dims.at(static_cast<std::size_t>(p))));

@@ -12,9 +12,9 @@
 #include <bit>
 #include <cmath>
 
-#include "codegen/kernels.hpp"
-#include "compiler/lowering.hpp"
-#include "numerics/bf16.hpp"
+#include "arch/numerics/bf16.hpp"
+#include "toolchain/codegen/kernels.hpp"
+#include "toolchain/compiler/lowering.hpp"
 
 namespace systole::compiler::detail {
 namespace {
@@ -135,7 +135,7 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     identity.push_back(static_cast<std::int64_t>(d));
   }
   if (dims.empty()) dims.push_back(1);  // a scalar is one element
-  const auto bf16 = assembly::DataType::kBf16;
+  const auto bf16 = image::DataType::kBf16;
   DeviceStep step;
   const std::string function = group.chain.empty() ? "" : fmt::format(" + {}", hlo::OpcodeName(group.chain.back()->opcode));
   if (group.op != nullptr) {

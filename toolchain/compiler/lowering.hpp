@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "compiler/model.hpp"
-#include "isa/isa.hpp"
+#include "arch/isa/isa.hpp"
+#include "toolchain/compiler/model.hpp"
 
 namespace systole::compiler::detail {
 

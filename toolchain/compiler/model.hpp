@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "asm/program.hpp"
-#include "codegen/program_builder.hpp"
-#include "config/config.hpp"
-#include "hlo/ir.hpp"
+#include "arch/config/config.hpp"
+#include "arch/image/program.hpp"
+#include "toolchain/codegen/program_builder.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::compiler {
 
@@ -40,7 +40,7 @@ struct Binding {
   } kind = Kind::kValue;
   std::string value;                      // HLO instruction name (kBias: unused)
   std::vector<std::int64_t> permutation;  // device dim i is value dim permutation[i]
-  assembly::DataType dtype = assembly::DataType::kBf16;
+  image::DataType dtype = image::DataType::kBf16;
   std::vector<std::uint64_t> shape;       // the device tensor's shape
   // Column blocking (weights, codegen/kernels.hpp): when non-zero, the transposed value
   // [outer..., K..., N] is stored as [outer..., ceil(N / block_columns), K..., block_columns],
@@ -69,7 +69,7 @@ struct StepEstimate {
 struct DeviceStep {
   std::string kernel;                // "conv 7x7/2 224x224x3 -> 64", for listings
   std::vector<std::string> covers;   // the HLO instructions it computes, in order
-  assembly::Program program;
+  image::Program program;
   std::vector<Binding> inputs;       // parallel to program.inputs
   Binding output;                    // program.outputs[0] -> value `covers.back()`
   std::vector<EpilogueTerm> epilogue;  // folded into kWeights / kBias inputs at run time

@@ -1,4 +1,4 @@
-#include "compiler/model_file.hpp"
+#include "toolchain/compiler/model_file.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "asm/bundle.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -34,7 +34,7 @@ const char* KindName(Binding::Kind kind) {
 
 json BindingJson(const Binding& b) {
   json j = {{"kind", KindName(b.kind)}, {"value", b.value}, {"permutation", b.permutation},
-            {"dtype", assembly::DataTypeName(b.dtype)}, {"shape", b.shape}};
+            {"dtype", image::DataTypeName(b.dtype)}, {"shape", b.shape}};
   if (b.block_columns != 0) {
     j["block_columns"] = b.block_columns;
     j["block_outer"] = b.block_outer;
@@ -103,8 +103,8 @@ Binding ReadBinding(const json& j, const ModelReader& reader, const std::string&
   else reader.Fail(fmt::format("manifest: {}kind '{}' is not value, weights or bias", where, kind));
   b.value = Get<std::string>(j, "value", reader, where);
   b.permutation = Get<std::vector<std::int64_t>>(j, "permutation", reader, where);
-  const auto dtype = assembly::DataTypeFromName(Get<std::string>(j, "dtype", reader, where));
-  if (!dtype) reader.Fail(fmt::format("manifest: {}dtype is not one of {}", where, assembly::DataTypeNames()));
+  const auto dtype = image::DataTypeFromName(Get<std::string>(j, "dtype", reader, where));
+  if (!dtype) reader.Fail(fmt::format("manifest: {}dtype is not one of {}", where, image::DataTypeNames()));
   b.dtype = *dtype;
   b.shape = Get<std::vector<std::uint64_t>>(j, "shape", reader, where);
   if (j.contains("block_columns")) {  // optional: absent means not blocked
@@ -116,7 +116,7 @@ Binding ReadBinding(const json& j, const ModelReader& reader, const std::string&
 
 // A binding must name a value of the module, permute all of its dimensions and describe the
 // program tensor it feeds.
-void CheckBinding(const Binding& b, const assembly::TensorDesc& tensor, const hlo::Computation& entry,
+void CheckBinding(const Binding& b, const image::TensorDesc& tensor, const hlo::Computation& entry,
                   const ModelReader& reader, const std::string& where) {
   if (b.dtype != tensor.dtype || b.shape != tensor.shape) {
     reader.Fail(fmt::format("manifest: {} does not match the program's tensor '{}'", where, tensor.name));

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <string>
 
-#include "compiler/model.hpp"
+#include "toolchain/compiler/model.hpp"
 
 namespace systole::compiler {
 

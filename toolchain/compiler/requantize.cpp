@@ -22,7 +22,7 @@
 #include <cmath>
 #include <limits>
 
-#include "compiler/lowering.hpp"
+#include "toolchain/compiler/lowering.hpp"
 
 namespace systole::compiler::detail {
 namespace {

@@ -6,7 +6,7 @@
 // round(max(x, c)) = max(round(x), round(c)), and the final rounding of c happens either way.
 #include <algorithm>
 
-#include "compiler/lowering.hpp"
+#include "toolchain/compiler/lowering.hpp"
 
 namespace systole::compiler::detail {
 namespace {

@@ -2,7 +2,7 @@
 // dynamic-slice all read the operand at an affine function of the output index.
 #include <algorithm>
 
-#include "hlo/interp_kernels.hpp"
+#include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "hlo/interp_kernels.hpp"
+#include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "hlo/interp_kernels.hpp"
+#include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 

@@ -4,7 +4,7 @@
 #include <functional>
 #include <vector>
 
-#include "hlo/ir.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::hlo::detail {
 

@@ -4,7 +4,7 @@
 // the initial value, and are rounded to the element type after every step.
 #include <algorithm>
 
-#include "hlo/interp_kernels.hpp"
+#include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 

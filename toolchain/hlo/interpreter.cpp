@@ -1,10 +1,10 @@
-#include "hlo/interpreter.hpp"
+#include "toolchain/hlo/interpreter.hpp"
 
 #include <fmt/core.h>
 
 #include <unordered_map>
 
-#include "hlo/interp_kernels.hpp"
+#include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo {
 

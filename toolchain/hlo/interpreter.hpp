@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "hlo/ir.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::hlo {
 

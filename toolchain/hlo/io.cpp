@@ -1,4 +1,4 @@
-#include "hlo/io.hpp"
+#include "toolchain/hlo/io.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>

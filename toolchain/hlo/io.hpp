@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "hlo/ir.hpp"
-#include "npy/npy.hpp"
+#include "toolchain/hlo/ir.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace systole::hlo {
 

@@ -1,4 +1,4 @@
-#include "hlo/ir.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 #include <algorithm>
 #include <array>

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "hlo/error.hpp"
-#include "hlo/literal.hpp"
-#include "hlo/shape.hpp"
+#include "toolchain/hlo/error.hpp"
+#include "toolchain/hlo/literal.hpp"
+#include "toolchain/hlo/shape.hpp"
 
 namespace systole::hlo {
 

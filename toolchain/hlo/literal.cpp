@@ -1,4 +1,4 @@
-#include "hlo/literal.hpp"
+#include "toolchain/hlo/literal.hpp"
 
 #include <fmt/core.h>
 

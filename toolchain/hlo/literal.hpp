@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hlo/shape.hpp"
+#include "toolchain/hlo/shape.hpp"
 
 namespace systole::hlo {
 

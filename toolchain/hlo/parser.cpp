@@ -1,7 +1,7 @@
 // Structure of HLO text: module header, computations, instructions, attributes. Names are
 // resolved once a computation (operands) or the module (called computations) is complete, so
 // forward references work as they do in XLA's own parser.
-#include "hlo/parser.hpp"
+#include "toolchain/hlo/parser.hpp"
 
 #include <fmt/core.h>
 
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "hlo/parser_cursor.hpp"
-#include "hlo/parser_values.hpp"
+#include "toolchain/hlo/parser_cursor.hpp"
+#include "toolchain/hlo/parser_values.hpp"
 
 namespace systole::hlo {
 

@@ -1,4 +1,4 @@
-#include "hlo/parser_cursor.hpp"
+#include "toolchain/hlo/parser_cursor.hpp"
 
 #include <fmt/core.h>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "hlo/error.hpp"
+#include "toolchain/hlo/error.hpp"
 
 namespace systole::hlo::detail {
 

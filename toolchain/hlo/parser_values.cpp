@@ -1,4 +1,4 @@
-#include "hlo/parser_values.hpp"
+#include "toolchain/hlo/parser_values.hpp"
 
 #include <fmt/core.h>
 

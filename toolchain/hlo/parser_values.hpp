@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "hlo/ir.hpp"
-#include "hlo/parser_cursor.hpp"
+#include "toolchain/hlo/ir.hpp"
+#include "toolchain/hlo/parser_cursor.hpp"
 
 namespace systole::hlo::detail {
 

@@ -1,8 +1,8 @@
-#include "hlo/pass.hpp"
+#include "toolchain/hlo/pass.hpp"
 
 #include <fmt/core.h>
 
-#include "hlo/verifier.hpp"
+#include "toolchain/hlo/verifier.hpp"
 
 namespace systole::hlo {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hlo/ir.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::hlo {
 

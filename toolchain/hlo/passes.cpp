@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "hlo/interpreter.hpp"
-#include "hlo/pass.hpp"
+#include "toolchain/hlo/interpreter.hpp"
+#include "toolchain/hlo/pass.hpp"
 
 namespace systole::hlo {
 

@@ -1,9 +1,9 @@
-#include "hlo/shape.hpp"
+#include "toolchain/hlo/shape.hpp"
 
 #include <array>
 #include <utility>
 
-#include "hlo/error.hpp"
+#include "toolchain/hlo/error.hpp"
 
 namespace systole::hlo {
 

@@ -1,4 +1,4 @@
-#include "hlo/shape_inference.hpp"
+#include "toolchain/hlo/shape_inference.hpp"
 
 #include <fmt/core.h>
 #include <fmt/ranges.h>

@@ -3,7 +3,7 @@
 // own operations is rejected before anything runs on it.
 #pragma once
 
-#include "hlo/ir.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::hlo {
 

@@ -1,11 +1,11 @@
-#include "hlo/verifier.hpp"
+#include "toolchain/hlo/verifier.hpp"
 
 #include <fmt/core.h>
 
 #include <unordered_map>
 #include <unordered_set>
 
-#include "hlo/shape_inference.hpp"
+#include "toolchain/hlo/shape_inference.hpp"
 
 namespace systole::hlo {
 

@@ -3,7 +3,7 @@
 // printed shape. Run after parsing and after every pass (pass.hpp).
 #pragma once
 
-#include "hlo/ir.hpp"
+#include "toolchain/hlo/ir.hpp"
 
 namespace systole::hlo {
 

@@ -1,4 +1,4 @@
-#include "npy/npy.hpp"
+#include "toolchain/npy/npy.hpp"
 
 #include <fmt/format.h>
 #include <zip.h>

@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
-#include "asm/program.hpp"
-#include "config/config.hpp"
-#include "regs/regmap.hpp"
+#include "arch/config/config.hpp"
+#include "arch/image/program.hpp"
+#include "arch/regs/regmap.hpp"
 #include "systole/link.hpp"
 
 namespace systole {
@@ -117,7 +117,7 @@ class Run {
 class Program {
  public:
   Program() = default;
-  const assembly::Program& source() const;
+  const image::Program& source() const;
   // Where the first instruction is (CMD_PC of a launch).
   std::uint64_t text_address() const;
   // The device address that holds the program's address `address`. Throws DeviceError for an
@@ -151,7 +151,7 @@ class Device {
 
   Buffer Allocate(std::uint64_t bytes, std::uint64_t alignment = kAllocationAlignment);
   Buffer AllocateAt(std::uint64_t address, std::uint64_t bytes);
-  Program Load(const assembly::Program& program);
+  Program Load(const image::Program& program);
 
   // Launches `count` instructions at `pc` (what Program::Launch does). One run at a time: a
   // launch while another run has not been waited for throws DeviceError.

@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "config/config.hpp"
-#include "isa/isa.hpp"
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
 
 namespace systole {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 #include "systole/memory_allocator.hpp"
 
 namespace systole {
@@ -70,11 +70,13 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
 // The backends OpenLink dispatches to, for code that builds links directly.
 std::unique_ptr<Link> OpenRefLink(const Config& config);
 std::unique_ptr<Link> OpenTcpLink(std::string_view uri);
-// The Verilated core (sim/rtl) with its device memory behind the HBM controller and DRAM models
-// ("hbm", the default: cycle counts include DRAM timing) or a fixed-latency memory ("ideal":
-// the bare core, several times faster to simulate, the memory the usb+sim and pcie+sim tops
-// have). Throws LinkError when this build has no RTL (SYSTOLE_RTL=OFF), no model for the
-// configuration and memory, or `memory` is neither.
-std::unique_ptr<Link> OpenRtlLink(const Config& config, std::string_view memory = "hbm");
+
+// Schemes provided by libraries above the driver. The simulated devices (rtl, usb+sim,
+// pcie+sim) need the Verilated RTL, so they live in driver/sim/ (library systole_sim_links,
+// see driver/sim/sim_links.hpp), which registers them here when a program links it. OpenLink
+// checks a URI's grammar itself, then calls the opener registered for its scheme (the part
+// before any '?'); without one it throws a LinkError saying the program has no such device.
+using LinkOpener = std::unique_ptr<Link> (*)(std::string_view uri, const Config& config);
+void RegisterLinkScheme(std::string_view scheme, LinkOpener opener);
 
 }  // namespace systole

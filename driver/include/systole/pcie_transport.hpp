@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 #include "systole/link.hpp"
 
 namespace systole::pcie {
@@ -136,10 +136,8 @@ std::unique_ptr<PcieFunction> OpenVfioFunction(const PcieAddress& address,
                                                const std::filesystem::path& root,
                                                const std::filesystem::path& vfio_root);
 
-// The Verilated systole_pcie_top of `config` (core + DMA engine) with its BARs driven as a
-// root complex would and a simulated host memory behind an IOVA allocator for DMA buffers.
-// Throws LinkError when this build has no such top for `config` (SYSTOLE_PCIE_SIM_CONFIGS).
-std::unique_ptr<PcieFunction> OpenSimFunction(const Config& config);
+// The simulated function, pcie+sim (the Verilated PCIe top): OpenSimFunction in
+// driver/sim/sim_links.hpp.
 
 // A Link over a PCIe function: registers through BAR0; memory transfers of at least
 // kDmaThresholdBytes through the DMA engine when the function has DMA buffers, in bursts

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/config.hpp"
+#include "arch/config/config.hpp"
 #include "systole/link.hpp"
 
 namespace systole::usb {
@@ -46,9 +46,7 @@ UsbAddress ParseUsbUri(std::string_view uri);
 // missing endpoints; later, for timeouts and short transfers.
 std::unique_ptr<ByteStream> OpenLibusbStream(const UsbAddress& address, std::string_view uri);
 
-// The Verilated rtl/host/systole_usb_top of `config`, in process, with device memory in C++.
-// Throws LinkError when this build has no Verilated USB top for the configuration.
-std::unique_ptr<ByteStream> OpenSimUsbStream(const Config& config);
+// The simulated end, usb+sim (the Verilated USB top): OpenSimUsbStream in driver/sim/sim_links.hpp.
 
 // A Link speaking the frame protocol over `stream`: HELLO on construction, then one request
 // at a time; memory transfers cut to the bridge's payload limit. Allocation keeps the default

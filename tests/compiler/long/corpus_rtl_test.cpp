@@ -3,7 +3,7 @@
 // the golden model, within the interpreter tolerance — in the long set (ctest -L long).
 #include <gmock/gmock.h>
 
-#include "compiler_test_util.hpp"
+#include "tests/compiler/compiler_test_util.hpp"
 
 namespace systole::compiler {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "compiler_test_util.hpp"
+#include "tests/compiler/compiler_test_util.hpp"
 
 namespace systole::compiler {
 namespace {

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <numeric>
 
-#include "hlo/interpreter.hpp"
-#include "hlo/io.hpp"
-#include "hlo/parser.hpp"
-#include "hlo/pass.hpp"
-#include "hlo/verifier.hpp"
+#include "toolchain/hlo/interpreter.hpp"
+#include "toolchain/hlo/io.hpp"
+#include "toolchain/hlo/parser.hpp"
+#include "toolchain/hlo/pass.hpp"
+#include "toolchain/hlo/verifier.hpp"
 
 namespace systole::hlo {
 namespace {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "npy/npy.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace {
 

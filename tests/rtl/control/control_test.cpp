@@ -27,13 +27,13 @@
 #include "Vvl_control_small.h"
 #include "Vvl_control_small_int8.h"
 #include "Vvl_control_tiny.h"
-#include "config/config.hpp"
-#include "golden_model.hpp"
-#include "isa/isa.hpp"
-#include "regs/identity.hpp"
-#include "regs/regmap.hpp"
-#include "rtl/harness.hpp"
-#include "rtl_test_util.hpp"
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/identity.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/harness.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "golden_model.hpp"
-#include "isa/isa.hpp"
-#include "regs/regmap.hpp"
-#include "rtl/rtl_device.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/rtl_device.hpp"
 
 namespace systole::rtl::test {
 

@@ -19,13 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "asm/disassembler.hpp"
-#include "core_pair.hpp"
-#include "program_generator.hpp"
-#include "regs/identity.hpp"
-#include "regs/regmap.hpp"
-#include "rtl/rtl_device.hpp"
-#include "rtl_test_util.hpp"
+#include "arch/regs/identity.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/rtl/rtl_device.hpp"
+#include "tests/rtl/core/core_pair.hpp"
+#include "tests/rtl/core/program_generator.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
+#include "toolchain/asm/disassembler.hpp"
 
 namespace systole::rtl {
 namespace {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "asm/bundle.hpp"
-#include "core_pair.hpp"
-#include "rtl/rtl_device.hpp"
-#include "rtl_test_util.hpp"
+#include "sim/rtl/rtl_device.hpp"
+#include "tests/rtl/core/core_pair.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 namespace systole::rtl {
 namespace {
@@ -47,7 +47,7 @@ std::vector<std::string> BuiltExamples() {
 class ExampleTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ExampleTest, RunsLikeTheGoldenModel) {
-  const assembly::Program program = assembly::LoadProgram(ExampleDir() / GetParam());
+  const image::Program program = assembly::LoadProgram(ExampleDir() / GetParam());
   ASSERT_TRUE(program.config.has_value()) << GetParam() << " names no configuration";
   const auto* example = std::find_if(std::begin(kExamples), std::end(kExamples),
                                      [&](const Example& e) { return GetParam() == e.file; });
@@ -57,7 +57,7 @@ TEST_P(ExampleTest, RunsLikeTheGoldenModel) {
   test::Pair pair(config, test::Seed(), wave.Path());
 
   std::uint64_t end = program.text_address + program.TextBytes();
-  for (const assembly::DataSegment& segment : program.data) {
+  for (const image::DataSegment& segment : program.data) {
     pair.WriteMemory(segment.address, segment.bytes);
     end = std::max(end, segment.address + segment.bytes.size());
   }
@@ -75,7 +75,7 @@ TEST_P(ExampleTest, RunsLikeTheGoldenModel) {
   pair.ExpectSameState();
   EXPECT_GT(pair.golden_.Counter("MACS"), 0u);
   ASSERT_FALSE(program.outputs.empty());
-  for (const assembly::TensorDesc& output : program.outputs) {
+  for (const image::TensorDesc& output : program.outputs) {
     ASSERT_NO_FATAL_FAILURE(pair.ExpectSameMemory(output.address, output.Bytes(),
                                                   "output " + output.name));
     end = std::max(end, output.address + output.Bytes());

@@ -10,9 +10,9 @@
 #include <string>
 #include <tuple>
 
-#include "core_pair.hpp"
-#include "rtl_gemm_workload.hpp"
-#include "rtl_test_util.hpp"
+#include "bench/rtl_gemm_workload.hpp"
+#include "tests/rtl/core/core_pair.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {
@@ -30,7 +30,7 @@ TEST_P(GemmTest, MatchesTheGoldenModel) {
   test::Pair pair(config, seed, wave.Path());
   std::uint64_t end = work.program.text_address + work.text.size();
   for (const auto* segments : {&work.program.data, &work.inputs}) {
-    for (const assembly::DataSegment& segment : *segments) {
+    for (const image::DataSegment& segment : *segments) {
       pair.WriteMemory(segment.address, segment.bytes);
       end = std::max(end, segment.address + segment.bytes.size());
     }
@@ -42,7 +42,7 @@ TEST_P(GemmTest, MatchesTheGoldenModel) {
   pair.ExpectSameState();
   // PERF_MACS counts rows x k x C per MATMUL: whole array columns.
   EXPECT_EQ(pair.golden_.Counter("MACS"), m * k * ((n + config.cols - 1) / config.cols * config.cols));
-  const assembly::TensorDesc& out = work.program.outputs.at(0);
+  const image::TensorDesc& out = work.program.outputs.at(0);
   ASSERT_NO_FATAL_FAILURE(pair.ExpectSameMemory(out.address, out.Bytes(), "output"));
   end = std::max(end, out.address + out.Bytes());
   ASSERT_NO_FATAL_FAILURE(pair.ExpectSameMemory(0, end, "device memory"));

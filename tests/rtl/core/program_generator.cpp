@@ -1,4 +1,4 @@
-#include "program_generator.hpp"
+#include "tests/rtl/core/program_generator.hpp"
 
 #include <algorithm>
 #include <array>

@@ -17,8 +17,8 @@
 #include <random>
 #include <vector>
 
-#include "config/config.hpp"
-#include "isa/isa.hpp"
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
 
 namespace systole::rtl::test {
 

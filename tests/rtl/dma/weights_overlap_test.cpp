@@ -15,13 +15,13 @@
 
 #include "Vvl_dma_small.h"
 #include "Vvl_dma_tiny.h"
-#include "config/config.hpp"
-#include "golden_model.hpp"
-#include "model_test_util.hpp"
-#include "rtl/harness.hpp"
-#include "rtl/memory_port.hpp"
-#include "rtl/signals.hpp"
-#include "rtl_test_util.hpp"
+#include "arch/config/config.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/harness.hpp"
+#include "sim/rtl/memory_port.hpp"
+#include "sim/rtl/signals.hpp"
+#include "tests/model/model_test_util.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {

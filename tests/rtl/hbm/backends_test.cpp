@@ -18,12 +18,12 @@
 #include <tuple>
 #include <vector>
 
-#include "asm/bundle.hpp"
-#include "golden_model.hpp"
-#include "regs/regmap.hpp"
-#include "rtl/rtl_device.hpp"
-#include "rtl_gemm_workload.hpp"
-#include "rtl_test_util.hpp"
+#include "arch/regs/regmap.hpp"
+#include "bench/rtl_gemm_workload.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/rtl_device.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
+#include "toolchain/asm/bundle.hpp"
 
 namespace systole::rtl {
 namespace {
@@ -45,16 +45,16 @@ bool Built(MemoryBackend memory, const std::string& name) {
 struct Workload {
   std::string name;
   Config config;
-  std::vector<assembly::DataSegment> segments;
+  std::vector<image::DataSegment> segments;
   std::vector<std::uint8_t> text;
   std::uint64_t text_address = 0;
   std::uint32_t words = 0;
-  assembly::TensorDesc out;
+  image::TensorDesc out;
 };
 
 template <class Device>
 void Launch(Device& device, const Workload& work) {
-  for (const assembly::DataSegment& segment : work.segments) {
+  for (const image::DataSegment& segment : work.segments) {
     device.WriteMemory(segment.address, segment.bytes);
   }
   device.WriteMemory(work.text_address, work.text);
@@ -147,7 +147,7 @@ TEST_P(BackendsTest, SameGemmSameResultsAndTheDramCostsCycles) {
 class BackendsExampleTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BackendsExampleTest, SameResultsAndTheDramCostsCycles) {
-  const assembly::Program program = assembly::LoadProgram(
+  const image::Program program = assembly::LoadProgram(
       std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm" / GetParam());
   ASSERT_TRUE(program.config.has_value());
   ASSERT_FALSE(program.outputs.empty());

@@ -18,10 +18,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "device_memory.hpp"
-#include "dram_bus.hpp"
-#include "rtl/harness.hpp"
-#include "rtl/signals.hpp"
+#include "sim/dram/dram_bus.hpp"
+#include "sim/model/device_memory.hpp"
+#include "sim/rtl/harness.hpp"
+#include "sim/rtl/signals.hpp"
 
 namespace systole::rtl::hbm {
 

@@ -12,10 +12,10 @@
 #include "Vvl_hbm_c1_i8.h"
 #include "Vvl_hbm_c2_tiny.h"
 #include "Vvl_hbm_c4_i5.h"
-#include "config/config.hpp"
-#include "hbm_bench.hpp"
-#include "memory_timing.hpp"
-#include "rtl_test_util.hpp"
+#include "arch/config/config.hpp"
+#include "sim/timing/memory_timing.hpp"
+#include "tests/rtl/hbm/hbm_bench.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl::hbm {
 namespace {

@@ -12,8 +12,8 @@
 #include "Vvl_hbm_c2_bram.h"
 #include "Vvl_hbm_c2_tiny.h"
 #include "Vvl_hbm_c4_i5.h"
-#include "hbm_bench.hpp"
-#include "rtl_test_util.hpp"
+#include "tests/rtl/hbm/hbm_bench.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl::hbm {
 namespace {

@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "Vvl_soc_tiny.h"
-#include "golden_model.hpp"
-#include "isa/isa.hpp"
-#include "program_generator.hpp"
-#include "regs/regmap.hpp"
-#include "rtl_test_util.hpp"
-#include "rtl/device_sim.hpp"
+#include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/device_sim.hpp"
+#include "tests/rtl/core/program_generator.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {

@@ -1,10 +1,10 @@
-#include "bridge_bench.hpp"
+#include "tests/rtl/host/bridge_bench.hpp"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
-#include "rtl/signals.hpp"
+#include "sim/rtl/signals.hpp"
 
 namespace systole::rtl::test {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "Vvl_usb_bridge.h"
-#include "rtl/harness.hpp"
+#include "sim/rtl/harness.hpp"
 
 namespace systole::rtl::test {
 

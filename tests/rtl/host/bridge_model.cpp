@@ -1,5 +1,5 @@
 // The reference semantics of the USB bridge (docs/HOST_LINKS.md, "The bridge").
-#include "bridge_model.hpp"
+#include "tests/rtl/host/bridge_model.hpp"
 
 #include <algorithm>
 #include <array>

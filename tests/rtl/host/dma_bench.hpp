@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "rtl/harness.hpp"
-#include "rtl/signals.hpp"
+#include "sim/rtl/harness.hpp"
+#include "sim/rtl/signals.hpp"
 
 namespace systole::rtl::test {
 
@@ -145,4 +145,4 @@ class DmaBench {
 
 }  // namespace systole::rtl::test
 
-#include "dma_bench_step.hpp"
+#include "tests/rtl/host/dma_bench_step.hpp"

@@ -10,8 +10,8 @@
 
 #include "Vvl_host_dma.h"
 #include "Vvl_host_dma_small.h"
-#include "dma_bench.hpp"
-#include "rtl_test_util.hpp"
+#include "tests/rtl/host/dma_bench.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace {
 

@@ -7,9 +7,9 @@
 #include <iostream>
 #include <random>
 
-#include "bridge_bench.hpp"
-#include "bridge_model.hpp"
-#include "rtl_test_util.hpp"
+#include "tests/rtl/host/bridge_bench.hpp"
+#include "tests/rtl/host/bridge_model.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "Vvl_row_ram.h"
-#include "rtl/harness.hpp"
-#include "rtl_test_util.hpp"
+#include "sim/rtl/harness.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {

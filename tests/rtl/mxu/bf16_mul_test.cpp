@@ -10,9 +10,9 @@
 #include <random>
 
 #include "Vvl_bf16_mul.h"
-#include "model_test_util.hpp"
-#include "numerics.hpp"
-#include "rtl_test_util.hpp"
+#include "sim/model/numerics.hpp"
+#include "tests/model/model_test_util.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {

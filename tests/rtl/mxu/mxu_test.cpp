@@ -23,9 +23,9 @@
 #include <vector>
 
 #include MXU_MODEL_HEADER
-#include "model_test_util.hpp"
-#include "rtl/harness.hpp"
-#include "rtl_test_util.hpp"
+#include "sim/rtl/harness.hpp"
+#include "tests/model/model_test_util.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "Vvl_numerics.h"
-#include "numerics.hpp"
-#include "rtl/harness.hpp"
-#include "rtl_test_util.hpp"
+#include "sim/model/numerics.hpp"
+#include "sim/rtl/harness.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {

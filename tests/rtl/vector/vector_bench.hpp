@@ -17,11 +17,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "config/config.hpp"
-#include "golden_model.hpp"
-#include "isa/isa.hpp"
-#include "rtl/harness.hpp"
-#include "rtl_test_util.hpp"
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
+#include "sim/model/golden_model.hpp"
+#include "sim/rtl/harness.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl::vector_test {
 

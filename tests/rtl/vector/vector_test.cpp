@@ -10,7 +10,7 @@
 #include <random>
 
 #include VECTOR_HEADER
-#include "vector_bench.hpp"
+#include "tests/rtl/vector/vector_bench.hpp"
 
 namespace systole::rtl::vector_test {
 namespace {

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core_pair.hpp"
-#include "rtl_gemm_workload.hpp"
-#include "rtl_test_util.hpp"
+#include "bench/rtl_gemm_workload.hpp"
+#include "tests/rtl/core/core_pair.hpp"
+#include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
 namespace {
@@ -23,7 +23,7 @@ TEST(V2Core, SmallGemmMatchesTheGoldenModel) {
   test::Pair pair(config, seed, wave.Path());
   std::uint64_t end = work.program.text_address + work.text.size();
   for (const auto* segments : {&work.program.data, &work.inputs}) {
-    for (const assembly::DataSegment& segment : *segments) {
+    for (const image::DataSegment& segment : *segments) {
       pair.WriteMemory(segment.address, segment.bytes);
       end = std::max(end, segment.address + segment.bytes.size());
     }
@@ -37,7 +37,7 @@ TEST(V2Core, SmallGemmMatchesTheGoldenModel) {
   ASSERT_EQ(pair.golden_.LastErrorMessage(), "");
   pair.ExpectSameState();
   EXPECT_EQ(pair.golden_.Counter("MACS"), work.macs);
-  const assembly::TensorDesc& out = work.program.outputs.at(0);
+  const image::TensorDesc& out = work.program.outputs.at(0);
   std::vector<std::uint8_t> result(out.Bytes());
   pair.golden_.ReadMemory(out.address, result);
   EXPECT_TRUE(std::any_of(result.begin(), result.end(), [](std::uint8_t v) { return v != 0; }))

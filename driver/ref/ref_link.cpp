@@ -1,0 +1,36 @@
+// `ref`: the golden model, in process. Launches run to completion when the host waits.
+#include "sim/model/golden_model.hpp"
+#include "systole/link.hpp"
+
+namespace systole {
+namespace {
+
+class RefLink final : public Link {
+ public:
+  explicit RefLink(const Config& config) : model_(config) {}
+
+  std::string_view Uri() const override { return "ref"; }
+  std::uint32_t ReadRegister(std::uint32_t offset) override { return model_.ReadRegister(offset); }
+  void WriteRegister(std::uint32_t offset, std::uint32_t value) override {
+    model_.WriteRegister(offset, value);
+  }
+  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
+    model_.WriteMemory(address, bytes);
+  }
+  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
+    model_.ReadMemory(address, bytes);
+  }
+  bool WaitForInterrupt(std::chrono::milliseconds /*timeout*/) override {
+    model_.RunUntilIdle();  // the model is synchronous: waiting means running
+    return true;
+  }
+
+ private:
+  model::GoldenModel model_;
+};
+
+}  // namespace
+
+std::unique_ptr<Link> OpenRefLink(const Config& config) { return std::make_unique<RefLink>(config); }
+
+}  // namespace systole

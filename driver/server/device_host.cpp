@@ -1,0 +1,211 @@
+// The worker loop, the request handlers and the fair launch queue of device_host.hpp.
+#include "driver/server/device_host.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "arch/regs/identity.hpp"
+
+namespace systole::server {
+
+using protocol::ErrorCode;
+using protocol::MessageType;
+using protocol::PayloadReader;
+using protocol::PayloadWriter;
+using protocol::ProtocolError;
+
+DeviceHost::DeviceHost(std::unique_ptr<Link> device, const ServerOptions& options)
+    : device_(std::move(device)),
+      options_(options),
+      config_(regs::DecodeIdentity([this](std::uint32_t offset) {
+        return device_->ReadRegister(offset);
+      })),
+      allocator_(config_.memory_bytes) {
+  worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+DeviceHost::~DeviceHost() { Stop(); }
+
+void DeviceHost::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void DeviceHost::Open(std::uint64_t session, SendFrame send) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back({Event::Kind::kOpen, session, std::move(send), {}});
+  }
+  wake_.notify_one();
+}
+
+void DeviceHost::Deliver(std::uint64_t session, protocol::Frame frame) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back({Event::Kind::kDeliver, session, {}, std::move(frame)});
+  }
+  wake_.notify_one();
+}
+
+void DeviceHost::Close(std::uint64_t session) {
+  {
+    std::lock_guard lock(mutex_);
+    events_.push_back({Event::Kind::kClose, session, {}, {}});
+  }
+  wake_.notify_one();
+}
+
+// Events first (they are quick), then one launch, then again: a long queue of launches cannot
+// starve a client's register reads for more than one launch.
+void DeviceHost::WorkerLoop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (!events_.empty()) {
+      Event event = std::move(events_.front());
+      events_.pop_front();
+      lock.unlock();
+      HandleEvent(event);
+      AnswerWaits(false);
+      lock.lock();
+      continue;
+    }
+    lock.unlock();
+    const bool launch_ready = !ready_.empty();
+    if (launch_ready) RunNextLaunch();
+    AnswerWaits(false);
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    for (const auto& [id, session] : sessions_) {
+      if (session.wait && (!deadline || session.wait->deadline < *deadline)) {
+        deadline = session.wait->deadline;
+      }
+    }
+    lock.lock();
+    if (launch_ready || !events_.empty() || stopping_) continue;
+    if (deadline) {
+      wake_.wait_until(lock, *deadline);
+    } else {
+      wake_.wait(lock);
+    }
+  }
+  lock.unlock();
+  while (!sessions_.empty()) CloseSession(sessions_.begin()->first);
+}
+
+void DeviceHost::HandleEvent(Event& event) {
+  switch (event.kind) {
+    case Event::Kind::kOpen:
+      sessions_.emplace(event.session,
+                        Session(std::move(event.send), config_.command_queue_depth));
+      ++sessions_open_;
+      break;
+    case Event::Kind::kDeliver:
+      if (auto it = sessions_.find(event.session); it != sessions_.end()) {
+        HandleRequest(it->second, event.frame);
+        Session& session = it->second;
+        if (session.Runnable() &&
+            std::find(ready_.begin(), ready_.end(), event.session) == ready_.end()) {
+          ready_.push_back(event.session);
+        }
+      }
+      break;
+    case Event::Kind::kClose: CloseSession(event.session); break;
+  }
+}
+
+void DeviceHost::HandleRequest(Session& session, const protocol::Frame& frame) {
+  bool close = false;
+  std::uint16_t type = static_cast<std::uint16_t>(MessageType::kError);
+  std::vector<std::uint8_t> payload;
+  try {
+    if (frame.request_id <= session.last_request_id) {
+      throw ProtocolError(ErrorCode::kOutOfOrder,
+                          fmt::format("request id {} does not follow {}", frame.request_id,
+                                      session.last_request_id));
+    }
+    session.last_request_id = frame.request_id;
+    if (!protocol::IsRequestType(frame.type)) {
+      const bool reply_type = frame.type == static_cast<std::uint16_t>(MessageType::kError) ||
+                              protocol::IsRequestType(frame.type & ~protocol::kReplyBit & 0xFFFF);
+      throw ProtocolError(reply_type ? ErrorCode::kOutOfOrder : ErrorCode::kUnknownType,
+                          reply_type ? "a client sends requests, not replies"
+                                     : fmt::format("no message type 0x{:x}", frame.type));
+    }
+    const bool hello = frame.type == static_cast<std::uint16_t>(MessageType::kHello);
+    if (hello == session.greeted) {
+      throw ProtocolError(ErrorCode::kOutOfOrder,
+                          hello ? "HELLO was already sent" : "the first request must be HELLO");
+    }
+    if (session.wait) {
+      throw ProtocolError(ErrorCode::kOutOfOrder, "a WAIT is still pending");
+    }
+    auto reply = Respond(session, frame);
+    if (!reply) return;  // a WAIT: answered later
+    type = protocol::ReplyType(static_cast<MessageType>(frame.type));
+    payload = std::move(*reply);
+  } catch (const ProtocolError& error) {
+    close = error.code() == ErrorCode::kUnauthorized || error.code() == ErrorCode::kBadVersion;
+    payload = protocol::ErrorPayload(error.code(), error.what());
+  } catch (const std::exception& error) {
+    payload = protocol::ErrorPayload(ErrorCode::kDevice, error.what());
+  }
+  const protocol::Header header = protocol::EncodeHeader(type, frame.request_id, payload);
+  session.send()(header, std::move(payload), close);
+}
+
+void DeviceHost::AnswerWaits(bool timeouts_only) {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [id, session] : sessions_) {
+    if (!session.wait) continue;
+    const bool satisfied = !timeouts_only && session.WaitSatisfied();
+    if (!satisfied && now < session.wait->deadline) continue;
+    std::vector<std::uint8_t> payload = {static_cast<std::uint8_t>(satisfied ? 1 : 0)};
+    const protocol::Header header = protocol::EncodeHeader(
+        protocol::ReplyType(MessageType::kWait), session.wait->request_id, payload);
+    session.send()(header, std::move(payload), false);
+    session.wait.reset();
+  }
+}
+
+void DeviceHost::CloseSession(std::uint64_t id) {
+  const auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  Session& session = it->second;
+  while (!session.allocations.empty()) {
+    try {
+      FreeAllocation(session, session.allocations.begin()->first);
+    } catch (const std::exception& error) {
+      // FreeAllocation released the allocation before zeroing failed: report and go on.
+      fmt::print(stderr, "systole serve: zeroing a closed session's memory: {}\n", error.what());
+    }
+  }
+  sessions_.erase(it);
+  --sessions_open_;
+}
+
+void DeviceHost::FreeAllocation(Session& session, std::uint64_t address) {
+  const auto it = session.allocations.find(address);
+  if (it == session.allocations.end()) {
+    throw ProtocolError(ErrorCode::kOutOfBounds,
+                        fmt::format("no allocation of this client starts at 0x{:x}", address));
+  }
+  const auto [start, end] = *it;
+  session.allocations.erase(it);
+  session.allocated_bytes -= end - start;
+  allocator_.Free(start);
+  // Zero what the client wrote, so the next owner of these bytes cannot read them.
+  static const std::vector<std::uint8_t> zeros(1u << 20);
+  for (auto [first, last] : TakeRanges(session.dirty, start, end)) {
+    for (std::uint64_t at = first; at < last;) {
+      const std::uint64_t length = std::min<std::uint64_t>(last - at, zeros.size());
+      device_->WriteMemory(at, {zeros.data(), length});
+      at += length;
+    }
+  }
+}
+
+}  // namespace systole::server

@@ -1,0 +1,104 @@
+// A session's own register window (see session.hpp): the rules are regs::HostRegisters' (shared
+// with the golden model); the launch queue is the session's.
+#include "driver/server/session.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace systole::server {
+
+using regs::FieldOf;
+
+std::optional<std::uint32_t> Session::ReadRegister(std::uint32_t offset) {
+  return registers_.Read(offset, *this);
+}
+
+void Session::WriteRegister(std::uint32_t offset, std::uint32_t value) {
+  registers_.Write(offset, value, *this);
+}
+
+std::uint32_t Session::WaitingLaunches() const {
+  return static_cast<std::uint32_t>(launches_.size() - (Runnable() ? 1 : 0));
+}
+
+void Session::Abort() {
+  if (launches_.empty()) return;
+  registers_.RaiseError(regs::ErrorCode::kAborted, launches_.front().pc);
+  launches_.clear();
+}
+
+void Session::Doorbell(regs::Launch launch) {
+  if (launches_.size() >= command_queue_depth_) {
+    registers_.RaiseError(regs::ErrorCode::kCmdqOverflow, launch.pc);
+  } else {
+    launches_.push_back(launch);
+  }
+}
+
+QueuedLaunch Session::PopLaunch() {
+  const QueuedLaunch launch = launches_.front();
+  launches_.pop_front();
+  return launch;
+}
+
+void Session::FinishLaunch(std::uint32_t irq_status, std::uint32_t irq_code,
+                           regs::ErrorCode error, std::uint64_t fault_pc,
+                           const std::array<std::uint64_t, kNumCounters>& counts) {
+  for (std::size_t i = 0; i < kNumCounters; ++i) registers_.counters()[i] += counts[i];
+  if ((irq_status & regs::Mask(FieldOf("IRQ_STATUS", "USER"))) != 0) registers_.UserInterrupt(irq_code);
+  if ((irq_status & regs::Mask(FieldOf("IRQ_STATUS", "DONE"))) != 0) registers_.LaunchDone();
+  if (error != regs::ErrorCode::kNone) registers_.RaiseError(error, fault_pc);
+}
+
+void Session::RefuseLaunch(std::uint64_t fault_pc) {
+  registers_.RaiseError(regs::ErrorCode::kDramRange, fault_pc);
+}
+
+void Session::CountHostBytes(std::uint64_t bytes) {
+  static const std::size_t index = [] {
+    std::size_t i = 0;
+    for (const regs::Counter& counter : regs::Counters()) {
+      if (counter.name == "BYTES_HOST") return i;
+      ++i;
+    }
+    throw std::logic_error("no BYTES_HOST counter");
+  }();
+  registers_.counters()[index] += bytes;
+}
+
+void AddRange(RangeMap& ranges, std::uint64_t start, std::uint64_t end) {
+  if (start >= end) return;
+  auto it = ranges.upper_bound(start);
+  if (it != ranges.begin() && std::prev(it)->second >= start) {
+    --it;
+    start = it->first;
+  }
+  while (it != ranges.end() && it->first <= end) {
+    end = std::max(end, it->second);
+    it = ranges.erase(it);
+  }
+  ranges.emplace(start, end);
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> TakeRanges(RangeMap& ranges,
+                                                                std::uint64_t start,
+                                                                std::uint64_t end) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;
+  auto it = ranges.upper_bound(start);
+  if (it != ranges.begin()) --it;
+  while (it != ranges.end() && it->first < end) {
+    const auto [first, last] = *it;
+    if (last <= start) {
+      ++it;
+      continue;
+    }
+    it = ranges.erase(it);
+    if (first < start) ranges.emplace(first, start);
+    if (last > end) ranges.emplace(end, last);
+    taken.emplace_back(std::max(first, start), std::min(last, end));
+  }
+  return taken;
+}
+
+}  // namespace systole::server

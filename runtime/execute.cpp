@@ -1,0 +1,306 @@
+#include "runtime/execute.hpp"
+
+#include <fmt/core.h>
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "arch/numerics/bf16.hpp"
+#include "toolchain/hlo/interpreter.hpp"
+#include "toolchain/hlo/io.hpp"
+
+namespace systole::runtime {
+
+using compiler::Binding;
+using compiler::DeviceStep;
+using compiler::EpilogueTerm;
+using compiler::Step;
+namespace {
+
+using image::DataType;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+void AppendBytes(DataType dtype, double value, std::vector<std::uint8_t>& out) {
+  std::uint32_t word = 0;
+  switch (dtype) {
+    case DataType::kInt8:
+      // Values of an s8 HLO tensor: integral and in range by construction of the literal.
+      out.push_back(static_cast<std::uint8_t>(static_cast<std::int8_t>(value)));
+      return;
+    case DataType::kInt32: word = static_cast<std::uint32_t>(static_cast<std::int32_t>(value)); break;
+    case DataType::kFp32: word = std::bit_cast<std::uint32_t>(static_cast<float>(value)); break;
+    case DataType::kBf16: {
+      const std::uint16_t bits = numerics::F32ToBf16(std::bit_cast<std::uint32_t>(static_cast<float>(value)));
+      out.push_back(static_cast<std::uint8_t>(bits));
+      out.push_back(static_cast<std::uint8_t>(bits >> 8));
+      return;
+    }
+  }
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(word >> (8 * i)));
+}
+
+double ReadValue(DataType dtype, const std::uint8_t* p) {
+  std::uint32_t word = 0;
+  for (unsigned i = 0; i < image::DataTypeBytes(dtype); ++i) word |= std::uint32_t{p[i]} << (8 * i);
+  switch (dtype) {
+    case DataType::kInt8: return static_cast<std::int8_t>(word);
+    case DataType::kInt32: return static_cast<std::int32_t>(word);
+    case DataType::kBf16: return std::bit_cast<float>(numerics::Bf16ToF32(static_cast<std::uint16_t>(word)));
+    case DataType::kFp32: return std::bit_cast<float>(word);
+  }
+  return 0;
+}
+
+std::vector<std::int64_t> Inverse(const std::vector<std::int64_t>& permutation) {
+  std::vector<std::int64_t> inverse(permutation.size());
+  for (std::size_t i = 0; i < permutation.size(); ++i) inverse[static_cast<std::size_t>(permutation[i])] = static_cast<std::int64_t>(i);
+  return inverse;
+}
+
+class Runner {
+ public:
+  Runner(const CompiledModel& model, Device& device) : model_(model), device_(device), entry_(*model.module->entry) {}
+
+  RunResult Run(const std::vector<hlo::Literal>& arguments, const std::function<void(const std::string&)>& progress) {
+    const std::vector<hlo::Instruction*> parameters = entry_.Parameters();
+    if (arguments.size() != parameters.size()) {
+      throw std::runtime_error(fmt::format("{} takes {} argument(s), got {}", model_.source_name, parameters.size(),
+                                           arguments.size()));
+    }
+    for (std::size_t i = 0; i < arguments.size(); ++i) values_[parameters[i]->name] = arguments[i];
+    ComputeLastUses();
+    RunResult result;
+    std::size_t device_index = 0;
+    const std::size_t device_total = model_.DeviceStepCount();
+    for (std::size_t s = 0; s < model_.steps.size(); ++s) {
+      const Step& step = model_.steps[s];
+      if (step.kind == Step::Kind::kHost) {
+        const auto start = Clock::now();
+        const hlo::Instruction* instruction = entry_.Find(step.instruction);
+        std::vector<const hlo::Literal*> operands;
+        for (const hlo::Instruction* operand : instruction->operands) operands.push_back(&Value(operand->name));
+        values_[step.instruction] = hlo::EvaluateInstruction(*instruction, operands);
+        result.stats.host_seconds += Seconds(start);
+        ++result.stats.host_steps;
+      } else {
+        if (progress) progress(fmt::format("device step {}/{}: {}", ++device_index, device_total, step.device->kernel));
+        RunDevice(*step.device, result.stats);
+        ++result.stats.device_steps;
+      }
+      Release(s);
+    }
+    result.result = Value(entry_.root->name);
+    return result;
+  }
+
+ private:
+  const hlo::Literal& Value(const std::string& name) const {
+    const auto it = values_.find(name);
+    if (it == values_.end()) throw std::logic_error(fmt::format("{}: value {} is not computed", model_.source_name, name));
+    return it->second;
+  }
+
+  // Step index after which each value is dead (the root's value never is).
+  void ComputeLastUses() {
+    for (std::size_t s = 0; s < model_.steps.size(); ++s) {
+      const Step& step = model_.steps[s];
+      if (step.kind == Step::Kind::kHost) {
+        for (const hlo::Instruction* operand : entry_.Find(step.instruction)->operands) last_use_[operand->name] = s;
+      } else {
+        for (const Binding& binding : step.device->inputs) {
+          if (binding.kind != Binding::Kind::kBias) last_use_[binding.value] = s;
+        }
+        for (const EpilogueTerm& term : step.device->epilogue) last_use_[term.operand] = s;
+      }
+    }
+    last_use_.erase(entry_.root->name);
+  }
+
+  void Release(std::size_t step) {
+    for (auto it = last_use_.begin(); it != last_use_.end();) {
+      if (it->second == step) {
+        values_.erase(it->first);
+        it = last_use_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // The folded epilogue y = scale[c] * acc + shift[c], from the per-channel terms in order.
+  void FoldEpilogue(const DeviceStep& step, std::size_t channels, std::vector<double>& scale, std::vector<double>& shift) {
+    scale.assign(channels, 1.0);
+    shift.assign(channels, 0.0);
+    for (const EpilogueTerm& term : step.epilogue) {
+      const std::vector<double>& v = Value(term.operand).values;
+      for (std::size_t c = 0; c < channels; ++c) {
+        if (term.op == EpilogueTerm::Op::kAdd) {
+          shift[c] += v[c];
+        } else {
+          scale[c] *= v[c];
+          shift[c] *= v[c];
+        }
+      }
+    }
+  }
+
+  std::vector<std::uint8_t> InputBytes(const DeviceStep& step, const Binding& binding) {
+    std::vector<double> scale, shift;
+    std::vector<double> data;
+    if (binding.kind == Binding::Kind::kBias && binding.shape.size() == 3) {
+      // Replicated [N/C, rows, C] (lower_dot_conv.cpp): N is the output's channel count.
+      const hlo::Instruction* result = entry_.Find(step.output.value);
+      const auto n = static_cast<std::size_t>(
+          result->shape.dims.at(static_cast<std::size_t>(step.output.permutation.back())));
+      FoldEpilogue(step, n, scale, shift);
+      const std::uint64_t rows = binding.shape[1], cols = binding.shape[2];
+      data.assign(binding.shape[0] * rows * cols, 0.0);
+      for (std::uint64_t j = 0; j < binding.shape[0]; ++j) {
+        for (std::uint64_t row = 0; row < rows; ++row) {
+          for (std::uint64_t c = 0; c < cols && j * cols + c < n; ++c) data[(j * rows + row) * cols + c] = shift[j * cols + c];
+        }
+      }
+    } else if (binding.kind == Binding::Kind::kBias) {
+      FoldEpilogue(step, binding.shape.back(), scale, shift);
+      data = shift;
+    } else {
+      const hlo::Literal& value = Value(binding.value);
+      data = Permute(value.values, value.shape.dims, binding.permutation);
+      std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
+      for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));
+      if (binding.kind == Binding::Kind::kWeights) {
+        const std::size_t channels = dims.back();
+        FoldEpilogue(step, channels, scale, shift);
+        for (std::size_t i = 0; i < data.size(); ++i) data[i] *= scale[i % channels];
+      }
+      data = BlockColumns(binding, std::move(data), dims);
+    }
+    std::vector<std::uint8_t> bytes;
+    bytes.reserve(data.size() * image::DataTypeBytes(binding.dtype));
+    for (double v : data) AppendBytes(binding.dtype, v, bytes);
+    return bytes;
+  }
+
+  void RunDevice(const DeviceStep& step, RunStats& stats) {
+    auto start = Clock::now();
+    std::vector<std::vector<std::uint8_t>> inputs;
+    for (const Binding& binding : step.inputs) inputs.push_back(InputBytes(step, binding));
+    stats.host_seconds += Seconds(start);
+
+    start = Clock::now();
+    systole::Program program = device_.Load(step.program);
+    for (std::size_t i = 0; i < inputs.size(); ++i) program.WriteInput(i, inputs[i]);
+    device_.ClearCounters();
+    systole::Run run = program.Launch();
+    try {
+      while (!run.Wait(std::chrono::seconds(60))) {
+        // An RTL step of a large layer can take minutes; the caller's progress shows it moving.
+      }
+    } catch (const RunError& error) {
+      throw std::runtime_error(fmt::format("{}: device step '{}' ({}) stopped with {}: {}", model_.source_name,
+                                           step.covers.back(), step.kernel, regs::ErrorName(error.code()),
+                                           error.what()));
+    }
+    const std::vector<std::uint8_t> bytes = program.ReadOutput(0);
+    const Counters counters = device_.ReadCounters();
+    stats.cycles += counters["CYCLES"];
+    stats.mxu_busy += counters["MXU_BUSY"];
+    stats.macs += counters["MACS"];
+    stats.device_seconds += Seconds(start);
+
+    start = Clock::now();
+    const hlo::Instruction* result = entry_.Find(step.output.value);
+    const std::size_t width = image::DataTypeBytes(step.output.dtype);
+    std::vector<double> data(bytes.size() / width);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = ReadValue(step.output.dtype, &bytes[i * width]);
+    std::vector<std::int64_t> permuted_dims;
+    std::vector<std::uint64_t> unsigned_dims;
+    for (std::int64_t p : step.output.permutation) {
+      permuted_dims.push_back(result->shape.dims[static_cast<std::size_t>(p)]);
+      unsigned_dims.push_back(static_cast<std::uint64_t>(permuted_dims.back()));
+    }
+    data = UnblockColumns(step.output, std::move(data), unsigned_dims);
+    hlo::Literal value(result->shape);
+    value.values = Permute(data, permuted_dims, Inverse(step.output.permutation));
+    hlo::RoundAll(result->shape.type, value.values);
+    values_[step.output.value] = std::move(value);
+    stats.host_seconds += Seconds(start);
+  }
+
+  const CompiledModel& model_;
+  Device& device_;
+  const hlo::Computation& entry_;
+  std::unordered_map<std::string, hlo::Literal> values_;
+  std::unordered_map<std::string, std::size_t> last_use_;
+};
+
+}  // namespace
+
+std::vector<double> Permute(const std::vector<double>& data, const std::vector<std::int64_t>& dims,
+                            const std::vector<std::int64_t>& permutation) {
+  const std::size_t rank = dims.size();
+  bool identity = true;
+  for (std::size_t i = 0; i < rank; ++i) identity = identity && permutation[i] == static_cast<std::int64_t>(i);
+  if (identity) return data;
+  const std::vector<std::int64_t> strides = hlo::RowMajorStrides(dims);
+  std::vector<std::int64_t> out_dims(rank), out_strides(rank);  // source stride of each output dim
+  for (std::size_t i = 0; i < rank; ++i) {
+    out_dims[i] = dims[static_cast<std::size_t>(permutation[i])];
+    out_strides[i] = strides[static_cast<std::size_t>(permutation[i])];
+  }
+  std::vector<double> out(data.size());
+  std::vector<std::int64_t> index(rank, 0);
+  std::int64_t source = 0;
+  for (std::size_t n = 0; n < out.size(); ++n) {
+    out[n] = data[static_cast<std::size_t>(source)];
+    for (std::size_t d = rank; d-- > 0;) {  // odometer over the output index
+      source += out_strides[d];
+      if (++index[d] < out_dims[d]) break;
+      source -= out_strides[d] * out_dims[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<hlo::Literal> NetworkInputs(const hlo::Module& module, std::uint64_t seed) {
+  std::vector<hlo::Literal> inputs = hlo::RandomInputs(module, seed);
+  std::unordered_map<const hlo::Instruction*, double> fan_in;
+  for (const hlo::Instruction* i : module.entry->PostOrder()) {
+    if (i->opcode != hlo::Opcode::kDot && i->opcode != hlo::Opcode::kConvolution) continue;
+    const hlo::Instruction* weights = i->operands.at(1);
+    double n = 1;
+    if (i->opcode == hlo::Opcode::kDot) {
+      for (std::int64_t d : i->dot_dims.rhs_contracting) n *= double(weights->shape.dims[static_cast<std::size_t>(d)]);
+    } else {
+      n = double(weights->shape.Elements()) /
+          double(weights->shape.dims[static_cast<std::size_t>(i->conv_dims.kernel_output_feature)]);
+    }
+    fan_in[weights] = n;
+  }
+  const std::vector<hlo::Instruction*> parameters = module.entry->Parameters();
+  for (std::size_t p = 0; p < inputs.size(); ++p) {
+    hlo::Literal& input = inputs[p];
+    if (!hlo::IsFloating(input.shape.type)) continue;
+    if (const auto it = fan_in.find(parameters[p]); it != fan_in.end()) {
+      for (double& v : input.values) v *= std::sqrt(3.0 / it->second);
+    } else if (input.shape.Rank() == 1) {
+      for (double& v : input.values) v = 1.0 + 0.5 * v;
+    }
+    hlo::RoundAll(input.shape.type, input.values);
+  }
+  return inputs;
+}
+
+RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
+                  const std::function<void(const std::string&)>& progress) {
+  Runner runner(model, device);
+  return runner.Run(arguments, progress);
+}
+
+}  // namespace systole::runtime

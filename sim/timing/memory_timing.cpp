@@ -1,0 +1,219 @@
+#include "sim/timing/memory_timing.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <deque>
+
+namespace systole::model {
+namespace {
+
+using Time = std::int64_t;
+
+struct Entry {
+  bool write;
+  unsigned bank, group;
+  std::uint64_t row, column, word;
+  std::size_t index;  // the access it serves
+};
+
+// One channel's queue, bank state and timing, mirroring systole_hbm_channel/_timing: every rule
+// "B no sooner than tX after A" is an earliest cycle for B, moved on when A issues.
+class Channel {
+ public:
+  Channel(const DramConfig& dram, unsigned depth)
+      : d_(dram), depth_(depth), open_(dram.Banks(), false), open_row_(dram.Banks(), 0),
+        act_at_(dram.Banks(), 0), col_at_(dram.Banks(), 0), pre_at_(dram.Banks(), 0),
+        rrd_l_at_(dram.bank_groups, 0), ccd_l_at_(dram.bank_groups, 0) {}
+
+  bool Full() const { return queue_.size() >= depth_; }
+  void Push(const Entry& entry) { queue_.push_back(entry); }
+
+  // Issues this cycle's command, if any; a column command reports (access, when its response
+  // is visible at the reorder buffer).
+  bool Step(Time now, std::size_t& served, Time& done) {
+    if (now > 0 && now % d_.t_refi == 0) refresh_due_ = true;
+    const bool was_empty = queue_.empty();
+    const bool starving = !queue_.empty() && starve_ >= d_.starvation_cycles;
+    bool column = false;
+    std::size_t pick = 0;
+    if (refresh_due_) {
+      Refresh(now);
+    } else if (PickColumn(now, starving, pick)) {
+      const Entry e = queue_[pick];
+      Column(now, e);
+      served = e.index;
+      done = now + (e.write ? 2 : d_.t_cl + 2);
+      queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(pick));
+      column = true;
+    } else {
+      RowCommand(now, starving);
+    }
+    if (was_empty || (column && pick == 0)) {
+      starve_ = 0;
+    } else {
+      ++starve_;
+    }
+    return column;
+  }
+
+ private:
+  bool Hit(const Entry& e) const { return open_[e.bank] && open_row_[e.bank] == e.row; }
+
+  bool PickColumn(Time now, bool starving, std::size_t& pick) const {
+    for (std::size_t i = 0; i < queue_.size() && (!starving || i == 0); ++i) {
+      const Entry& e = queue_[i];
+      if (!Hit(e) || now < col_at_[e.bank] || now < ccd_l_at_[e.group] || now < ccd_s_at_) continue;
+      if (now < (e.write ? wr_at_ : rd_at_)) continue;
+      bool older_same = false;
+      for (std::size_t j = 0; j < i; ++j) older_same |= queue_[j].word == e.word;
+      if (older_same) continue;
+      pick = i;
+      return true;
+    }
+    return false;
+  }
+
+  bool ActAllowed(Time now, const Entry& e) const {
+    const bool faw_free = faw_.size() < 4 || now >= faw_.front() + d_.t_faw;
+    return now >= act_at_[e.bank] && now >= rrd_l_at_[e.group] && now >= rrd_s_at_ && faw_free;
+  }
+
+  void RowCommand(Time now, bool starving) {
+    std::vector<bool> wanted(open_.size(), false);
+    for (const Entry& e : queue_) {
+      if (Hit(e)) wanted[e.bank] = true;
+    }
+    for (std::size_t i = 0; i < queue_.size() && (!starving || i == 0); ++i) {
+      const Entry& e = queue_[i];
+      if (!open_[e.bank] && ActAllowed(now, e)) {
+        open_[e.bank] = true;
+        open_row_[e.bank] = e.row;
+        col_at_[e.bank] = std::max(col_at_[e.bank], now + d_.t_rcd);
+        pre_at_[e.bank] = std::max(pre_at_[e.bank], now + d_.t_ras);
+        rrd_l_at_[e.group] = std::max(rrd_l_at_[e.group], now + d_.t_rrd_l);
+        rrd_s_at_ = std::max(rrd_s_at_, now + d_.t_rrd_s);
+        if (faw_.size() == 4) faw_.pop_front();
+        faw_.push_back(now);
+        return;
+      }
+      if (open_[e.bank] && !Hit(e) && now >= pre_at_[e.bank] && (starving || !wanted[e.bank])) {
+        Precharge(now, e.bank);
+        return;
+      }
+    }
+  }
+
+  void Precharge(Time now, unsigned bank) {
+    open_[bank] = false;
+    act_at_[bank] = std::max(act_at_[bank], now + d_.t_rp);
+  }
+
+  void Refresh(Time now) {
+    for (unsigned b = 0; b < open_.size(); ++b) {
+      if (open_[b] && now >= pre_at_[b]) {
+        Precharge(now, b);
+        return;
+      }
+    }
+    if (std::any_of(open_.begin(), open_.end(), [](bool o) { return o; })) return;
+    if (std::any_of(act_at_.begin(), act_at_.end(), [&](Time t) { return now < t; })) return;
+    for (Time& t : act_at_) t = std::max(t, now + d_.t_rfc);
+    refresh_due_ = false;
+  }
+
+  void Column(Time now, const Entry& e) {
+    ccd_l_at_[e.group] = std::max(ccd_l_at_[e.group], now + d_.t_ccd_l);
+    ccd_s_at_ = std::max(ccd_s_at_, now + d_.t_ccd_s);
+    if (e.write) {
+      pre_at_[e.bank] = std::max(pre_at_[e.bank], now + d_.WriteToPrecharge());
+      rd_at_ = std::max(rd_at_, now + d_.WriteToRead());
+    } else {
+      pre_at_[e.bank] = std::max(pre_at_[e.bank], now + d_.t_rtp);
+      wr_at_ = std::max(wr_at_, now + d_.t_rtw);
+    }
+  }
+
+  DramConfig d_;
+  unsigned depth_;
+  std::vector<Entry> queue_;  // oldest first
+  std::vector<bool> open_;
+  std::vector<std::uint64_t> open_row_;
+  std::vector<Time> act_at_, col_at_, pre_at_, rrd_l_at_, ccd_l_at_;
+  Time rrd_s_at_ = 0, ccd_s_at_ = 0, rd_at_ = 0, wr_at_ = 0;
+  std::deque<Time> faw_;
+  bool refresh_due_ = false;
+  std::uint64_t starve_ = 0;
+};
+
+}  // namespace
+
+MemoryTimingModel::MemoryTimingModel(const Config& config, MemoryTimingOptions options)
+    : config_(config), options_(options) {}
+
+double MemoryTimingModel::ChannelPeakBytesPerCycle() const {
+  return 32.0 / static_cast<double>(config_.dram.t_burst);
+}
+
+double MemoryTimingModel::PeakBytesPerCycle() const {
+  return std::min(32.0, ChannelPeakBytesPerCycle() * config_.memory_channels);
+}
+
+std::vector<MemoryAccess> MemoryTimingModel::DmaAccesses(std::uint64_t address,
+                                                         std::uint64_t stride, std::uint64_t rows,
+                                                         std::uint64_t row_bytes, bool write) {
+  std::vector<MemoryAccess> accesses;
+  for (std::uint64_t r = 0; r < rows && row_bytes > 0; ++r) {
+    const std::uint64_t begin = address + r * stride;
+    for (std::uint64_t word = begin / 32; word <= (begin + row_bytes - 1) / 32; ++word) {
+      accesses.push_back({write, word * 32});
+    }
+  }
+  return accesses;
+}
+
+MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses) const {
+  const DramConfig& d = config_.dram;
+  const unsigned il = static_cast<unsigned>(std::countr_zero(config_.interleave_bytes));
+  const unsigned ch_bits = static_cast<unsigned>(std::countr_zero(config_.memory_channels));
+  const unsigned bg_bits = static_cast<unsigned>(std::countr_zero(d.bank_groups));
+  const unsigned col_bits = static_cast<unsigned>(std::countr_zero(d.row_bytes / 32));
+  const unsigned ba_bits = static_cast<unsigned>(std::countr_zero(d.banks_per_group));
+
+  std::vector<Channel> channels(config_.memory_channels, Channel(d, options_.queue_depth));
+  std::vector<Time> accepted(accesses.size()), done(accesses.size(), -1);
+  MemoryTimingResult result;
+  result.latencies.resize(accesses.size());
+  std::size_t next = 0, head = 0;
+  for (Time now = 0; head < accesses.size(); ++now) {
+    for (auto& channel : channels) {
+      std::size_t served = 0;
+      Time visible = 0;
+      if (channel.Step(now, served, visible)) done[served] = visible;
+    }
+    // Acceptance sees the reorder buffer and the queue as they were at the start of the cycle.
+    if (next < accesses.size() && next - head < options_.rob_depth) {
+      const std::uint64_t a = accesses[next].address;
+      Channel& channel = channels[(a >> il) & (config_.memory_channels - 1)];
+      if (!channel.Full()) {
+        const std::uint64_t local = ((a >> (il + ch_bits)) << il) | (a & ((1ull << il) - 1));
+        const std::uint64_t word = local >> 5;
+        const unsigned group = static_cast<unsigned>(word & (d.bank_groups - 1));
+        const unsigned bank = static_cast<unsigned>((word >> (bg_bits + col_bits)) &
+                                                    (d.banks_per_group - 1));
+        channel.Push({accesses[next].write, group * d.banks_per_group + bank, group,
+                      word >> (bg_bits + col_bits + ba_bits), (word >> bg_bits) & ((1ull << col_bits) - 1),
+                      word, next});
+        accepted[next++] = now;
+      }
+    }
+    // One response per cycle, in request order.
+    if (head < next && done[head] >= 0 && done[head] <= now) {
+      result.latencies[head] = static_cast<std::uint64_t>(now - accepted[head]);
+      result.cycles = static_cast<std::uint64_t>(now);
+      ++head;
+    }
+  }
+  return result;
+}
+
+}  // namespace systole::model

@@ -1,0 +1,112 @@
+// The golden model's cycle estimate: a small analytic model of the concurrent hardware.
+//
+// The model executes instructions one at a time, but the hardware runs its five units
+// concurrently, ordered only by dependency tokens, the weight FIFO and SYNC/HALT. This class
+// replays that schedule: each unit has its own timeline, and an instruction starts when its
+// unit is free, it has been dispatched, the tokens it waits for have arrived and (for MATMUL
+// with pop) its weight tile is in the array. Durations are simple formulas of the instruction's
+// size. The result fills PERF_CYCLES, PERF_MXU_BUSY and the PERF_STALL_* counters.
+//
+// It is an ESTIMATE, not a cycle-accurate model: it exists so that programs can be compared and
+// so that the RTL's counters can later be checked against a documented expectation. The
+// formulas and constants are explained in docs/MODEL.md ("Timing model"); change both together.
+// A DMA's duration comes from MemoryTimingModel (memory_timing.hpp: the HBM controller's policy
+// against the [dram] timing, docs/MEMORY.md) unless TimingParameters::memory says kFixed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "arch/config/config.hpp"
+#include "arch/isa/isa.hpp"
+#include "sim/timing/memory_timing.hpp"
+#include "sim/timing/perf_counters.hpp"
+
+namespace systole::model {
+
+struct TimingParameters {
+  // How a DMA's memory time is estimated:
+  //  kDram  — MemoryTimingModel replays the DMA's 32-byte accesses on an idle controller and
+  //           DRAM (row misses, bank groups, refresh of the [dram] section): the first
+  //           response's latency, then the rest of the stream;
+  //  kFixed — `memory_latency`, then one beat per `beat_bytes` per channel (the formula used
+  //           before the DRAM model; kept for hand-worked schedules and extreme latencies).
+  enum class Memory { kDram, kFixed };
+  Memory memory = Memory::kDram;
+  // Instructions a unit's queue holds before the sequencer stalls on it.
+  std::uint64_t unit_queue_depth = 8;
+  // LOAD_WEIGHTS the WEIGHT unit holds at once (issued, not all rows pushed): its queue depth,
+  // QUEUE of rtl/dma/systole_dma_weights.sv.
+  std::uint64_t weight_queue_depth = 2;
+  // kFixed: cycles from a DMA's start to its first data beat (device-memory latency).
+  std::uint64_t memory_latency = 64;
+  // kFixed: bytes one device-memory channel moves per cycle; each DMA row is whole beats.
+  std::uint64_t beat_bytes = 32;
+  // kDram: longer DMAs are simulated for this many accesses (whole rows) and extrapolated at
+  // that rate; 2^16 words span ~16 refresh intervals, so the rate includes refresh.
+  std::uint64_t dram_max_accesses = 1 << 16;
+};
+
+// A DMA's memory time: `latency` cycles to its first data, then `stream` cycles during which
+// it occupies device memory.
+struct DmaTime {
+  std::uint64_t latency = 0;
+  std::uint64_t stream = 0;
+};
+
+class TimingModel {
+ public:
+  explicit TimingModel(const Config& config, TimingParameters parameters = {});
+
+  // Every launch starts at cycle 0 with idle units.
+  void StartLaunch();
+  // Schedules one checked instruction, in program order, and adds its stall and MXU-busy
+  // cycles to `perf`.
+  void Schedule(const isa::Instruction& insn, PerfCounters& perf);
+  // Cycles the launch has taken so far: when its last instruction completed.
+  std::uint64_t LaunchCycles() const { return launch_end_; }
+
+  // Duration formulas, public so that tests and docs can quote them.
+  std::uint64_t DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const;
+  // The memory time of a DMA of `rows` rows of `row_bytes` bytes, `stride` apart from `address`
+  // (per TimingParameters::memory).
+  DmaTime Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
+              std::uint64_t row_bytes, bool write);
+
+ private:
+  using Cycle = std::uint64_t;
+  static constexpr unsigned kSequencer = isa::kNumUnits;
+
+  Cycle Dispatch(unsigned unit, PerfCounters& perf);
+  Cycle TakeTokens(const isa::Instruction& insn, unsigned unit);
+  void SendTokens(const isa::Instruction& insn, unsigned unit, Cycle complete);
+  void Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle complete);
+  Cycle Transfer(Cycle start, DmaTime time, PerfCounters& perf);
+
+  Config config_;
+  TimingParameters parameters_;
+  MemoryTimingModel memory_;
+  // kDram results by (address modulo dram_period_, stride, rows, row bytes, write): a DMA's
+  // timing on an idle memory depends on the address only below the DRAM row bits.
+  std::uint64_t dram_period_ = 0;
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool>, DmaTime>
+      dma_cache_;
+
+  Cycle sequencer_ = 0;     // when the sequencer can dispatch the next instruction
+  Cycle launch_end_ = 0;    // latest completion so far
+  Cycle memory_free_ = 0;   // device memory is shared by the three DMA units
+  std::array<Cycle, isa::kNumUnits> unit_free_{};
+  // Start times of each unit's recent instructions, to model its queue filling up.
+  std::array<std::deque<Cycle>, isa::kNumUnits> recent_starts_{};
+  // Arrival times of outstanding tokens per (producer, consumer) pair, oldest first.
+  std::array<std::array<std::deque<Cycle>, isa::kNumUnits>, isa::kNumUnits> tokens_{};
+  // Weight tiles: when each LOAD_WEIGHTS of the launch completed, and when each pop started.
+  std::vector<Cycle> tile_loaded_;
+  std::vector<Cycle> tile_popped_;
+};
+
+}  // namespace systole::model
