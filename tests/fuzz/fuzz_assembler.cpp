@@ -9,6 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace systole::assembly;
+  using systole::image::Program;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   Program program;
   try {
