@@ -2,7 +2,8 @@
 # `make help` lists them.
 
 BUILD      ?= build
-ASAN_BUILD ?= build-sanitize
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 15
 JOBS       ?= $(shell nproc)
 CONFIG     ?= small
@@ -40,27 +41,19 @@ run: configure ## Compile an HLO network (examples/hlo/small_cnn_f32.hlo) and ru
 	  -o $(BUILD)/run_model.sbin --listing $(BUILD)/run_model.s
 	$(SYSTOLE) run $(BUILD)/run_model.sbin --device $(or $(DEVICE),rtl) --random-inputs 1
 
-test: build ## Build and run every test: main build, then the sanitizer build with its fuzzers
+test: build ## Build and run every test: main build, sanitizer build, then the fuzzers
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
 	$(MAKE) --no-print-directory test-sanitize
+	$(MAKE) --no-print-directory fuzz
 
 test-fast: build ## Run the main build's tests only (no sanitizer build)
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
 
-# One clang tree serves the sanitizer tests and the fuzzers: ASan + UBSan everywhere, libFuzzer's
-# coverage instrumentation (harmless to ordinary programs) on every library, so the toolchain,
-# model and driver are compiled once for both. (Until 2026-11 these were two trees, a GCC ASan
-# build and a clang fuzz build, compiling the same libraries twice; build-asan/ and build-fuzz/
-# from then can be removed.)
-SANITIZE_CONFIGURE = CXX=clang++ cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=Debug \
-	  -DSYSTOLE_SANITIZE=ON -DSYSTOLE_FUZZ=ON -DFUZZ_SECONDS=$(FUZZ_SECONDS) -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
-$(ASAN_BUILD)/CMakeCache.txt:
-	@scripts/setup.sh
-	$(SANITIZE_CONFIGURE)
-
-test-sanitize: setup $(ASAN_BUILD)/CMakeCache.txt ## Build toolchain, model and driver with clang ASan+UBSan; run their tests, then each fuzzer for FUZZ_SECONDS
+test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan and run their tests
+	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" \
+	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L 'sanitize|fuzz' $(CTEST_ARGS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L sanitize $(CTEST_ARGS)
 
 # The long tests: ResNet-50 end to end (ref, and on rtl with SYSTOLE_RESNET_RTL=1), corpus files
 # that take a minute each on the Verilated core, and a GEMM on `v2` (128x128), Verilated
@@ -76,10 +69,12 @@ test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50,
 	  $(if $(filter ON,$(LONG_V2)),rtl_core_long_test)
 	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
 
-fuzz: setup $(ASAN_BUILD)/CMakeCache.txt ## Build the libFuzzer targets (in the sanitizer tree) and run each for FUZZ_SECONDS
-	cmake $(ASAN_BUILD) -DFUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -L fuzz -j $(JOBS)
+FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config fuzz_frame fuzz_hlo
+fuzz: setup ## Build the libFuzzer targets with clang and run each for FUZZ_SECONDS
+	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF -DFUZZ_SECONDS=$(FUZZ_SECONDS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
+	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L fuzz -j $(JOBS)
 
 bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
@@ -95,4 +90,4 @@ lint: build ## Lint the RTL (Verilator -Wall, Icarus, Yosys) and check generated
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L lint
 
 clean: ## Remove build trees
-	rm -rf $(BUILD) $(ASAN_BUILD) build-long build-asan build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-long
