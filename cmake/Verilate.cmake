@@ -203,21 +203,22 @@ function(systole_verilate_hierarchical name)
   endforeach()
 endfunction()
 
-# systole_rtl_tool_params(CHPARAM_OUT IVERILOG_OUT TOP <module> CONFIG <config> PARAMS <names...>)
-# The same parameters for the other tools: a Yosys `chparam -set ... <top>` command and Icarus
-# `-P<top>.NAME=VALUE` arguments.
-function(systole_rtl_tool_params chparam_out iverilog_out)
+# systole_rtl_tool_params(YOSYS_OUT IVERILOG_OUT TOP <module> CONFIG <config> PARAMS <names...>)
+# The same parameters for the other tools: a Yosys command that elaborates TOP with them
+# (`hierarchy -check -top TOP -chparam NAME VALUE ...`; read the sources with
+# `read_verilog -defer`, so that no module is elaborated with its own defaults, which inner
+# modules make illegal on purpose) and Icarus `-P<top>.NAME=VALUE` arguments.
+function(systole_rtl_tool_params yosys_out iverilog_out)
   cmake_parse_arguments(ARG "" "TOP;CONFIG" "PARAMS" ${ARGN})
   systole_rtl_params(gargs CONFIG ${ARG_CONFIG} PARAMS ${ARG_PARAMS})
-  set(chparam "chparam")
+  set(yosys "hierarchy -check -top ${ARG_TOP}")
   set(iverilog)
   foreach(arg IN LISTS gargs)
     string(REGEX MATCH "^-G([A-Z0-9_]+)=(.*)$" _ "${arg}")
-    string(APPEND chparam " -set ${CMAKE_MATCH_1} ${CMAKE_MATCH_2}")
+    string(APPEND yosys " -chparam ${CMAKE_MATCH_1} ${CMAKE_MATCH_2}")
     list(APPEND iverilog "-P${ARG_TOP}.${CMAKE_MATCH_1}=${CMAKE_MATCH_2}")
   endforeach()
-  string(APPEND chparam " ${ARG_TOP}")
-  set(${chparam_out} "${chparam}" PARENT_SCOPE)
+  set(${yosys_out} "${yosys}" PARENT_SCOPE)
   set(${iverilog_out} ${iverilog} PARENT_SCOPE)
 endfunction()
 

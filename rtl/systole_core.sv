@@ -30,7 +30,7 @@ module systole_core #(
     parameter integer MEM_CHANNELS = 2,
     parameter integer INTERLEAVE_LOG2 = 8,
     parameter integer CLOCK_MHZ = 48,
-    parameter integer NAME0 = 0,
+    parameter integer NAME0 = 2037279092,  // "tiny"
     parameter integer NAME1 = 0,
     parameter integer NAME2 = 0,
     parameter integer NAME3 = 0
@@ -71,13 +71,11 @@ module systole_core #(
   localparam integer UB_BITS = W * EW;
   localparam integer ACC_BITS = COLS * 32;
 
-  // Unit numbers (docs/ISA.md) and memory requesters.
-  localparam integer U_LOAD = 0, U_WEIGHT = 1, U_MXU = 2, U_VECTOR = 3, U_STORE = 4;
-  localparam integer R_FETCH = 0, R_LOAD = 1, R_WEIGHT = 2, R_STORE = 3, R_HOST = 4;
-  // Performance lanes (regs::Counters() order).
-  localparam integer P_MXU_BUSY = 2, P_STALL_WFIFO = 5, P_STALL_MEMORY = 6,
-                     P_DRAM_TO_UB = 8, P_DRAM_TO_ACC = 9, P_WEIGHTS = 10, P_UB_TO_DRAM = 11,
-                     P_ACC_TO_DRAM = 12, P_HOST = 13;
+  // Unit numbers (UNIT_*) and performance lanes (PERF_LANE_*) are generated from arch/.
+  `include "systole_isa.svh"
+  `include "systole_regs.svh"
+  // Requesters of the device-memory arbiter (the arbiter's port order; this module's choice).
+  localparam integer REQ_FETCH = 0, REQ_LOAD = 1, REQ_WEIGHT = 2, REQ_STORE = 3, REQ_HOST = 4;
 
   // ---- Control ----------------------------------------------------------------------------
   logic             unit_reset, launch_start;
@@ -102,10 +100,10 @@ module systole_core #(
   ) u_control (
       .clk, .rst,
       .reg_valid, .reg_write, .reg_addr, .reg_wdata, .reg_rvalid, .reg_rdata, .irq,
-      .mem_req_valid(rq_valid[R_FETCH]), .mem_req_ready(rq_ready[R_FETCH]),
-      .mem_req_write(rq_write[R_FETCH]), .mem_req_addr(rq_addr[R_FETCH*48 +: 48]),
-      .mem_req_wdata(rq_wdata[R_FETCH*256 +: 256]), .mem_req_wstrb(rq_wstrb[R_FETCH*32 +: 32]),
-      .mem_rsp_valid(rsp_valid[R_FETCH]), .mem_rsp_rdata(rsp_rdata),
+      .mem_req_valid(rq_valid[REQ_FETCH]), .mem_req_ready(rq_ready[REQ_FETCH]),
+      .mem_req_write(rq_write[REQ_FETCH]), .mem_req_addr(rq_addr[REQ_FETCH*48 +: 48]),
+      .mem_req_wdata(rq_wdata[REQ_FETCH*256 +: 256]), .mem_req_wstrb(rq_wstrb[REQ_FETCH*32 +: 32]),
+      .mem_rsp_valid(rsp_valid[REQ_FETCH]), .mem_rsp_rdata(rsp_rdata),
       .unit_reset, .launch_start, .cmd_valid, .cmd_ready, .cmd_insn, .done, .perf_unit_inc
   );
 
@@ -170,40 +168,40 @@ module systole_core #(
 
   systole_dma_load #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_load (
       .clk, .rst(urst),
-      .cmd_valid(cmd_valid[U_LOAD]), .cmd_ready(cmd_ready[U_LOAD]),
-      .cmd_insn(cmd_insn[U_LOAD*256 +: 256]), .done(done[U_LOAD]),
+      .cmd_valid(cmd_valid[UNIT_LOAD]), .cmd_ready(cmd_ready[UNIT_LOAD]),
+      .cmd_insn(cmd_insn[UNIT_LOAD*256 +: 256]), .done(done[UNIT_LOAD]),
       .ub_wr_req(ld_ub_wr_req), .ub_wr_addr(ld_ub_wr_addr), .ub_wr_lanes(ld_ub_wr_lanes),
       .ub_wr_data(ld_ub_wr_data), .ub_wr_gnt(ub_wr_gnt[1]),
       .acc_wr_req(ld_acc_wr_req), .acc_wr_addr(ld_acc_wr_addr), .acc_wr_lanes(ld_acc_wr_lanes),
       .acc_wr_data(ld_acc_wr_data), .acc_wr_gnt(ld_acc_wr_gnt),
-      .mem_req_valid(rq_valid[R_LOAD]), .mem_req_ready(rq_ready[R_LOAD]),
-      .mem_req_addr(rq_addr[R_LOAD*48 +: 48]),
-      .mem_rsp_valid(rsp_valid[R_LOAD]), .mem_rsp_rdata(rsp_rdata),
+      .mem_req_valid(rq_valid[REQ_LOAD]), .mem_req_ready(rq_ready[REQ_LOAD]),
+      .mem_req_addr(rq_addr[REQ_LOAD*48 +: 48]),
+      .mem_rsp_valid(rsp_valid[REQ_LOAD]), .mem_rsp_rdata(rsp_rdata),
       .bytes_to_ub(b_to_ub), .bytes_to_acc(b_to_acc), .stall_memory(stall_load)
   );
-  assign rq_write[R_LOAD] = 1'b0;
-  assign rq_wdata[R_LOAD*256 +: 256] = '0;
-  assign rq_wstrb[R_LOAD*32 +: 32] = '0;
+  assign rq_write[REQ_LOAD] = 1'b0;
+  assign rq_wdata[REQ_LOAD*256 +: 256] = '0;
+  assign rq_wstrb[REQ_LOAD*32 +: 32] = '0;
 
   systole_dma_weights #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16)) u_weights (
       .clk, .rst(urst),
-      .cmd_valid(cmd_valid[U_WEIGHT]), .cmd_ready(cmd_ready[U_WEIGHT]),
-      .cmd_insn(cmd_insn[U_WEIGHT*256 +: 256]), .done(done[U_WEIGHT]),
+      .cmd_valid(cmd_valid[UNIT_WEIGHT]), .cmd_ready(cmd_ready[UNIT_WEIGHT]),
+      .cmd_insn(cmd_insn[UNIT_WEIGHT*256 +: 256]), .done(done[UNIT_WEIGHT]),
       .wrow_valid, .wrow_ready, .wrow_data,
-      .mem_req_valid(rq_valid[R_WEIGHT]), .mem_req_ready(rq_ready[R_WEIGHT]),
-      .mem_req_addr(rq_addr[R_WEIGHT*48 +: 48]),
-      .mem_rsp_valid(rsp_valid[R_WEIGHT]), .mem_rsp_rdata(rsp_rdata),
+      .mem_req_valid(rq_valid[REQ_WEIGHT]), .mem_req_ready(rq_ready[REQ_WEIGHT]),
+      .mem_req_addr(rq_addr[REQ_WEIGHT*48 +: 48]),
+      .mem_rsp_valid(rsp_valid[REQ_WEIGHT]), .mem_rsp_rdata(rsp_rdata),
       .bytes_weights(b_weights), .stall_memory(stall_weight)
   );
-  assign rq_write[R_WEIGHT] = 1'b0;
-  assign rq_wdata[R_WEIGHT*256 +: 256] = '0;
-  assign rq_wstrb[R_WEIGHT*32 +: 32] = '0;
+  assign rq_write[REQ_WEIGHT] = 1'b0;
+  assign rq_wdata[REQ_WEIGHT*256 +: 256] = '0;
+  assign rq_wstrb[REQ_WEIGHT*32 +: 32] = '0;
 
   systole_mxu #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS),
                 .WFIFO_TILES(WFIFO_TILES)) u_mxu (
       .clk, .rst(urst), .launch_start,
-      .cmd_valid(cmd_valid[U_MXU]), .cmd_ready(cmd_ready[U_MXU]),
-      .cmd_insn(cmd_insn[U_MXU*256 +: 256]), .done(done[U_MXU]),
+      .cmd_valid(cmd_valid[UNIT_MXU]), .cmd_ready(cmd_ready[UNIT_MXU]),
+      .cmd_insn(cmd_insn[UNIT_MXU*256 +: 256]), .done(done[UNIT_MXU]),
       .wrow_valid, .wrow_ready, .wrow_data,
       .ub_rd_en(mxu_ub_rd_en), .ub_rd_addr(mxu_ub_rd_addr), .ub_rd_data(ub_q[0 +: UB_BITS]),
       .acc_rd_en(mxu_acc_rd_en), .acc_rd_addr(mxu_acc_rd_addr), .acc_rd_data(acc_q[0 +: ACC_BITS]),
@@ -213,8 +211,8 @@ module systole_core #(
 
   systole_vector_unit #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_vector (
       .clk, .rst(urst), .launch_start,
-      .cmd_valid(cmd_valid[U_VECTOR]), .cmd_ready(cmd_ready[U_VECTOR]),
-      .cmd_insn(cmd_insn[U_VECTOR*256 +: 256]), .done(done[U_VECTOR]),
+      .cmd_valid(cmd_valid[UNIT_VECTOR]), .cmd_ready(cmd_ready[UNIT_VECTOR]),
+      .cmd_insn(cmd_insn[UNIT_VECTOR*256 +: 256]), .done(done[UNIT_VECTOR]),
       .ub_rd_req(vec_ub_rd_req), .ub_rd_addr(vec_ub_rd_addr), .ub_rd_gnt(ub_rd_gnt[0]),
       .ub_rd_data(ub_q[UB_BITS +: UB_BITS]),
       .ub_wr_req(vec_ub_wr_req), .ub_wr_addr(vec_ub_wr_addr), .ub_wr_data(vec_ub_wr_data),
@@ -225,27 +223,27 @@ module systole_core #(
 
   systole_dma_store #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_store (
       .clk, .rst(urst),
-      .cmd_valid(cmd_valid[U_STORE]), .cmd_ready(cmd_ready[U_STORE]),
-      .cmd_insn(cmd_insn[U_STORE*256 +: 256]), .done(done[U_STORE]),
+      .cmd_valid(cmd_valid[UNIT_STORE]), .cmd_ready(cmd_ready[UNIT_STORE]),
+      .cmd_insn(cmd_insn[UNIT_STORE*256 +: 256]), .done(done[UNIT_STORE]),
       .ub_rd_req(st_ub_rd_req), .ub_rd_addr(st_ub_rd_addr), .ub_rd_gnt(ub_rd_gnt[1]),
       .ub_rd_data(ub_q[UB_BITS +: UB_BITS]),
       .acc_rd_req(st_acc_rd_req), .acc_rd_addr(st_acc_rd_addr), .acc_rd_gnt(acc_rd_gnt[1]),
       .acc_rd_data(acc_q[ACC_BITS +: ACC_BITS]),
-      .mem_req_valid(rq_valid[R_STORE]), .mem_req_ready(rq_ready[R_STORE]),
-      .mem_req_addr(rq_addr[R_STORE*48 +: 48]), .mem_req_wdata(rq_wdata[R_STORE*256 +: 256]),
-      .mem_req_wstrb(rq_wstrb[R_STORE*32 +: 32]), .mem_rsp_valid(rsp_valid[R_STORE]),
+      .mem_req_valid(rq_valid[REQ_STORE]), .mem_req_ready(rq_ready[REQ_STORE]),
+      .mem_req_addr(rq_addr[REQ_STORE*48 +: 48]), .mem_req_wdata(rq_wdata[REQ_STORE*256 +: 256]),
+      .mem_req_wstrb(rq_wstrb[REQ_STORE*32 +: 32]), .mem_rsp_valid(rsp_valid[REQ_STORE]),
       .bytes_from_ub(b_from_ub), .bytes_from_acc(b_from_acc), .stall_memory(stall_store)
   );
-  assign rq_write[R_STORE] = 1'b1;
+  assign rq_write[REQ_STORE] = 1'b1;
 
   // ---- Host access and the device-memory arbiter ---------------------------------------------
-  assign rq_valid[R_HOST] = host_req_valid;
-  assign host_req_ready = rq_ready[R_HOST];
-  assign rq_write[R_HOST] = host_req_write;
-  assign rq_addr[R_HOST*48 +: 48] = host_req_addr;
-  assign rq_wdata[R_HOST*256 +: 256] = host_req_wdata;
-  assign rq_wstrb[R_HOST*32 +: 32] = host_req_wstrb;
-  assign host_rsp_valid = rsp_valid[R_HOST];
+  assign rq_valid[REQ_HOST] = host_req_valid;
+  assign host_req_ready = rq_ready[REQ_HOST];
+  assign rq_write[REQ_HOST] = host_req_write;
+  assign rq_addr[REQ_HOST*48 +: 48] = host_req_addr;
+  assign rq_wdata[REQ_HOST*256 +: 256] = host_req_wdata;
+  assign rq_wstrb[REQ_HOST*32 +: 32] = host_req_wstrb;
+  assign host_rsp_valid = rsp_valid[REQ_HOST];
   assign host_rsp_rdata = rsp_rdata;
 
   systole_mem_arbiter #(.N(5), .OUTSTANDING(32)) u_mem_arb (
@@ -264,14 +262,14 @@ module systole_core #(
       for (int b = 0; b < 32; b++) host_bytes = host_bytes + 32'(host_req_wstrb[b]);
     end
     perf_unit_inc = '0;
-    perf_unit_inc[P_MXU_BUSY*32 +: 32]     = 32'(mxu_busy);
-    perf_unit_inc[P_STALL_WFIFO*32 +: 32]  = 32'(mxu_stall_wfifo);
-    perf_unit_inc[P_STALL_MEMORY*32 +: 32] = 32'(stall_load) + 32'(stall_weight) + 32'(stall_store);
-    perf_unit_inc[P_DRAM_TO_UB*32 +: 32]   = b_to_ub;
-    perf_unit_inc[P_DRAM_TO_ACC*32 +: 32]  = b_to_acc;
-    perf_unit_inc[P_WEIGHTS*32 +: 32]      = b_weights;
-    perf_unit_inc[P_UB_TO_DRAM*32 +: 32]   = b_from_ub;
-    perf_unit_inc[P_ACC_TO_DRAM*32 +: 32]  = b_from_acc;
-    perf_unit_inc[P_HOST*32 +: 32]         = host_bytes;
+    perf_unit_inc[PERF_LANE_MXU_BUSY*32 +: 32]     = 32'(mxu_busy);
+    perf_unit_inc[PERF_LANE_STALL_WFIFO*32 +: 32]  = 32'(mxu_stall_wfifo);
+    perf_unit_inc[PERF_LANE_STALL_MEMORY*32 +: 32] = 32'(stall_load) + 32'(stall_weight) + 32'(stall_store);
+    perf_unit_inc[PERF_LANE_BYTES_DRAM_TO_UB*32 +: 32]   = b_to_ub;
+    perf_unit_inc[PERF_LANE_BYTES_DRAM_TO_ACC*32 +: 32]  = b_to_acc;
+    perf_unit_inc[PERF_LANE_BYTES_WEIGHTS*32 +: 32]      = b_weights;
+    perf_unit_inc[PERF_LANE_BYTES_UB_TO_DRAM*32 +: 32]   = b_from_ub;
+    perf_unit_inc[PERF_LANE_BYTES_ACC_TO_DRAM*32 +: 32]  = b_from_acc;
+    perf_unit_inc[PERF_LANE_BYTES_HOST*32 +: 32]         = host_bytes;
   end
 endmodule

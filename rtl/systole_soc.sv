@@ -17,7 +17,7 @@ module systole_soc #(
     parameter integer MEM_CHANNELS = 2,
     parameter integer INTERLEAVE_LOG2 = 8,
     parameter integer CLOCK_MHZ = 48,
-    parameter integer NAME0 = 0,
+    parameter integer NAME0 = 2037279092,  // "tiny"
     parameter integer NAME1 = 0,
     parameter integer NAME2 = 0,
     parameter integer NAME3 = 0,
@@ -82,7 +82,7 @@ module systole_soc #(
       .mem_rsp_rdata);
 
   systole_hbm_ctrl #(
-      .CHANNELS(MEM_CHANNELS), .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .MEM_BYTES_LO(MEM_BYTES_LO),
+      .MEM_CHANNELS(MEM_CHANNELS), .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .MEM_BYTES_LO(MEM_BYTES_LO),
       .MEM_BYTES_HI(MEM_BYTES_HI), .BG_BITS(BG_BITS), .BA_BITS(BA_BITS), .COL_BITS(COL_BITS)
   ) u_hbm (
       .clk, .rst, .t_burst, .t_rcd, .t_rp, .t_ras, .t_wl, .t_wr, .t_rtp, .t_rrd_s, .t_rrd_l,

@@ -1,13 +1,16 @@
 #include "arch/gen/generate.hpp"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cctype>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "arch/isa/isa.hpp"
 #include "arch/regs/regmap.hpp"
@@ -61,6 +64,132 @@ std::string ReadFile(const std::filesystem::path& path) {
   return text.str();
 }
 
+// A 256-bit constant as SystemVerilog hex.
+std::string Hex256(const std::array<std::uint64_t, 4>& limbs) {
+  return fmt::format("256'h{:016x}_{:016x}_{:016x}_{:016x}", limbs[3], limbs[2], limbs[1],
+                     limbs[0]);
+}
+
+void SetBits(std::array<std::uint64_t, 4>& limbs, unsigned lsb, unsigned width) {
+  for (unsigned bit = lsb; bit < lsb + width; ++bit) limbs[bit / 64] |= 1ull << (bit % 64);
+}
+
+// The decode facts the RTL checks (docs/ISA.md, isa::Decode): which opcodes exist, which unit
+// runs each, which bits each uses (all others are reserved) and which field values are illegal,
+// as constants and functions so that no module restates the table.
+std::string RtlIsaDecode() {
+  std::string out = "\n// ---- Decode (isa::Decode's checks) ----\n";
+  out += "// verilator lint_off UNUSEDPARAM\n";
+  std::array<std::uint64_t, 4> header{};
+  SetBits(header, 0, isa::kSignalLsb + isa::kUnitMaskWidth);
+  out += "// Bits of the header (opcode, wait and signal masks), used by every opcode.\n";
+  out += fmt::format("localparam logic [255:0] ISA_HEADER_USED = {};\n", Hex256(header));
+  out += "// Bits each opcode uses: the header and its fields; every other bit is reserved.\n";
+  for (const isa::OpcodeSpec& op : isa::Opcodes()) {
+    std::array<std::uint64_t, 4> used = header;
+    for (const isa::FieldSpec& field : op.fields) SetBits(used, field.lsb, field.width);
+    out += fmt::format("localparam logic [255:0] {}_USED = {};\n", Upper(op.mnemonic),
+                       Hex256(used));
+  }
+  out += "// verilator lint_on UNUSEDPARAM\n\n";
+
+  out += "// 1 for a defined opcode.\n";
+  out += "function automatic logic isa_opcode_defined(input logic [7:0] op);\n";
+  out += "  case (op)\n";
+  for (const isa::OpcodeSpec& op : isa::Opcodes()) {
+    out += fmt::format("    OP_{}: isa_opcode_defined = 1'b1;\n", Upper(op.mnemonic));
+  }
+  out += "    default: isa_opcode_defined = 1'b0;\n  endcase\nendfunction\n\n";
+
+  out += "// The unit that executes an opcode; UNIT_SEQ for the sequencer's own and for undefined\n"
+         "// opcodes.\n";
+  out += "function automatic logic [2:0] isa_opcode_unit(input logic [7:0] op);\n";
+  out += "  case (op)\n";
+  for (const isa::OpcodeSpec& op : isa::Opcodes()) {
+    if (op.unit == isa::Unit::kSequencer) continue;
+    out += fmt::format("    OP_{}: isa_opcode_unit = 3'(UNIT_{});\n", Upper(op.mnemonic),
+                       Upper(isa::UnitName(op.unit)));
+  }
+  out += "    default: isa_opcode_unit = 3'(UNIT_SEQ);\n  endcase\nendfunction\n\n";
+
+  out += "// The bits an opcode uses (ISA_HEADER_USED for an undefined one).\n";
+  out += "function automatic logic [255:0] isa_used_bits(input logic [7:0] op);\n";
+  out += "  case (op)\n";
+  for (const isa::OpcodeSpec& op : isa::Opcodes()) {
+    out += fmt::format("    OP_{0}: isa_used_bits = {0}_USED;\n", Upper(op.mnemonic));
+  }
+  out += "    default: isa_used_bits = ISA_HEADER_USED;\n  endcase\nendfunction\n\n";
+
+  out += "// 1 when a field of the instruction holds a value outside its legal range.\n";
+  out += "// verilator lint_off UNUSEDSIGNAL\n";  // the bits of fields without a range check
+  out += "function automatic logic isa_field_illegal(input logic [255:0] insn);\n";
+  out += "  isa_field_illegal = 1'b0;\n";
+  out += "  case (insn[ISA_OPCODE_LSB +: ISA_OPCODE_WIDTH])\n";
+  for (const isa::OpcodeSpec& op : isa::Opcodes()) {
+    std::vector<std::string> terms;
+    for (const isa::FieldSpec& field : op.fields) {
+      const std::uint64_t all = field.width >= 64 ? ~0ull : (1ull << field.width) - 1;
+      const std::string name = fmt::format("{}_{}", Upper(op.mnemonic), Upper(field.name));
+      const std::string value = fmt::format("insn[{0}_LSB +: {0}_WIDTH]", name);
+      if (field.min > 0) {
+        terms.push_back(fmt::format("{} < {}'d{}", value, field.width, field.min));
+      }
+      if (field.max < all) {
+        terms.push_back(fmt::format("{} > {}'d{}", value, field.width, field.max));
+      }
+    }
+    if (terms.empty()) continue;
+    out += fmt::format("    OP_{}: isa_field_illegal =\n", Upper(op.mnemonic));
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      out += fmt::format("        {}{}\n", terms[i], i + 1 == terms.size() ? ";" : " ||");
+    }
+  }
+  out += "    default: isa_field_illegal = 1'b0;\n  endcase\nendfunction\n";
+  out += "// verilator lint_on UNUSEDSIGNAL\n";
+  return out;
+}
+
+// The read side of the register map as functions of the offset, so that the RTL register block
+// restates none of it: which offsets read as zero (unmapped or write-only: regs::Access::kWO),
+// and which are the halves of a 64-bit counter (reading LO latches HI, regmap.hpp).
+std::string RtlRegsReadDecode() {
+  std::string out;
+  const auto counters = regs::Counters();
+  unsigned lane_bits = 1;
+  while ((1u << lane_bits) < counters.size()) ++lane_bits;
+  out += fmt::format("localparam integer PERF_LANE_BITS = {};\n", lane_bits);
+  out += "// verilator lint_on UNUSEDPARAM\n";
+  out += "\n// 1 for an offset that reads as 0: no register, or a write-only one.\n";
+  out += "function automatic logic reg_reads_zero(input logic [11:0] addr);\n  case (addr)\n";
+  for (const regs::Register& reg : regs::kRegisters) {
+    if (reg.access == regs::Access::kWO) continue;
+    out += fmt::format("    REG_{}: reg_reads_zero = 1'b0;\n", reg.name);
+  }
+  out += "    default: reg_reads_zero = 1'b1;\n  endcase\nendfunction\n";
+  // Counter halves: {hit, hi, lane}.
+  out += fmt::format(
+      "\n// A 64-bit counter's half: {{1, 0, lane}} for PERF_<NAME>_LO, {{1, 1, lane}} for _HI,\n"
+      "// 0 for any other offset. Reading _LO returns the low half and latches the high half,\n"
+      "// which _HI returns.\n"
+      "function automatic logic [PERF_LANE_BITS+1:0] reg_perf_half(input logic [11:0] addr);\n"
+      "  case (addr)\n");
+  for (std::size_t lane = 0; lane < counters.size(); ++lane) {
+    const std::string name(counters[lane].name);
+    const regs::Register* lo = regs::FindRegister("PERF_" + name + "_LO");
+    const regs::Register* hi = regs::FindRegister("PERF_" + name + "_HI");
+    if (lo == nullptr || hi == nullptr || lo->offset != counters[lane].lo) {
+      throw std::runtime_error(fmt::format("counter {} has no PERF_{}_LO/_HI pair", name, name));
+    }
+    out += fmt::format("    REG_PERF_{0}_LO: reg_perf_half = {{2'b10, {1}'d{2}}};\n", name,
+                       lane_bits, lane);
+    out += fmt::format("    REG_PERF_{0}_HI: reg_perf_half = {{2'b11, {1}'d{2}}};\n", name,
+                       lane_bits, lane);
+  }
+  out += "    default: reg_perf_half = '0;\n  endcase\nendfunction\n";
+  out += "// verilator lint_off UNUSEDPARAM\n";
+  return out;
+}
+
 }  // namespace
 
 std::string RtlIsaHeader() {
@@ -104,6 +233,7 @@ std::string RtlIsaHeader() {
     }
   }
   out += "// verilator lint_on UNUSEDPARAM\n";
+  out += RtlIsaDecode();
   return out;
 }
 
@@ -123,6 +253,14 @@ std::string RtlRegsHeader() {
                          field.width);
     }
   }
+  out += "\n// Performance-counter lanes: the index of each PERF_* counter (regs::Counters() order) in\n"
+         "// the per-cycle increment vector, 32 bits per lane.\n";
+  out += fmt::format("localparam integer PERF_LANES = {};\n", regs::Counters().size());
+  for (std::size_t lane = 0; lane < regs::Counters().size(); ++lane) {
+    out += fmt::format("localparam integer PERF_LANE_{} = {};\n", regs::Counters()[lane].name,
+                       lane);
+  }
+  out += RtlRegsReadDecode();
   out += "\n// ERROR_CODE values\n";
   for (std::uint32_t code = 0; code < regs::kNumErrorCodes; ++code) {
     out += fmt::format("localparam logic [7:0] ERR_{} = 8'd{};\n",
@@ -201,8 +339,9 @@ std::string ReplaceSection(std::string_view document, std::string_view name,
   return result;
 }
 
-std::string RtlParams(const Config& config) {
-  std::string text = fmt::format(kGeneratedNote, "configs/" + config.name + ".toml");
+std::string RtlParams(const Config& config, std::string_view source) {
+  std::string text = fmt::format(
+      kGeneratedNote, source.empty() ? "configs/" + config.name + ".toml" : std::string(source));
   text += fmt::format("// Configuration `{}`: {}\n", config.name, config.description);
   // Plain decimal where it fits a Verilog integer; sized hex for names and large values.
   auto param = [&text](std::string_view name, std::uint64_t value) {
@@ -235,6 +374,70 @@ std::string RtlParams(const Config& config) {
   return text;
 }
 
+std::vector<Output> RtlTestParams(const std::filesystem::path& root) {
+  std::vector<Output> outputs;
+  const std::filesystem::path tests = root / "tests/rtl";
+  if (!std::filesystem::exists(tests)) return outputs;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(tests)) {
+    if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> names;
+  auto add = [&](const std::string& name, std::string content, const std::filesystem::path& from) {
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      throw std::runtime_error(
+          fmt::format("{}: test parameter set '{}' is defined twice", from.string(), name));
+    }
+    names.push_back(name);
+    outputs.push_back({std::filesystem::path("rtl/generated/params/tests") / (name + ".vc"),
+                       std::move(content)});
+  };
+  for (const auto& path : files) {
+    const std::string relative = std::filesystem::relative(path, root).generic_string();
+    if (path.filename() != "params.toml") {
+      // A test-only configuration, in the format of configs/.
+      const Config config = LoadConfigFile(path);
+      add(config.name, RtlParams(config, relative), path);
+      continue;
+    }
+    // Named parameter sets: [set] description = "...", NAME = integer, ...
+    toml::table table;
+    try {
+      table = toml::parse_file(path.string());
+    } catch (const toml::parse_error& error) {
+      throw std::runtime_error(fmt::format("{}: {}", path.string(), error.description()));
+    }
+    for (const auto& [key, node] : table) {
+      const toml::table* set = node.as_table();
+      if (set == nullptr) {
+        throw std::runtime_error(
+            fmt::format("{}: '{}' is not a table of parameters", path.string(), key.str()));
+      }
+      std::string text = fmt::format(kGeneratedNote, relative);
+      const auto description = (*set)["description"].value<std::string>();
+      if (!description) {
+        throw std::runtime_error(
+            fmt::format("{}: [{}] has no description", path.string(), key.str()));
+      }
+      text += fmt::format("// Test parameters `{}`: {}\n", key.str(), *description);
+      for (const auto& [name, value] : *set) {
+        if (name.str() == "description") continue;
+        const auto number = value.value<std::int64_t>();
+        if (!number || *number < 0 || *number > 0xffffffffll) {
+          throw std::runtime_error(fmt::format("{}: [{}] {} must be an integer 0..2^32-1",
+                                               path.string(), key.str(), name.str()));
+        }
+        const auto v = static_cast<std::uint64_t>(*number);
+        text += v < (std::uint64_t{1} << 31) ? fmt::format("-G{}={}\n", name.str(), v)
+                                              : fmt::format("-G{}=32'h{:08x}\n", name.str(), v);
+      }
+      add(std::string(key.str()), std::move(text), path);
+    }
+  }
+  return outputs;
+}
+
 std::vector<Output> AllOutputs(const std::filesystem::path& root) {
   std::vector<Output> outputs;
   // One parameter file per shipped configuration, sorted so the output order is stable.
@@ -248,6 +451,7 @@ std::vector<Output> AllOutputs(const std::filesystem::path& root) {
     outputs.push_back(
         {std::filesystem::path("rtl/generated/params") / (config.name + ".vc"), RtlParams(config)});
   }
+  for (Output& output : RtlTestParams(root)) outputs.push_back(std::move(output));
   outputs.push_back({"rtl/generated/systole_isa.svh", RtlIsaHeader()});
   outputs.push_back({"rtl/generated/systole_regs.svh", RtlRegsHeader()});
   std::string isa_doc = ReadFile(root / "docs/ISA.md");

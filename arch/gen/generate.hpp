@@ -21,7 +21,8 @@ std::string DocsRegisterTables();  // docs/REGISTERS.md, section "registers"
 // rtl/generated/params/NAME.vc: the configuration as top-level RTL parameters, one
 // `-GNAME=VALUE` per line (a Verilator command file; CMake turns it into Yosys `chparam` and
 // Icarus `-P` arguments). Every RTL top takes the subset it declares.
-std::string RtlParams(const Config& config);
+// `source` names the file the configuration came from (default: configs/NAME.toml).
+std::string RtlParams(const Config& config, std::string_view source = {});
 
 // Replaces the text between "<!-- BEGIN GENERATED: NAME" and "<!-- END GENERATED: NAME -->"
 // lines. Throws std::runtime_error if the markers are missing.
@@ -36,5 +37,11 @@ struct Output {
 // Every derived file, computed from the current definitions and (for docs, whose hand-written
 // parts are kept) the current contents under `root`.
 std::vector<Output> AllOutputs(const std::filesystem::path& root);
+// rtl/generated/params/tests/NAME.vc: the parameters of RTL block tests that no shipped
+// configuration provides, so that no test's CMake file writes a parameter list by hand. Read
+// from tests/rtl: every tests/rtl/**/params.toml table `[NAME]` (a `description` and integer
+// parameters) and every other tests/rtl/**/*.toml, a test-only configuration in the format of
+// configs/ (its name is NAME).
+std::vector<Output> RtlTestParams(const std::filesystem::path& root);
 
 }  // namespace systole::gen

@@ -13,23 +13,23 @@
 //                                                     sequencer adds its own to lanes CYCLES,
 //                                                     INSNS, MACS, STALL_TOKEN, STALL_DISPATCH
 module systole_control #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer WFIFO_TILES = 2,
-    parameter integer CMDQ_DEPTH = 2,
-    parameter integer TOKEN_CAP = 255,
-    parameter integer MEM_BYTES_LO = 1048576,
-    parameter integer MEM_BYTES_HI = 0,
-    parameter integer MEM_CHANNELS = 2,
-    parameter integer INTERLEAVE_LOG2 = 8,
-    parameter integer CLOCK_MHZ = 48,
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    parameter integer WFIFO_TILES = 0,
+    parameter integer CMDQ_DEPTH = 0,
+    parameter integer TOKEN_CAP = 0,
+    parameter integer MEM_BYTES_LO = 0,
+    parameter integer MEM_BYTES_HI = -1,
+    parameter integer MEM_CHANNELS = 0,
+    parameter integer INTERLEAVE_LOG2 = 0,
+    parameter integer CLOCK_MHZ = 0,
     parameter integer NAME0 = 0,
-    parameter integer NAME1 = 0,
-    parameter integer NAME2 = 0,
-    parameter integer NAME3 = 0
+    parameter integer NAME1 = -1,
+    parameter integer NAME2 = -1,
+    parameter integer NAME3 = -1
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -60,9 +60,11 @@ module systole_control #(
     // Performance lanes of the other blocks
     input  logic [14*32-1:0]  perf_unit_inc
 );
-  // Lanes in regs::Counters() order.
-  localparam integer L_CYCLES = 0, L_INSNS = 1, L_MACS = 3, L_STALL_TOKEN = 4,
-                     L_STALL_DISPATCH = 7;
+  `include "systole_regs.svh"
+
+  if (PERF_LANES != 14) begin : g_lanes_check
+    systole_param_error_perf_ports_are_14_lanes_but_PERF_LANES_differs u_error ();
+  end
 
   logic        soft_reset, launch_valid, launch_ready, launch_abort, seq_busy;
   logic [63:0] launch_pc, end_fault_pc;
@@ -79,13 +81,13 @@ module systole_control #(
 
   always_comb begin
     perf_inc = perf_unit_inc;
-    perf_inc[L_CYCLES * 32 +: 32] = perf_unit_inc[L_CYCLES * 32 +: 32] + 32'(perf_cycles);
-    perf_inc[L_INSNS * 32 +: 32] = perf_unit_inc[L_INSNS * 32 +: 32] + 32'(perf_insns);
-    perf_inc[L_MACS * 32 +: 32] = perf_unit_inc[L_MACS * 32 +: 32] + perf_macs;
-    perf_inc[L_STALL_TOKEN * 32 +: 32] =
-        perf_unit_inc[L_STALL_TOKEN * 32 +: 32] + 32'(perf_stall_token);
-    perf_inc[L_STALL_DISPATCH * 32 +: 32] =
-        perf_unit_inc[L_STALL_DISPATCH * 32 +: 32] + 32'(perf_stall_dispatch);
+    perf_inc[PERF_LANE_CYCLES * 32 +: 32] = perf_unit_inc[PERF_LANE_CYCLES * 32 +: 32] + 32'(perf_cycles);
+    perf_inc[PERF_LANE_INSNS * 32 +: 32] = perf_unit_inc[PERF_LANE_INSNS * 32 +: 32] + 32'(perf_insns);
+    perf_inc[PERF_LANE_MACS * 32 +: 32] = perf_unit_inc[PERF_LANE_MACS * 32 +: 32] + perf_macs;
+    perf_inc[PERF_LANE_STALL_TOKEN * 32 +: 32] =
+        perf_unit_inc[PERF_LANE_STALL_TOKEN * 32 +: 32] + 32'(perf_stall_token);
+    perf_inc[PERF_LANE_STALL_DISPATCH * 32 +: 32] =
+        perf_unit_inc[PERF_LANE_STALL_DISPATCH * 32 +: 32] + 32'(perf_stall_dispatch);
   end
 
   systole_regs #(

@@ -28,23 +28,23 @@
 // launch_abort and soft_reset (combinational pulses in the cycle of the CTRL write), seq_busy,
 // launch_end/end_error/end_fault_pc, irq_user/irq_code.
 module systole_regs #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer WFIFO_TILES = 2,
-    parameter integer CMDQ_DEPTH = 2,
-    parameter integer TOKEN_CAP = 255,
-    parameter integer MEM_BYTES_LO = 1048576,
-    parameter integer MEM_BYTES_HI = 0,
-    parameter integer MEM_CHANNELS = 2,
-    parameter integer INTERLEAVE_LOG2 = 8,
-    parameter integer CLOCK_MHZ = 48,
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    parameter integer WFIFO_TILES = 0,
+    parameter integer CMDQ_DEPTH = 0,
+    parameter integer TOKEN_CAP = 0,
+    parameter integer MEM_BYTES_LO = 0,
+    parameter integer MEM_BYTES_HI = -1,
+    parameter integer MEM_CHANNELS = 0,
+    parameter integer INTERLEAVE_LOG2 = 0,
+    parameter integer CLOCK_MHZ = 0,
     parameter integer NAME0 = 0,
-    parameter integer NAME1 = 0,
-    parameter integer NAME2 = 0,
-    parameter integer NAME3 = 0
+    parameter integer NAME1 = -1,
+    parameter integer NAME2 = -1,
+    parameter integer NAME3 = -1
 ) (
     input  logic              clk,
     input  logic              rst,
@@ -75,30 +75,70 @@ module systole_regs #(
   `include "systole_isa.svh"
   `include "systole_regs.svh"
 
+  // ---- Parameters --------------------------------------------------------------------------
+  // Every parameter is the configuration's (rtl/generated/params/*.vc), passed down from the
+  // top; the defaults are outside the legal ranges, so a parent that forgets one fails here.
   if (CMDQ_DEPTH < 1 || CMDQ_DEPTH > 255) begin : g_cmdq_check
     systole_param_error_CMDQ_DEPTH_must_be_1_to_255 u_error ();
   end
+  if (ROWS < 1 || ROWS > 65535 || COLS < 1 || COLS > 65535) begin : g_array_check
+    systole_param_error_ROWS_and_COLS_must_be_1_to_65535 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_BF16_must_be_0_or_1 u_error ();
+  end
+  if (UB_ROWS < 1 || ACC_ROWS < 1) begin : g_buf_check
+    systole_param_error_UB_ROWS_and_ACC_ROWS_must_be_at_least_1 u_error ();
+  end
+  if (WFIFO_TILES < 1 || WFIFO_TILES > 255 || TOKEN_CAP < 1 || TOKEN_CAP > 255) begin : g_q_check
+    systole_param_error_WFIFO_TILES_and_TOKEN_CAP_must_be_1_to_255 u_error ();
+  end
+  if (MEM_BYTES_HI < 0 || MEM_BYTES_HI > 65535) begin : g_mem_hi_check
+    systole_param_error_MEM_BYTES_HI_must_be_0_to_65535 u_error ();
+  end
+  if (MEM_CHANNELS < 1 || MEM_CHANNELS > 255) begin : g_channels_check
+    systole_param_error_MEM_CHANNELS_must_be_1_to_255 u_error ();
+  end
+  if (INTERLEAVE_LOG2 < 5 || INTERLEAVE_LOG2 > 20) begin : g_interleave_check
+    systole_param_error_INTERLEAVE_LOG2_must_be_5_to_20 u_error ();
+  end
+  if (CLOCK_MHZ < 1) begin : g_clock_check
+    systole_param_error_CLOCK_MHZ_must_be_at_least_1 u_error ();
+  end
+  // The name is 1 to 16 ASCII characters, NUL-padded: NAME0's first byte is not NUL.
+  if ((NAME0 & 255) == 0 || (NAME0 & 32'h80808080) != 0 || (NAME1 & 32'h80808080) != 0 ||
+      (NAME2 & 32'h80808080) != 0 || (NAME3 & 32'h80808080) != 0) begin : g_name_check
+    systole_param_error_NAME0_to_NAME3_must_hold_an_ASCII_name u_error ();
+  end
+  if (PERF_LANES != 14) begin : g_lanes_check
+    systole_param_error_perf_inc_has_14_lanes_but_PERF_LANES_differs u_error ();
+  end
 
-  localparam integer NPERF = 14;
+  localparam integer NPERF = PERF_LANES;
   localparam integer QAW = (CMDQ_DEPTH > 1) ? $clog2(CMDQ_DEPTH) : 1;
   localparam integer QCW = $clog2(CMDQ_DEPTH + 1);
   localparam logic [2:0] IRQ_DONE = 3'b001, IRQ_ERROR = 3'b010, IRQ_USER = 3'b100;
 
 
   // ---- State -------------------------------------------------------------------------------
-  logic [63:0]    cmd_pc;
-  logic [31:0]    cmd_count;
-  logic [63:0]    q_pc [CMDQ_DEPTH];
-  logic [31:0]    q_count [CMDQ_DEPTH];
-  logic [QAW-1:0] q_rd, q_wr;
-  logic [QCW-1:0] q_level;
-  logic [7:0]     error_code;
-  logic [63:0]    fault_pc;
-  logic [31:0]    launches_done;
-  logic [2:0]     irq_enable, irq_status;
-  logic [31:0]    irq_code;
-  logic [63:0]    perf [NPERF];
-  logic [31:0]    perf_hi [NPERF];
+  logic [63:0]        cmd_pc_q, cmd_pc_d;
+  logic [31:0]        cmd_count_q, cmd_count_d;
+  logic [QAW-1:0]     q_rd_q, q_rd_d, q_wr_q, q_wr_d;
+  logic [QCW-1:0]     q_level_q, q_level_d;
+  logic [7:0]         error_code_q, error_code_d;
+  logic [63:0]        fault_pc_q, fault_pc_d;
+  logic [31:0]        launches_done_q, launches_done_d;
+  logic [2:0]         irq_enable_q, irq_enable_d, irq_status_q, irq_status_d;
+  logic [31:0]        irq_code_q, irq_code_d;
+  logic [NPERF*64-1:0] perf_q, perf_d;        // [i*64 +: 64]: counter i
+  logic [NPERF*32-1:0] perf_hi_q, perf_hi_d;  // [i*32 +: 32]: its high half, latched
+  logic               rvalid_q, rvalid_d;
+  logic [31:0]        rdata_q, rdata_d;
+  logic [63:0]        q_pc_q [CMDQ_DEPTH];    // storage: written, never reset
+  logic [31:0]        q_count_q [CMDQ_DEPTH];
+
+  assign reg_rvalid = rvalid_q;
+  assign reg_rdata = rdata_q;
 
   // ---- Host writes ---------------------------------------------------------------------------
   logic wr, rd, ctrl_wr, doorbell;
@@ -120,136 +160,111 @@ module systole_regs #(
   assign launch_abort = do_abort && !do_soft_reset;
 
   logic q_empty, q_full, q_pop, q_push, q_clear;
-  assign q_empty = q_level == '0;
-  assign q_full = q_level == QCW'(CMDQ_DEPTH);
-  assign launch_valid = !q_empty && error_code == ERR_NONE && !do_abort && !do_soft_reset;
-  assign launch_pc = q_pc[q_rd];
-  assign launch_count = q_count[q_rd];
+  assign q_empty = q_level_q == '0;
+  assign q_full = q_level_q == QCW'(CMDQ_DEPTH);
+  assign launch_valid = !q_empty && error_code_q == ERR_NONE && !do_abort && !do_soft_reset;
+  assign launch_pc = q_pc_q[q_rd_q];
+  assign launch_count = q_count_q[q_rd_q];
   assign q_pop = launch_valid && launch_ready;
   assign q_push = doorbell && !q_full;
   assign q_clear = do_soft_reset || do_abort;
 
-  // Error, interrupt and launch bookkeeping, in the model's order within one cycle: the host's
-  // write first, then the sequencer's event.
-  logic [7:0]  error_next;
-  logic [63:0] fault_pc_next;
-  logic [2:0]  irq_status_next;
+  // RW registers.
   always_comb begin
-    error_next = error_code;
-    fault_pc_next = fault_pc;
-    irq_status_next = irq_status;
-    if (wr && reg_addr == REG_IRQ_STATUS) irq_status_next = irq_status & ~reg_wdata[2:0];
-    if (doorbell && q_full) begin
-      if (error_next == ERR_NONE) begin
-        error_next = ERR_CMDQ_OVERFLOW;
-        fault_pc_next = cmd_pc;
-      end
-      irq_status_next = irq_status_next | IRQ_ERROR;
-    end
-    if (do_abort && !seq_running && !q_empty) begin
-      if (error_next == ERR_NONE) begin
-        error_next = ERR_ABORTED;
-        fault_pc_next = q_pc[q_rd];
-      end
-      irq_status_next = irq_status_next | IRQ_ERROR;
-    end
-    if (do_clear_error) begin
-      error_next = ERR_NONE;
-      fault_pc_next = '0;
-    end
-    if (launch_end) begin
-      if (end_error != ERR_NONE) begin
-        if (error_next == ERR_NONE) begin
-          error_next = end_error;
-          fault_pc_next = end_fault_pc;
-        end
-        irq_status_next = irq_status_next | IRQ_ERROR;
-      end else begin
-        irq_status_next = irq_status_next | IRQ_DONE;
-      end
-    end
-    if (irq_user) irq_status_next = irq_status_next | IRQ_USER;
-  end
-
-  always_ff @(posedge clk) begin
-    if (q_push) begin
-      q_pc[q_wr] <= cmd_pc;
-      q_count[q_wr] <= cmd_count;
-    end
-  end
-
-  always_ff @(posedge clk) begin
-    if (rst) begin
-      cmd_pc <= '0;
-      cmd_count <= '0;
-      irq_enable <= '0;
-    end else if (wr) begin
+    cmd_pc_d = cmd_pc_q;
+    cmd_count_d = cmd_count_q;
+    irq_enable_d = irq_enable_q;
+    if (wr) begin
       case (reg_addr)
-        REG_CMD_PC_LO: cmd_pc[31:0] <= reg_wdata;
-        REG_CMD_PC_HI: cmd_pc[63:32] <= reg_wdata;
-        REG_CMD_COUNT: cmd_count <= reg_wdata;
-        REG_IRQ_ENABLE: irq_enable <= reg_wdata[2:0];
+        REG_CMD_PC_LO: cmd_pc_d[31:0] = reg_wdata;
+        REG_CMD_PC_HI: cmd_pc_d[63:32] = reg_wdata;
+        REG_CMD_COUNT: cmd_count_d = reg_wdata;
+        REG_IRQ_ENABLE: irq_enable_d = reg_wdata[2:0];
         default: ;
       endcase
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (rst || do_soft_reset) begin
-      q_rd <= '0;
-      q_wr <= '0;
-      q_level <= '0;
-      error_code <= ERR_NONE;
-      fault_pc <= '0;
-      launches_done <= '0;
-      irq_status <= '0;
-      irq_code <= '0;
+  // Launch queue, error, interrupt and launch bookkeeping, in the model's order within one
+  // cycle: the host's write first, then the sequencer's event.
+  always_comb begin
+    q_rd_d = q_rd_q;
+    q_wr_d = q_wr_q;
+    q_level_d = q_level_q;
+    error_code_d = error_code_q;
+    fault_pc_d = fault_pc_q;
+    irq_status_d = irq_status_q;
+    launches_done_d = launches_done_q;
+    irq_code_d = irq_code_q;
+    if (q_clear) begin
+      q_rd_d = '0;
+      q_wr_d = '0;
+      q_level_d = '0;
     end else begin
-      if (q_clear) begin
-        q_rd <= '0;
-        q_wr <= '0;
-        q_level <= '0;
-      end else begin
-        if (q_push) q_wr <= (q_wr == QAW'(CMDQ_DEPTH - 1)) ? '0 : q_wr + 1'b1;
-        if (q_pop) q_rd <= (q_rd == QAW'(CMDQ_DEPTH - 1)) ? '0 : q_rd + 1'b1;
-        q_level <= q_level + QCW'(q_push) - QCW'(q_pop);
+      if (q_push) q_wr_d = (q_wr_q == QAW'(CMDQ_DEPTH - 1)) ? '0 : q_wr_q + 1'b1;
+      if (q_pop) q_rd_d = (q_rd_q == QAW'(CMDQ_DEPTH - 1)) ? '0 : q_rd_q + 1'b1;
+      q_level_d = q_level_q + QCW'(q_push) - QCW'(q_pop);
+    end
+    if (wr && reg_addr == REG_IRQ_STATUS) irq_status_d = irq_status_q & ~reg_wdata[2:0];
+    if (doorbell && q_full) begin
+      if (error_code_d == ERR_NONE) begin
+        error_code_d = ERR_CMDQ_OVERFLOW;
+        fault_pc_d = cmd_pc_q;
       end
-      error_code <= error_next;
-      fault_pc <= fault_pc_next;
-      irq_status <= irq_status_next;
-      if (launch_end && end_error == ERR_NONE) launches_done <= launches_done + 32'd1;
-      if (irq_user) irq_code <= 32'(irq_code_in);
+      irq_status_d = irq_status_d | IRQ_ERROR;
+    end
+    if (do_abort && !seq_running && !q_empty) begin
+      if (error_code_d == ERR_NONE) begin
+        error_code_d = ERR_ABORTED;
+        fault_pc_d = q_pc_q[q_rd_q];
+      end
+      irq_status_d = irq_status_d | IRQ_ERROR;
+    end
+    if (do_clear_error) begin
+      error_code_d = ERR_NONE;
+      fault_pc_d = '0;
+    end
+    if (launch_end) begin
+      if (end_error != ERR_NONE) begin
+        if (error_code_d == ERR_NONE) begin
+          error_code_d = end_error;
+          fault_pc_d = end_fault_pc;
+        end
+        irq_status_d = irq_status_d | IRQ_ERROR;
+      end else begin
+        irq_status_d = irq_status_d | IRQ_DONE;
+        launches_done_d = launches_done_q + 32'd1;
+      end
+    end
+    if (irq_user) begin
+      irq_status_d = irq_status_d | IRQ_USER;
+      irq_code_d = 32'(irq_code_in);
     end
   end
 
-  assign irq = (irq_status & irq_enable) != 3'd0;
+  assign irq = (irq_status_q & irq_enable_q) != 3'd0;
 
   // ---- Performance counters --------------------------------------------------------------
-  localparam logic [11:0] PERF_FIRST = REG_PERF_CYCLES_LO;
-  localparam logic [11:0] PERF_END = REG_PERF_CYCLES_LO + 12'(8 * NPERF);
-  logic        perf_sel;
-  logic [3:0]  perf_idx;
-  logic [11:0] perf_off;
-  assign perf_off = reg_addr - PERF_FIRST;
-  assign perf_sel = reg_addr >= PERF_FIRST && reg_addr < PERF_END && reg_addr[1:0] == 2'd0;
-  assign perf_idx = perf_off[6:3];
-  // verilator lint_off UNUSEDSIGNAL
-  logic unused_perf_off;
-  assign unused_perf_off = ^{perf_off[11:7], perf_off[1:0]};
-  // verilator lint_on UNUSEDSIGNAL
+  // Which offsets are counter halves comes from the register map (reg_perf_half).
+  logic [PERF_LANE_BITS+1:0] perf_half;
+  logic                      perf_sel, perf_hi_sel;
+  logic [PERF_LANE_BITS-1:0] perf_idx;
+  assign perf_half = reg_perf_half(reg_addr);
+  assign perf_sel = perf_half[PERF_LANE_BITS + 1];
+  assign perf_hi_sel = perf_half[PERF_LANE_BITS];
+  assign perf_idx = perf_half[PERF_LANE_BITS-1:0];
 
-  for (genvar i = 0; i < NPERF; i++) begin : g_perf
-    always_ff @(posedge clk) begin
-      if (rst || do_clear_counters) begin
-        perf[i] <= '0;
-        perf_hi[i] <= '0;
-      end else begin
-        perf[i] <= perf[i] + 64'(perf_inc[i * 32 +: 32]);
-        if (rd && perf_sel && perf_idx == 4'(i) && !perf_off[2]) perf_hi[i] <= perf[i][63:32];
+  always_comb begin
+    perf_hi_d = perf_hi_q;
+    for (int i = 0; i < NPERF; i++) begin
+      perf_d[i * 64 +: 64] = perf_q[i * 64 +: 64] + 64'(perf_inc[i * 32 +: 32]);
+      if (rd && perf_sel && !perf_hi_sel && perf_idx == PERF_LANE_BITS'(i)) begin
+        perf_hi_d[i * 32 +: 32] = perf_q[i * 64 + 32 +: 32];
       end
     end
   end
 
+  // ---- Host reads ----------------------------------------------------------------------------
   // Identity values.
   logic [31:0] id_value;
   always_comb begin
@@ -278,43 +293,96 @@ module systole_regs #(
     endcase
   end
 
-  // ---- Host reads ----------------------------------------------------------------------------
-  logic [31:0] rdata_c;
+  // Offsets that read as zero (unmapped, write-only) come from the register map
+  // (reg_reads_zero); a counter half from reg_perf_half; every other readable offset is here.
   always_comb begin
-    rdata_c = id_value;
+    logic [31:0] value;
+    value = id_value;
     if (perf_sel) begin
-      rdata_c = perf_off[2] ? perf_hi[perf_idx] : perf[perf_idx][31:0];
+      value = perf_hi_sel ? perf_hi_q[perf_idx * 32 +: 32] : perf_q[perf_idx * 64 +: 32];
     end else begin
       case (reg_addr)
         REG_STATUS:
-          rdata_c = (32'(seq_busy || (!q_empty && error_code == ERR_NONE)) << REG_STATUS_BUSY_LSB) |
-                    (32'(error_code != ERR_NONE) << REG_STATUS_ERROR_LSB) |
-                    (32'(q_level) << REG_STATUS_CMDQ_LEVEL_LSB);
-        REG_ERROR_CODE: rdata_c = 32'(error_code);
-        REG_FAULT_PC_LO: rdata_c = fault_pc[31:0];
-        REG_FAULT_PC_HI: rdata_c = fault_pc[63:32];
-        REG_CMD_PC_LO: rdata_c = cmd_pc[31:0];
-        REG_CMD_PC_HI: rdata_c = cmd_pc[63:32];
-        REG_CMD_COUNT: rdata_c = cmd_count;
-        REG_LAUNCHES_DONE: rdata_c = launches_done;
-        REG_IRQ_ENABLE: rdata_c = 32'(irq_enable);
-        REG_IRQ_STATUS: rdata_c = 32'(irq_status);
-        REG_IRQ_CODE: rdata_c = irq_code;
+          value = (32'(seq_busy || (!q_empty && error_code_q == ERR_NONE)) << REG_STATUS_BUSY_LSB) |
+                  (32'(error_code_q != ERR_NONE) << REG_STATUS_ERROR_LSB) |
+                  (32'(q_level_q) << REG_STATUS_CMDQ_LEVEL_LSB);
+        REG_ERROR_CODE: value = 32'(error_code_q);
+        REG_FAULT_PC_LO: value = fault_pc_q[31:0];
+        REG_FAULT_PC_HI: value = fault_pc_q[63:32];
+        REG_CMD_PC_LO: value = cmd_pc_q[31:0];
+        REG_CMD_PC_HI: value = cmd_pc_q[63:32];
+        REG_CMD_COUNT: value = cmd_count_q;
+        REG_LAUNCHES_DONE: value = launches_done_q;
+        REG_IRQ_ENABLE: value = 32'(irq_enable_q);
+        REG_IRQ_STATUS: value = 32'(irq_status_q);
+        REG_IRQ_CODE: value = irq_code_q;
         default: ;
       endcase
+    end
+    if (reg_reads_zero(reg_addr)) value = 32'd0;
+    rvalid_d = rd;
+    rdata_d = rd ? value : 32'd0;
+  end
+
+  // ---- Registers ---------------------------------------------------------------------------
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      cmd_pc_q <= '0;
+      cmd_count_q <= '0;
+      irq_enable_q <= '0;
+      rvalid_q <= 1'b0;
+      rdata_q <= '0;
+    end else begin
+      cmd_pc_q <= cmd_pc_d;
+      cmd_count_q <= cmd_count_d;
+      irq_enable_q <= irq_enable_d;
+      rvalid_q <= rvalid_d;
+      rdata_q <= rdata_d;
+    end
+  end
+
+  // CTRL.SOFT_RESET clears the launch queue and the error and interrupt state.
+  always_ff @(posedge clk) begin
+    if (rst || do_soft_reset) begin
+      q_rd_q <= '0;
+      q_wr_q <= '0;
+      q_level_q <= '0;
+      error_code_q <= ERR_NONE;
+      fault_pc_q <= '0;
+      launches_done_q <= '0;
+      irq_status_q <= '0;
+      irq_code_q <= '0;
+    end else begin
+      q_rd_q <= q_rd_d;
+      q_wr_q <= q_wr_d;
+      q_level_q <= q_level_d;
+      error_code_q <= error_code_d;
+      fault_pc_q <= fault_pc_d;
+      launches_done_q <= launches_done_d;
+      irq_status_q <= irq_status_d;
+      irq_code_q <= irq_code_d;
+    end
+  end
+
+  // CTRL.CLEAR_COUNTERS zeroes the counters.
+  always_ff @(posedge clk) begin
+    if (rst || do_clear_counters) begin
+      perf_q <= '0;
+      perf_hi_q <= '0;
+    end else begin
+      perf_q <= perf_d;
+      perf_hi_q <= perf_hi_d;
     end
   end
 
   always_ff @(posedge clk) begin
-    if (rst) begin
-      reg_rvalid <= 1'b0;
-      reg_rdata <= '0;
-    end else begin
-      reg_rvalid <= rd;
-      reg_rdata <= rd ? rdata_c : 32'd0;
+    if (q_push) begin
+      q_pc_q[q_wr_q] <= cmd_pc_q;
+      q_count_q[q_wr_q] <= cmd_count_q;
     end
   end
 
+  // ---- Assertions --------------------------------------------------------------------------
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst) begin

@@ -5,15 +5,15 @@
 // row is untouched (a lane-masked write). Rows stream through systole_row_reader, so row i+1's
 // words are requested while row i's come back. The sequencer has checked every operand.
 module systole_dma_load #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer EW = BF16 != 0 ? 16 : 8,
-    parameter integer W = ROWS > COLS ? ROWS : COLS,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    localparam integer EW = BF16 != 0 ? 16 : 8,
+    localparam integer W = ROWS > COLS ? ROWS : COLS,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                 clk,
     input  logic                 rst,
@@ -44,6 +44,18 @@ module systole_dma_load #(
     output logic [31:0]          bytes_to_acc,
     output logic                 stall_memory
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_dma_load_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_dma_load_BF16_must_be_0_or_1 u_error ();
+  end
+  if (UB_ROWS < 2 || ACC_ROWS < 2) begin : g_buffer_check
+    systole_param_error_dma_load_UB_ROWS_and_ACC_ROWS_must_be_at_least_2 u_error ();
+  end
   `include "systole_isa.svh"
 
   localparam integer E = EW / 8;
@@ -52,17 +64,27 @@ module systole_dma_load #(
   localparam integer ROW_BYTES = UB_BYTES > ACC_BYTES ? UB_BYTES : ACC_BYTES;
 
   // ---- The instruction being executed ---------------------------------------------------
-  logic        active;
-  logic        to_acc;
-  logic [47:0] next_addr;   // device address of the next row to request
-  logic [31:0] stride;
-  logic [23:0] first_row;
-  logic [15:0] col;
-  logic [15:0] elems;
-  logic [15:0] jobs_left;   // rows not yet handed to the reader
-  logic [15:0] rows_done;   // rows written to the buffer
+  logic        active_q, active_d;
+  logic        done_q, done_d;
+  logic        to_acc_q, to_acc_d;
+  logic [47:0] next_addr_q, next_addr_d;   // device address of the next row to request
+  logic [31:0] stride_q, stride_d;
+  logic [23:0] first_row_q, first_row_d;
+  logic [15:0] col_q, col_d;
+  logic [15:0] elems_q, elems_d;
+  logic [15:0] jobs_left_q, jobs_left_d;   // rows not yet handed to the reader
+  logic [15:0] rows_done_q, rows_done_d;   // rows written to the buffer
+  logic [15:0] total_rows_q, total_rows_d;
+  // Short names for the instruction's fields while it executes.
+  logic        active, to_acc;
+  logic [15:0] col, elems, rows_done;
+  assign active = active_q;
+  assign to_acc = to_acc_q;
+  assign col = col_q;
+  assign elems = elems_q;
+  assign rows_done = rows_done_q;
+  assign done = done_q;
 
-  logic [15:0] total_rows;
   wire [15:0] elem_bytes = to_acc ? 16'd4 : 16'(E);
 
   assign cmd_ready = !active;
@@ -71,12 +93,12 @@ module systole_dma_load #(
   // ---- Row reader --------------------------------------------------------------------------
   logic                   row_valid, row_ready, job_ready, reader_idle;
   logic [ROW_BYTES*8-1:0] row_data;
-  wire                    job_valid = active && jobs_left != 0;
+  wire                    job_valid = active && jobs_left_q != 0;
 
   systole_row_reader #(.ROW_BYTES(ROW_BYTES)) u_reader (
       .clk, .rst,
       .job_valid, .job_ready,
-      .job_addr(next_addr),
+      .job_addr(next_addr_q),
       .job_len(16'(32'(elems) * 32'(elem_bytes))),
       .job_dst(16'(32'(col) * 32'(elem_bytes))),
       .row_valid, .row_ready, .row_data,
@@ -93,11 +115,11 @@ module systole_dma_load #(
   end
 
   assign ub_wr_req    = row_valid && !to_acc;
-  assign ub_wr_addr   = UB_AW'(32'(first_row) + 32'(rows_done));
+  assign ub_wr_addr   = UB_AW'(32'(first_row_q) + 32'(rows_done));
   assign ub_wr_lanes  = ub_lanes;
   assign ub_wr_data   = row_data[UB_BYTES*8-1:0];
   assign acc_wr_req   = row_valid && to_acc;
-  assign acc_wr_addr  = ACC_AW'(32'(first_row) + 32'(rows_done));
+  assign acc_wr_addr  = ACC_AW'(32'(first_row_q) + 32'(rows_done));
   assign acc_wr_lanes = acc_lanes;
   assign acc_wr_data  = row_data[ACC_BYTES*8-1:0];
   assign row_ready    = to_acc ? acc_wr_gnt : ub_wr_gnt;
@@ -107,38 +129,72 @@ module systole_dma_load #(
   assign bytes_to_ub  = row_written && !to_acc ? row_bytes : 32'd0;
   assign bytes_to_acc = row_written && to_acc ? row_bytes : 32'd0;
 
-  always_ff @(posedge clk) begin
-    done <= 1'b0;
-    if (rst) begin
-      active <= 1'b0;
-      jobs_left <= '0;
-      rows_done <= '0;
-    end else if (take) begin
-      active     <= 1'b1;
-      to_acc     <= cmd_insn[LOAD_MEM_LSB];
-      next_addr  <= cmd_insn[LOAD_DRAM_LSB +: LOAD_DRAM_WIDTH];
-      stride     <= cmd_insn[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH];
-      first_row  <= cmd_insn[LOAD_ROW_LSB +: LOAD_ROW_WIDTH];
-      col        <= cmd_insn[LOAD_COL_LSB +: LOAD_COL_WIDTH];
-      elems      <= cmd_insn[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH];
-      jobs_left  <= cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
-      total_rows <= cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
-      rows_done  <= '0;
-    end else if (active) begin
+  always_comb begin
+    active_d = active_q;
+    done_d = 1'b0;
+    to_acc_d = to_acc_q;
+    next_addr_d = next_addr_q;
+    stride_d = stride_q;
+    first_row_d = first_row_q;
+    col_d = col_q;
+    elems_d = elems_q;
+    jobs_left_d = jobs_left_q;
+    rows_done_d = rows_done_q;
+    total_rows_d = total_rows_q;
+    if (take) begin
+      active_d     = 1'b1;
+      to_acc_d     = cmd_insn[LOAD_MEM_LSB];
+      next_addr_d  = cmd_insn[LOAD_DRAM_LSB +: LOAD_DRAM_WIDTH];
+      stride_d     = cmd_insn[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH];
+      first_row_d  = cmd_insn[LOAD_ROW_LSB +: LOAD_ROW_WIDTH];
+      col_d        = cmd_insn[LOAD_COL_LSB +: LOAD_COL_WIDTH];
+      elems_d      = cmd_insn[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH];
+      jobs_left_d  = cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
+      total_rows_d = cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
+      rows_done_d  = '0;
+    end else if (active_q) begin
       if (job_valid && job_ready) begin
-        jobs_left <= jobs_left - 16'd1;
-        next_addr <= next_addr + 48'(stride);
+        jobs_left_d = jobs_left_q - 16'd1;
+        next_addr_d = next_addr_q + 48'(stride_q);
       end
       if (row_written) begin
-        rows_done <= rows_done + 16'd1;
-        if (rows_done + 16'd1 == total_rows) begin
-          active <= 1'b0;
-          done <= 1'b1;
+        rows_done_d = rows_done_q + 16'd1;
+        if (rows_done_q + 16'd1 == total_rows_q) begin
+          active_d = 1'b0;
+          done_d = 1'b1;
         end
       end
     end
   end
 
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      active_q <= 1'b0;
+      done_q <= 1'b0;
+      jobs_left_q <= '0;
+      rows_done_q <= '0;
+    end else begin
+      active_q <= active_d;
+      done_q <= done_d;
+      jobs_left_q <= jobs_left_d;
+      rows_done_q <= rows_done_d;
+    end
+  end
+
+  // The instruction's fields: loaded when it is taken, meaningful only while active.
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      to_acc_q <= to_acc_d;
+      next_addr_q <= next_addr_d;
+      stride_q <= stride_d;
+      first_row_q <= first_row_d;
+      col_q <= col_d;
+      elems_q <= elems_d;
+      total_rows_q <= total_rows_d;
+    end
+  end
+
+  // ---- Assertions --------------------------------------------------------------------------
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst && take) begin

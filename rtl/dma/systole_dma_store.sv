@@ -9,15 +9,15 @@
 // cycle its current row's last word is accepted: a stream of rows costs one cycle per word,
 // one-word rows included. The unit is done when every write is acknowledged.
 module systole_dma_store #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer EW = BF16 != 0 ? 16 : 8,
-    parameter integer W = ROWS > COLS ? ROWS : COLS,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    localparam integer EW = BF16 != 0 ? 16 : 8,
+    localparam integer W = ROWS > COLS ? ROWS : COLS,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                 clk,
     input  logic                 rst,
@@ -47,6 +47,18 @@ module systole_dma_store #(
     output logic [31:0]          bytes_from_acc,
     output logic                 stall_memory
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_dma_store_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_dma_store_BF16_must_be_0_or_1 u_error ();
+  end
+  if (UB_ROWS < 2 || ACC_ROWS < 2) begin : g_buffer_check
+    systole_param_error_dma_store_UB_ROWS_and_ACC_ROWS_must_be_at_least_2 u_error ();
+  end
   `include "systole_isa.svh"
 
   localparam integer E = EW / 8;
@@ -55,53 +67,55 @@ module systole_dma_store #(
   localparam integer ROW_BYTES = UB_BYTES > ACC_BYTES ? UB_BYTES : ACC_BYTES;
 
   // ---- The instruction ---------------------------------------------------------------------
-  logic        active;
-  logic        from_acc;
-  logic [31:0] stride;
-  logic [23:0] first_row;
-  logic [15:0] col;
-  logic [15:0] elems;
-  logic [15:0] rows;
-  wire  [15:0] elem_bytes = from_acc ? 16'd4 : 16'(E);
-  wire  [31:0] row_len = 32'(elems) * 32'(elem_bytes);   // bytes per row
-  wire  [19:0] row_dst = 20'(32'(col) * 32'(elem_bytes));  // first byte within the buffer row
+  logic        active_q, active_d;
+  logic        done_q, done_d;
+  logic        from_acc_q, from_acc_d;
+  logic [31:0] stride_q, stride_d;
+  logic [23:0] first_row_q, first_row_d;
+  logic [15:0] col_q, col_d;
+  logic [15:0] elems_q, elems_d;
+  logic [15:0] rows_q, rows_d;
+  wire  [15:0] elem_bytes = from_acc_q ? 16'd4 : 16'(E);
+  wire  [31:0] row_len = 32'(elems_q) * 32'(elem_bytes);   // bytes per row
+  wire  [19:0] row_dst = 20'(32'(col_q) * 32'(elem_bytes));  // first byte within the buffer row
 
-  assign cmd_ready = !active;
+  assign cmd_ready = !active_q;
+  assign done = done_q;
   wire take = cmd_valid && cmd_ready;
 
   // ---- Read side: rows into the staging FIFO (q0 is its head) -------------------------------
-  logic [15:0] rd_index;          // next row to read
-  logic        rd_pending;        // read granted last cycle: its data is on the port now
-  logic [1:0]  q_count;           // rows in the FIFO
-  logic [ROW_BYTES*8-1:0] q0, q1;
+  logic [15:0] rd_index_q, rd_index_d;          // next row to read
+  logic        rd_pending_q, rd_pending_d;        // read granted last cycle: its data is on the port now
+  logic [1:0]  q_count_q, q_count_d;           // rows in the FIFO
+  logic [ROW_BYTES*8-1:0] q0_q, q0_d, q1_q, q1_d;
   // Only registered state decides a read, so the buffer request never waits on memory.
-  wire  rd_want = active && rd_index != rows && 32'(q_count) + 32'(rd_pending) < 2;
-  assign ub_rd_req   = rd_want && !from_acc;
-  assign acc_rd_req  = rd_want && from_acc;
-  assign ub_rd_addr  = UB_AW'(32'(first_row) + 32'(rd_index));
-  assign acc_rd_addr = ACC_AW'(32'(first_row) + 32'(rd_index));
-  wire  rd_fire = from_acc ? (acc_rd_req && acc_rd_gnt) : (ub_rd_req && ub_rd_gnt);
-  wire [ROW_BYTES*8-1:0] rd_data = from_acc ? (ROW_BYTES*8)'(acc_rd_data)
+  wire  rd_want = active_q && rd_index_q != rows_q && 32'(q_count_q) + 32'(rd_pending_q) < 2;
+  assign ub_rd_req   = rd_want && !from_acc_q;
+  assign acc_rd_req  = rd_want && from_acc_q;
+  assign ub_rd_addr  = UB_AW'(32'(first_row_q) + 32'(rd_index_q));
+  assign acc_rd_addr = ACC_AW'(32'(first_row_q) + 32'(rd_index_q));
+  wire  rd_fire = from_acc_q ? (acc_rd_req && acc_rd_gnt) : (ub_rd_req && ub_rd_gnt);
+  wire [ROW_BYTES*8-1:0] rd_data = from_acc_q ? (ROW_BYTES*8)'(acc_rd_data)
                                             : (ROW_BYTES*8)'(ub_rd_data);
 
   // ---- Write side: the words of the current row ----------------------------------------------
-  logic                   writing;     // `cur` holds the row being written
-  logic [ROW_BYTES*8-1:0] cur;
-  logic [47:0]            row_addr;    // device address of the current row's first byte
-  logic [47:0]            next_addr;   // device address of the next row to start
-  logic [15:0]            wr_word;     // word index within the row
-  logic [15:0]            wr_index;    // rows fully issued
-  logic [31:0]            acks_owed;   // writes issued and not yet acknowledged
+  logic                   writing_q, writing_d;     // `cur` holds the row being written
+  logic [ROW_BYTES*8-1:0] cur_q, cur_d;
+  logic [47:0]            row_addr_q, row_addr_d;    // device address of the current row's first byte
+  logic [47:0]            next_addr_q, next_addr_d;   // device address of the next row to start
+  logic [15:0]            wr_word_q, wr_word_d;     // word index within the row
+  logic [15:0]            wr_index_q, wr_index_d;    // rows fully issued
+  logic [31:0]            acks_owed_q, acks_owed_d;   // writes issued and not yet acknowledged
 
-  wire [42:0] first_word = row_addr[47:5];
-  wire [42:0] last_word  = 43'((row_addr + 48'(row_len) - 48'd1) >> 5);
-  wire [42:0] this_word  = first_word + 43'(wr_word);
+  wire [42:0] first_word = row_addr_q[47:5];
+  wire [42:0] last_word  = 43'((row_addr_q + 48'(row_len) - 48'd1) >> 5);
+  wire [42:0] this_word  = first_word + 43'(wr_word_q);
   wire        last_of_row = this_word == last_word;
 
   // Byte b of this word is data byte k = 32*wr_word + b - (row_addr mod 32), which is byte
   // row_dst + k of the buffer row.
   logic signed [19:0] delta;
-  always_comb delta = 20'(row_dst) + 20'(32 * 32'(wr_word)) - 20'(row_addr[4:0]);
+  always_comb delta = 20'(row_dst) + 20'(32 * 32'(wr_word_q)) - 20'(row_addr_q[4:0]);
   always_comb begin
     mem_req_wdata = '0;
     mem_req_wstrb = '0;
@@ -109,12 +123,12 @@ module systole_dma_store #(
       logic signed [19:0] p;
       p = 20'(b) + delta;
       if (p >= 20'(row_dst) && p < 20'(row_dst) + 20'(row_len) && p < 20'(ROW_BYTES)) begin
-        mem_req_wdata[b*8 +: 8] = cur[p[$clog2(ROW_BYTES+1)-1:0]*8 +: 8];
+        mem_req_wdata[b*8 +: 8] = cur_q[p[$clog2(ROW_BYTES+1)-1:0]*8 +: 8];
         mem_req_wstrb[b] = 1'b1;
       end
     end
   end
-  assign mem_req_valid = writing;
+  assign mem_req_valid = writing_q;
   assign mem_req_addr  = {this_word, 5'b0};
   assign stall_memory  = mem_req_valid && !mem_req_ready;
   wire   wr_fire       = mem_req_valid && mem_req_ready;
@@ -122,73 +136,124 @@ module systole_dma_store #(
 
   // The writer takes the next row when it is free or finishing: the FIFO head, or else the
   // row arriving on the read port (which then bypasses the FIFO).
-  wire   start    = active && (!writing || row_issued) && (q_count != 0 || rd_pending);
-  wire   pop      = start && q_count != 0;
-  wire   push     = rd_pending && !(start && q_count == 0);
+  wire   start    = active_q && (!writing_q || row_issued) && (q_count_q != 0 || rd_pending_q);
+  wire   pop      = start && q_count_q != 0;
+  wire   push     = rd_pending_q && !(start && q_count_q == 0);
 
-  assign bytes_from_ub  = row_issued && !from_acc ? row_len : 32'd0;
-  assign bytes_from_acc = row_issued && from_acc ? row_len : 32'd0;
+  assign bytes_from_ub  = row_issued && !from_acc_q ? row_len : 32'd0;
+  assign bytes_from_acc = row_issued && from_acc_q ? row_len : 32'd0;
 
-  always_ff @(posedge clk) begin
-    done <= 1'b0;
-    if (rst) begin
-      active <= 1'b0;
-      rd_pending <= 1'b0;
-      q_count <= '0;
-      writing <= 1'b0;
-      acks_owed <= '0;
-    end else begin
-      acks_owed <= acks_owed + 32'(wr_fire) - 32'(mem_rsp_valid);
-      if (take) begin
-        active    <= 1'b1;
-        from_acc  <= cmd_insn[STORE_MEM_LSB];
-        next_addr <= cmd_insn[STORE_DRAM_LSB +: STORE_DRAM_WIDTH];
-        stride    <= cmd_insn[STORE_STRIDE_LSB +: STORE_STRIDE_WIDTH];
-        first_row <= cmd_insn[STORE_ROW_LSB +: STORE_ROW_WIDTH];
-        col       <= cmd_insn[STORE_COL_LSB +: STORE_COL_WIDTH];
-        elems     <= cmd_insn[STORE_ELEMS_LSB +: STORE_ELEMS_WIDTH];
-        rows      <= cmd_insn[STORE_ROWS_LSB +: STORE_ROWS_WIDTH];
-        rd_index  <= '0;
-        wr_index  <= '0;
-      end else if (active) begin
-        // Read: the data of a granted read is on the port one cycle later.
-        rd_pending <= rd_fire;
-        if (rd_fire) rd_index <= rd_index + 16'd1;
-        // Staging FIFO: at most two rows, so q1 is only written when q0 stays occupied.
-        if (pop && push) begin
-          q0 <= q_count == 2'd2 ? q1 : rd_data;
-          if (q_count == 2'd2) q1 <= rd_data;
-        end else if (pop) begin
-          q0 <= q1;
-          q_count <= q_count - 2'd1;
-        end else if (push) begin
-          if (q_count == 2'd0) q0 <= rd_data;
-          else q1 <= rd_data;
-          q_count <= q_count + 2'd1;
-        end
-        // Write.
-        if (row_issued) wr_index <= wr_index + 16'd1;
-        if (start) begin
-          cur       <= q_count != 0 ? q0 : rd_data;
-          writing   <= 1'b1;
-          wr_word   <= '0;
-          row_addr  <= next_addr;
-          next_addr <= next_addr + 48'(stride);
-        end else if (row_issued) begin
-          writing <= 1'b0;
-        end else if (wr_fire) begin
-          wr_word <= wr_word + 16'd1;
-        end
-        // Done when every row is issued and every write acknowledged.
-        if (!writing && q_count == 0 && !rd_pending && wr_index == rows && rd_index == rows &&
-            acks_owed == 32'(mem_rsp_valid)) begin
-          active <= 1'b0;
-          done <= 1'b1;
-        end
+  always_comb begin
+    active_d = active_q;
+    rd_pending_d = rd_pending_q;
+    q_count_d = q_count_q;
+    writing_d = writing_q;
+    acks_owed_d = acks_owed_q;
+    from_acc_d = from_acc_q;
+    next_addr_d = next_addr_q;
+    stride_d = stride_q;
+    first_row_d = first_row_q;
+    col_d = col_q;
+    elems_d = elems_q;
+    rows_d = rows_q;
+    rd_index_d = rd_index_q;
+    wr_index_d = wr_index_q;
+    q0_d = q0_q;
+    q1_d = q1_q;
+    cur_d = cur_q;
+    wr_word_d = wr_word_q;
+    row_addr_d = row_addr_q;
+    done_d = 1'b0;
+    acks_owed_d = acks_owed_q + 32'(wr_fire) - 32'(mem_rsp_valid);
+    if (take) begin
+      active_d    = 1'b1;
+      from_acc_d  = cmd_insn[STORE_MEM_LSB];
+      next_addr_d = cmd_insn[STORE_DRAM_LSB +: STORE_DRAM_WIDTH];
+      stride_d    = cmd_insn[STORE_STRIDE_LSB +: STORE_STRIDE_WIDTH];
+      first_row_d = cmd_insn[STORE_ROW_LSB +: STORE_ROW_WIDTH];
+      col_d       = cmd_insn[STORE_COL_LSB +: STORE_COL_WIDTH];
+      elems_d     = cmd_insn[STORE_ELEMS_LSB +: STORE_ELEMS_WIDTH];
+      rows_d      = cmd_insn[STORE_ROWS_LSB +: STORE_ROWS_WIDTH];
+      rd_index_d  = '0;
+      wr_index_d  = '0;
+    end else if (active_q) begin
+      // Read: the data of a granted read is on the port one cycle later.
+      rd_pending_d = rd_fire;
+      if (rd_fire) rd_index_d = rd_index_q + 16'd1;
+      // Staging FIFO: at most two rows, so q1 is only written when q0 stays occupied.
+      if (pop && push) begin
+        q0_d = q_count_q == 2'd2 ? q1_q : rd_data;
+        if (q_count_q == 2'd2) q1_d = rd_data;
+      end else if (pop) begin
+        q0_d = q1_q;
+        q_count_d = q_count_q - 2'd1;
+      end else if (push) begin
+        if (q_count_q == 2'd0) q0_d = rd_data;
+        else q1_d = rd_data;
+        q_count_d = q_count_q + 2'd1;
+      end
+      // Write.
+      if (row_issued) wr_index_d = wr_index_q + 16'd1;
+      if (start) begin
+        cur_d       = q_count_q != 0 ? q0_q : rd_data;
+        writing_d   = 1'b1;
+        wr_word_d   = '0;
+        row_addr_d  = next_addr_q;
+        next_addr_d = next_addr_q + 48'(stride_q);
+      end else if (row_issued) begin
+        writing_d = 1'b0;
+      end else if (wr_fire) begin
+        wr_word_d = wr_word_q + 16'd1;
+      end
+      // Done when every row is issued and every write acknowledged.
+      if (!writing_q && q_count_q == 0 && !rd_pending_q && wr_index_q == rows_q &&
+          rd_index_q == rows_q && acks_owed_q == 32'(mem_rsp_valid)) begin
+        active_d = 1'b0;
+        done_d = 1'b1;
       end
     end
   end
 
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      active_q <= '0;
+      rd_pending_q <= '0;
+      q_count_q <= '0;
+      writing_q <= '0;
+      acks_owed_q <= '0;
+      done_q <= '0;
+    end else begin
+      active_q <= active_d;
+      rd_pending_q <= rd_pending_d;
+      q_count_q <= q_count_d;
+      writing_q <= writing_d;
+      acks_owed_q <= acks_owed_d;
+      done_q <= done_d;
+    end
+  end
+
+  // The instruction's fields, the read index, the staging FIFO and the row being written:
+  // meaningful only while active, so not reset (held during reset, as before).
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      from_acc_q <= from_acc_d;
+      next_addr_q <= next_addr_d;
+      stride_q <= stride_d;
+      first_row_q <= first_row_d;
+      col_q <= col_d;
+      elems_q <= elems_d;
+      rows_q <= rows_d;
+      rd_index_q <= rd_index_d;
+      wr_index_q <= wr_index_d;
+      q0_q <= q0_d;
+      q1_q <= q1_d;
+      cur_q <= cur_d;
+      wr_word_q <= wr_word_d;
+      row_addr_q <= row_addr_d;
+    end
+  end
+
+  // ---- Assertions --------------------------------------------------------------------------
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst && take) begin
@@ -196,7 +261,7 @@ module systole_dma_store #(
       else $error("systole_dma_store: offered opcode 0x%02x", cmd_insn[7:0]);
     end
     if (!rst) begin
-      assert (!(mem_rsp_valid && acks_owed == 0))
+      assert (!(mem_rsp_valid && acks_owed_q == 0))
       else $error("systole_dma_store: acknowledgement with no write outstanding");
     end
   end

@@ -14,10 +14,10 @@
 // back-pressure (wrow_ready). The default CREDITS holds QUEUE tiles' words, so that the queue,
 // not the credits, sets the overlap (rtl/README.md, "WEIGHT unit").
 module systole_dma_weights #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer EW = BF16 != 0 ? 16 : 8,
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    localparam integer EW = BF16 != 0 ? 16 : 8,
     parameter integer QUEUE = 2,
     // QUEUE tiles of word-aligned rows, rounded up to a power of two; at least the reader's 16
     parameter integer CREDITS = QUEUE * (1 << $clog2(ROWS * ((COLS * EW / 8 + 31) / 32))) < 16
@@ -46,6 +46,15 @@ module systole_dma_weights #(
     output logic [31:0]          bytes_weights,
     output logic                 stall_memory
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_dma_weights_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_dma_weights_BF16_must_be_0_or_1 u_error ();
+  end
   `include "systole_isa.svh"
 
   localparam integer E = EW / 8;
@@ -57,35 +66,37 @@ module systole_dma_weights #(
   end
 
   // ---- Issue side: the newest instruction's rows go to the reader as jobs ----------------
-  logic [47:0] next_addr;
-  logic [31:0] stride;
-  logic [15:0] issue_cols;   // n of the instruction being issued
-  logic [15:0] jobs_left;    // its memory rows not yet handed to the reader
+  logic [47:0] next_addr_q, next_addr_d;
+  logic [31:0] stride_q, stride_d;
+  logic [15:0] issue_cols_q, issue_cols_d;   // n of the instruction being issued
+  logic [15:0] jobs_left_q, jobs_left_d;     // its memory rows not yet handed to the reader
 
   // ---- Per-instruction queue: k and n of every accepted instruction not yet done ----------
-  logic [15:0] q_rows [QUEUE];   // k: rows read from memory
-  logic [15:0] q_cols [QUEUE];   // n
-  logic [QW:0] q_head, q_tail;   // extra bit tells full from empty
-  wire         q_empty = q_head == q_tail;
-  wire         q_full  = (q_tail - q_head) == (QW + 1)'(QUEUE);
-  wire  [15:0] head_rows = q_rows[q_head[QW-1:0]];
-  wire  [15:0] head_cols = q_cols[q_head[QW-1:0]];
-  logic [15:0] pushed;       // rows of the oldest instruction pushed so far (0..ROWS)
+  logic [15:0] q_rows_q [QUEUE];   // storage: k, rows read from memory
+  logic [15:0] q_cols_q [QUEUE];   // storage: n
+  logic [QW:0] q_head_q, q_head_d, q_tail_q, q_tail_d;  // extra bit tells full from empty
+  wire         q_empty = q_head_q == q_tail_q;
+  wire         q_full  = (q_tail_q - q_head_q) == (QW + 1)'(QUEUE);
+  wire  [15:0] head_rows = q_rows_q[q_head_q[QW-1:0]];
+  wire  [15:0] head_cols = q_cols_q[q_head_q[QW-1:0]];
+  logic [15:0] pushed_q, pushed_d;  // rows of the oldest instruction pushed so far (0..ROWS)
+  logic        done_q, done_d;
+  assign done = done_q;
 
   // Not in the cycle the last job goes out: that would make cmd_ready depend on the memory
   // port's ready. One idle cycle per tile is small next to a tile's ROWS cycles of requests.
-  assign cmd_ready = jobs_left == 0 && !q_full;
+  assign cmd_ready = jobs_left_q == 0 && !q_full;
   wire take = cmd_valid && cmd_ready;
 
   logic                   row_valid, row_ready, job_ready, reader_idle;
   logic [ROW_BYTES*8-1:0] row_data;
-  wire                    job_valid = jobs_left != 0;
+  wire                    job_valid = jobs_left_q != 0;
 
   systole_row_reader #(.ROW_BYTES(ROW_BYTES), .CREDITS(CREDITS), .JOB_DEPTH(CREDITS)) u_reader (
       .clk, .rst,
       .job_valid, .job_ready,
-      .job_addr(next_addr),
-      .job_len(16'(32'(issue_cols) * E)),
+      .job_addr(next_addr_q),
+      .job_len(16'(32'(issue_cols_q) * E)),
       .job_dst(16'd0),
       .row_valid, .row_ready, .row_data,
       .mem_req_valid, .mem_req_ready, .mem_req_addr, .mem_rsp_valid, .mem_rsp_rdata,
@@ -94,47 +105,73 @@ module systole_dma_weights #(
 
   // Rows below the oldest instruction's k come from memory, the rest are zero. The reader's
   // rows arrive in job order, i.e. in instruction order, so the oldest's rows come first.
-  wire from_memory = pushed < head_rows;
+  wire from_memory = pushed_q < head_rows;
   assign wrow_valid = !q_empty && (from_memory ? row_valid : 1'b1);
   assign wrow_data  = from_memory ? row_data : '0;
   assign row_ready  = !q_empty && from_memory && wrow_ready;
   wire   push       = wrow_valid && wrow_ready;
-  wire   last_push  = push && pushed + 16'd1 == 16'(ROWS);
+  wire   last_push  = push && pushed_q + 16'd1 == 16'(ROWS);
   assign bytes_weights = push && from_memory ? 32'(head_cols) * E : 32'd0;
+
+  always_comb begin
+    next_addr_d = next_addr_q;
+    stride_d = stride_q;
+    issue_cols_d = issue_cols_q;
+    jobs_left_d = jobs_left_q;
+    q_head_d = q_head_q;
+    q_tail_d = q_tail_q;
+    pushed_d = pushed_q;
+    done_d = 1'b0;
+    if (take) begin
+      next_addr_d  = cmd_insn[LOAD_WEIGHTS_DRAM_LSB +: LOAD_WEIGHTS_DRAM_WIDTH];
+      stride_d     = cmd_insn[LOAD_WEIGHTS_STRIDE_LSB +: LOAD_WEIGHTS_STRIDE_WIDTH];
+      issue_cols_d = cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
+      jobs_left_d  = cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
+      q_tail_d     = q_tail_q + 1'b1;
+    end else if (job_valid && job_ready) begin
+      jobs_left_d = jobs_left_q - 16'd1;
+      next_addr_d = next_addr_q + 48'(stride_q);
+    end
+    if (push) pushed_d = last_push ? 16'd0 : pushed_q + 16'd1;
+    if (last_push) begin
+      q_head_d = q_head_q + 1'b1;
+      done_d = 1'b1;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      jobs_left_q <= '0;
+      pushed_q <= '0;
+      q_head_q <= '0;
+      q_tail_q <= '0;
+      done_q <= 1'b0;
+    end else begin
+      jobs_left_q <= jobs_left_d;
+      pushed_q <= pushed_d;
+      q_head_q <= q_head_d;
+      q_tail_q <= q_tail_d;
+      done_q <= done_d;
+    end
+  end
+
+  // The instruction being issued: meaningful only while jobs are left, so not reset.
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      next_addr_q <= next_addr_d;
+      stride_q <= stride_d;
+      issue_cols_q <= issue_cols_d;
+    end
+  end
 
   always_ff @(posedge clk) begin
     if (take) begin
-      q_rows[q_tail[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
-      q_cols[q_tail[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
+      q_rows_q[q_tail_q[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
+      q_cols_q[q_tail_q[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
     end
   end
 
-  always_ff @(posedge clk) begin
-    done <= 1'b0;
-    if (rst) begin
-      jobs_left <= '0;
-      pushed <= '0;
-      q_head <= '0;
-      q_tail <= '0;
-    end else begin
-      if (take) begin
-        next_addr  <= cmd_insn[LOAD_WEIGHTS_DRAM_LSB +: LOAD_WEIGHTS_DRAM_WIDTH];
-        stride     <= cmd_insn[LOAD_WEIGHTS_STRIDE_LSB +: LOAD_WEIGHTS_STRIDE_WIDTH];
-        issue_cols <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
-        jobs_left  <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
-        q_tail     <= q_tail + 1'b1;
-      end else if (job_valid && job_ready) begin
-        jobs_left <= jobs_left - 16'd1;
-        next_addr <= next_addr + 48'(stride);
-      end
-      if (push) pushed <= last_push ? 16'd0 : pushed + 16'd1;
-      if (last_push) begin
-        q_head <= q_head + 1'b1;
-        done <= 1'b1;
-      end
-    end
-  end
-
+  // ---- Assertions --------------------------------------------------------------------------
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst && take) begin

@@ -19,7 +19,7 @@
 // holds a JOB_DEPTH entry until it is assembled, so JOB_DEPTH bounds the rows in flight: with
 // one-word rows it must cover the round trip too (4 entries held LOAD to ~2.8 cycles per row).
 module systole_row_reader #(
-    parameter integer ROW_BYTES = 32,
+    parameter integer ROW_BYTES = 0,   // set by the unit (its row size); the default fails
     parameter integer CREDITS = 16,
     parameter integer JOB_DEPTH = 16
 ) (
@@ -63,125 +63,155 @@ module systole_row_reader #(
   logic [47:0] jq_addr [JOB_DEPTH];
   logic [15:0] jq_len  [JOB_DEPTH];
   logic [15:0] jq_dst  [JOB_DEPTH];
-  logic [JW:0] jq_head, jq_tail;  // extra bit tells full from empty
-  wire         jq_full  = (jq_tail - jq_head) == (JW + 1)'(JOB_DEPTH);
-  wire         jq_empty = jq_tail == jq_head;
+  logic [JW:0] jq_head_q, jq_head_d, jq_tail_q, jq_tail_d;  // extra bit tells full from empty
+  wire         jq_full  = (jq_tail_q - jq_head_q) == (JW + 1)'(JOB_DEPTH);
+  wire         jq_empty = jq_tail_q == jq_head_q;
 
   // ---- Request generator -----------------------------------------------------------------
   // Works on one job at a time: words from the job's first to its last word address.
-  logic        gen_active;
-  logic [42:0] gen_word;      // current word address / 32
-  logic [42:0] gen_last;      // last word address / 32
-  logic [CW-1:0] credits_used;  // words requested and not yet consumed by the assembler
+  logic        gen_active_q, gen_active_d;
+  logic [42:0] gen_word_q, gen_word_d;      // current word address / 32
+  logic [42:0] gen_last_q, gen_last_d;      // last word address / 32
+  logic [CW-1:0] credits_used_q, credits_used_d;  // words requested and not yet consumed by the assembler
 
   // Address of the job's last byte, in words (its low 5 bits select a byte, unused here).
   wire [42:0] job_end_word = 43'((job_addr + 48'(job_len) - 48'd1) >> 5);
   wire   gen_finishing;  // the current job's last word is requested this cycle
-  assign job_ready = (!gen_active || gen_finishing) && !jq_full;
+  assign job_ready = (!gen_active_q || gen_finishing) && !jq_full;
   wire job_take = job_valid && job_ready;
 
-  assign mem_req_valid = gen_active && (credits_used != CW'(CREDITS));
-  assign mem_req_addr  = {gen_word, 5'b0};
+  assign mem_req_valid = gen_active_q && (credits_used_q != CW'(CREDITS));
+  assign mem_req_addr  = {gen_word_q, 5'b0};
   wire   req_fire      = mem_req_valid && mem_req_ready;
-  assign gen_finishing = req_fire && gen_word == gen_last;
+  assign gen_finishing = req_fire && gen_word_q == gen_last_q;
   assign stall_memory  = mem_req_valid && !mem_req_ready;
 
   // ---- Response FIFO ---------------------------------------------------------------------
   logic [255:0] rq_data [CREDITS];
-  logic [RW:0]  rq_head, rq_tail;
-  wire          rq_empty = rq_head == rq_tail;
+  logic [RW:0]  rq_head_q, rq_head_d, rq_tail_q, rq_tail_d;
+  wire          rq_empty = rq_head_q == rq_tail_q;
 
   // ---- Assembler -------------------------------------------------------------------------
-  logic [ROW_BYTES*8-1:0] row_buf;
-  logic                   row_full;     // row_buf holds a finished row waiting for row_ready
-  logic [15:0]            asm_word;     // index of the next word within the current job
-  wire  [47:0]            a_addr = jq_addr[jq_head[JW-1:0]];
-  wire  [15:0]            a_len  = jq_len[jq_head[JW-1:0]];
-  wire  [15:0]            a_dst  = jq_dst[jq_head[JW-1:0]];
+  logic [ROW_BYTES*8-1:0] row_buf_q, row_buf_d;
+  logic                   row_full_q, row_full_d;     // row_buf holds a finished row waiting for row_ready
+  logic [15:0]            asm_word_q, asm_word_d;     // index of the next word within the current job
+  wire  [47:0]            a_addr = jq_addr[jq_head_q[JW-1:0]];
+  wire  [15:0]            a_len  = jq_len[jq_head_q[JW-1:0]];
+  wire  [15:0]            a_dst  = jq_dst[jq_head_q[JW-1:0]];
   wire  [42:0]            a_end_word = 43'((a_addr + 48'(a_len) - 48'd1) >> 5);
   wire  [15:0]            a_words = 16'(a_end_word - a_addr[47:5]) + 16'd1;
-  wire                    a_last = asm_word == a_words - 16'd1;
+  wire                    a_last = asm_word_q == a_words - 16'd1;
   // A finished row leaves in the cycle row_ready takes it, so the next row's first word may be
   // placed in that same cycle (into an empty buffer).
-  wire                    row_leaving = row_full && row_ready;
-  wire                    consume = !rq_empty && !jq_empty && (!row_full || row_leaving);
+  wire                    row_leaving = row_full_q && row_ready;
+  wire                    consume = !rq_empty && !jq_empty && (!row_full_q || row_leaving);
   wire                    rsp_word_taken = consume;
 
   // Byte p of the row comes from byte b = p + delta of the current word, where
   // delta = (addr mod 32) + 32*... : the word's first byte is data byte 32*w - (addr mod 32).
   logic signed [19:0] delta;
-  always_comb delta = 20'(a_addr[4:0]) - 20'(a_dst) - 20'(32 * 32'(asm_word));
+  always_comb delta = 20'(a_addr[4:0]) - 20'(a_dst) - 20'(32 * 32'(asm_word_q));
 
   logic [ROW_BYTES*8-1:0] placed;
   always_comb begin
-    placed = row_full ? '0 : row_buf;
+    placed = row_full_q ? '0 : row_buf_q;
     for (int p = 0; p < ROW_BYTES; p++) begin
       logic signed [19:0] b;
       b = 20'(p) + delta;
       if (32'(p) >= 32'(a_dst) && 32'(p) < 32'(a_dst) + 32'(a_len) && b >= 0 && b < 32) begin
-        placed[p*8 +: 8] = rq_data[rq_head[RW-1:0]][b[4:0]*8 +: 8];
+        placed[p*8 +: 8] = rq_data[rq_head_q[RW-1:0]][b[4:0]*8 +: 8];
       end
     end
   end
 
-  assign row_valid = row_full;
-  assign row_data  = row_buf;
-  assign idle = !gen_active && jq_empty && rq_empty && !row_full && credits_used == '0;
+  assign row_valid = row_full_q;
+  assign row_data  = row_buf_q;
+  assign idle = !gen_active_q && jq_empty && rq_empty && !row_full_q && credits_used_q == '0;
+
+  always_comb begin
+    gen_active_d = gen_active_q;
+    gen_word_d = gen_word_q;
+    gen_last_d = gen_last_q;
+    credits_used_d = credits_used_q;
+    jq_head_d = jq_head_q;
+    jq_tail_d = jq_tail_q;
+    rq_head_d = rq_head_q;
+    rq_tail_d = rq_tail_q;
+    row_full_d = row_full_q;
+    row_buf_d = row_buf_q;
+    asm_word_d = asm_word_q;
+    if (job_take) begin
+      gen_active_d = 1'b1;
+      gen_word_d = job_addr[47:5];
+      gen_last_d = job_end_word;
+      jq_tail_d = jq_tail_q + 1'b1;
+    end else if (req_fire) begin
+      if (gen_word_q == gen_last_q) gen_active_d = 1'b0;
+      gen_word_d = gen_word_q + 43'd1;
+    end
+    credits_used_d = credits_used_q + CW'(req_fire) - CW'(rsp_word_taken);
+    if (mem_rsp_valid) rq_tail_d = rq_tail_q + 1'b1;
+    if (row_full_q && row_ready) begin
+      row_full_d = 1'b0;
+      row_buf_d = '0;
+    end
+    if (consume) begin
+      rq_head_d = rq_head_q + 1'b1;
+      if (a_last) begin
+        row_buf_d = placed;
+        row_full_d = 1'b1;
+        asm_word_d = '0;
+        jq_head_d = jq_head_q + 1'b1;
+      end else begin
+        row_buf_d = placed;
+        asm_word_d = asm_word_q + 16'd1;
+      end
+    end
+  end
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      gen_active <= 1'b0;
-      gen_word <= '0;
-      gen_last <= '0;
-      credits_used <= '0;
-      jq_head <= '0;
-      jq_tail <= '0;
-      rq_head <= '0;
-      rq_tail <= '0;
-      row_full <= 1'b0;
-      row_buf <= '0;
-      asm_word <= '0;
+      gen_active_q <= '0;
+      gen_word_q <= '0;
+      gen_last_q <= '0;
+      credits_used_q <= '0;
+      jq_head_q <= '0;
+      jq_tail_q <= '0;
+      rq_head_q <= '0;
+      rq_tail_q <= '0;
+      row_full_q <= '0;
+      row_buf_q <= '0;
+      asm_word_q <= '0;
     end else begin
-      if (job_take) begin
-        gen_active <= 1'b1;
-        gen_word <= job_addr[47:5];
-        gen_last <= job_end_word;
-        jq_addr[jq_tail[JW-1:0]] <= job_addr;
-        jq_len[jq_tail[JW-1:0]] <= job_len;
-        jq_dst[jq_tail[JW-1:0]] <= job_dst;
-        jq_tail <= jq_tail + 1'b1;
-      end else if (req_fire) begin
-        if (gen_word == gen_last) gen_active <= 1'b0;
-        gen_word <= gen_word + 43'd1;
-      end
-      credits_used <= credits_used + CW'(req_fire) - CW'(rsp_word_taken);
-      if (mem_rsp_valid) begin
-        rq_data[rq_tail[RW-1:0]] <= mem_rsp_rdata;
-        rq_tail <= rq_tail + 1'b1;
-      end
-      if (row_full && row_ready) begin
-        row_full <= 1'b0;
-        row_buf <= '0;
-      end
-      if (consume) begin
-        rq_head <= rq_head + 1'b1;
-        if (a_last) begin
-          row_buf <= placed;
-          row_full <= 1'b1;
-          asm_word <= '0;
-          jq_head <= jq_head + 1'b1;
-        end else begin
-          row_buf <= placed;
-          asm_word <= asm_word + 16'd1;
-        end
-      end
+      gen_active_q <= gen_active_d;
+      gen_word_q <= gen_word_d;
+      gen_last_q <= gen_last_d;
+      credits_used_q <= credits_used_d;
+      jq_head_q <= jq_head_d;
+      jq_tail_q <= jq_tail_d;
+      rq_head_q <= rq_head_d;
+      rq_tail_q <= rq_tail_d;
+      row_full_q <= row_full_d;
+      row_buf_q <= row_buf_d;
+      asm_word_q <= asm_word_d;
     end
   end
 
+  // Storage: the job FIFO and the response FIFO (written, never reset).
+  always_ff @(posedge clk) begin
+    if (!rst && job_take) begin
+      jq_addr[jq_tail_q[JW-1:0]] <= job_addr;
+      jq_len[jq_tail_q[JW-1:0]] <= job_len;
+      jq_dst[jq_tail_q[JW-1:0]] <= job_dst;
+    end
+    if (!rst && mem_rsp_valid) rq_data[rq_tail_q[RW-1:0]] <= mem_rsp_rdata;
+  end
+
+  // ---- Assertions --------------------------------------------------------------------------
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst) begin
-      assert (!(mem_rsp_valid && (rq_tail - rq_head) == (RW + 1)'(CREDITS)))
+      assert (!(mem_rsp_valid && (rq_tail_q - rq_head_q) == (RW + 1)'(CREDITS)))
       else $error("systole_row_reader: response arrived with the response FIFO full");
       assert (!job_take || (job_len != 0 && 32'(job_dst) + 32'(job_len) <= ROW_BYTES))
       else $error("systole_row_reader: job of %0d bytes at row byte %0d does not fit %0d bytes",

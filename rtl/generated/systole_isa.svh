@@ -181,3 +181,109 @@ localparam integer VECTOR_FUNC_CLAMP = 3;
 localparam integer POOL_OP_MAX = 0;
 localparam integer POOL_OP_SUM = 1;
 // verilator lint_on UNUSEDPARAM
+
+// ---- Decode (isa::Decode's checks) ----
+// verilator lint_off UNUSEDPARAM
+// Bits of the header (opcode, wait and signal masks), used by every opcode.
+localparam logic [255:0] ISA_HEADER_USED = 256'h0000000000000000_0000000000000000_0000000000000000_000000000003ffff;
+// Bits each opcode uses: the header and its fields; every other bit is reserved.
+localparam logic [255:0] LOAD_USED = 256'h0000000000000000_00ffffffffffffff_ffffffffffffffff_ffffffff0007ffff;
+localparam logic [255:0] STORE_USED = 256'h0000000000000000_00ffffffffffffff_ffffffffffffffff_ffffffff0007ffff;
+localparam logic [255:0] LOAD_WEIGHTS_USED = 256'h0000000000000000_000000000000ffff_ffffffffffffffff_ffffffff0003ffff;
+localparam logic [255:0] MATMUL_USED = 256'h0000000000000000_0000000000000000_0000ffffffffffff_ffffffff000fffff;
+localparam logic [255:0] ACTIVATE_USED = 256'h00000000000000ff_ffffffffffffffff_ffffffffffffffff_ffffffff003fffff;
+localparam logic [255:0] VECTOR_USED = 256'h0000000000000000_00000000ffffffff_ffffffffffffffff_ffffffff03ffffff;
+localparam logic [255:0] POOL_USED = 256'h00000000000000ff_ffffffffffffffff_ffffffffffffffff_ffffffff0007ffff;
+localparam logic [255:0] SYNC_USED = 256'h0000000000000000_0000000000000000_0000000000000000_000000000003ffff;
+localparam logic [255:0] INTERRUPT_USED = 256'h0000000000000000_0000000000000000_0000000000000000_0000ffff0003ffff;
+localparam logic [255:0] HALT_USED = 256'h0000000000000000_0000000000000000_0000000000000000_000000000003ffff;
+// verilator lint_on UNUSEDPARAM
+
+// 1 for a defined opcode.
+function automatic logic isa_opcode_defined(input logic [7:0] op);
+  case (op)
+    OP_LOAD: isa_opcode_defined = 1'b1;
+    OP_STORE: isa_opcode_defined = 1'b1;
+    OP_LOAD_WEIGHTS: isa_opcode_defined = 1'b1;
+    OP_MATMUL: isa_opcode_defined = 1'b1;
+    OP_ACTIVATE: isa_opcode_defined = 1'b1;
+    OP_VECTOR: isa_opcode_defined = 1'b1;
+    OP_POOL: isa_opcode_defined = 1'b1;
+    OP_SYNC: isa_opcode_defined = 1'b1;
+    OP_INTERRUPT: isa_opcode_defined = 1'b1;
+    OP_HALT: isa_opcode_defined = 1'b1;
+    default: isa_opcode_defined = 1'b0;
+  endcase
+endfunction
+
+// The unit that executes an opcode; UNIT_SEQ for the sequencer's own and for undefined
+// opcodes.
+function automatic logic [2:0] isa_opcode_unit(input logic [7:0] op);
+  case (op)
+    OP_LOAD: isa_opcode_unit = 3'(UNIT_LOAD);
+    OP_STORE: isa_opcode_unit = 3'(UNIT_STORE);
+    OP_LOAD_WEIGHTS: isa_opcode_unit = 3'(UNIT_WEIGHT);
+    OP_MATMUL: isa_opcode_unit = 3'(UNIT_MXU);
+    OP_ACTIVATE: isa_opcode_unit = 3'(UNIT_VECTOR);
+    OP_VECTOR: isa_opcode_unit = 3'(UNIT_VECTOR);
+    OP_POOL: isa_opcode_unit = 3'(UNIT_VECTOR);
+    default: isa_opcode_unit = 3'(UNIT_SEQ);
+  endcase
+endfunction
+
+// The bits an opcode uses (ISA_HEADER_USED for an undefined one).
+function automatic logic [255:0] isa_used_bits(input logic [7:0] op);
+  case (op)
+    OP_LOAD: isa_used_bits = LOAD_USED;
+    OP_STORE: isa_used_bits = STORE_USED;
+    OP_LOAD_WEIGHTS: isa_used_bits = LOAD_WEIGHTS_USED;
+    OP_MATMUL: isa_used_bits = MATMUL_USED;
+    OP_ACTIVATE: isa_used_bits = ACTIVATE_USED;
+    OP_VECTOR: isa_used_bits = VECTOR_USED;
+    OP_POOL: isa_used_bits = POOL_USED;
+    OP_SYNC: isa_used_bits = SYNC_USED;
+    OP_INTERRUPT: isa_used_bits = INTERRUPT_USED;
+    OP_HALT: isa_used_bits = HALT_USED;
+    default: isa_used_bits = ISA_HEADER_USED;
+  endcase
+endfunction
+
+// 1 when a field of the instruction holds a value outside its legal range.
+// verilator lint_off UNUSEDSIGNAL
+function automatic logic isa_field_illegal(input logic [255:0] insn);
+  isa_field_illegal = 1'b0;
+  case (insn[ISA_OPCODE_LSB +: ISA_OPCODE_WIDTH])
+    OP_LOAD: isa_field_illegal =
+        insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH] < 16'd1 ||
+        insn[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH] < 16'd1;
+    OP_STORE: isa_field_illegal =
+        insn[STORE_ROWS_LSB +: STORE_ROWS_WIDTH] < 16'd1 ||
+        insn[STORE_ELEMS_LSB +: STORE_ELEMS_WIDTH] < 16'd1;
+    OP_LOAD_WEIGHTS: isa_field_illegal =
+        insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH] < 16'd1 ||
+        insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH] < 16'd1;
+    OP_MATMUL: isa_field_illegal =
+        insn[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH] < 16'd1 ||
+        insn[MATMUL_K_LSB +: MATMUL_K_WIDTH] < 16'd1;
+    OP_ACTIVATE: isa_field_illegal =
+        insn[ACTIVATE_FUNC_LSB +: ACTIVATE_FUNC_WIDTH] > 3'd3 ||
+        insn[ACTIVATE_ROWS_LSB +: ACTIVATE_ROWS_WIDTH] < 16'd1 ||
+        insn[ACTIVATE_SHIFT_LSB +: ACTIVATE_SHIFT_WIDTH] > 8'd62;
+    OP_VECTOR: isa_field_illegal =
+        insn[VECTOR_OP_LSB +: VECTOR_OP_WIDTH] > 4'd4 ||
+        insn[VECTOR_FUNC_LSB +: VECTOR_FUNC_WIDTH] > 3'd3 ||
+        insn[VECTOR_ROWS_LSB +: VECTOR_ROWS_WIDTH] < 16'd1 ||
+        insn[VECTOR_SHIFT_LSB +: VECTOR_SHIFT_WIDTH] > 8'd62;
+    OP_POOL: isa_field_illegal =
+        insn[POOL_IN_W_LSB +: POOL_IN_W_WIDTH] < 16'd1 ||
+        insn[POOL_OUT_H_LSB +: POOL_OUT_H_WIDTH] < 16'd1 ||
+        insn[POOL_OUT_W_LSB +: POOL_OUT_W_WIDTH] < 16'd1 ||
+        insn[POOL_WIN_H_LSB +: POOL_WIN_H_WIDTH] < 8'd1 ||
+        insn[POOL_WIN_W_LSB +: POOL_WIN_W_WIDTH] < 8'd1 ||
+        insn[POOL_STRIDE_H_LSB +: POOL_STRIDE_H_WIDTH] < 8'd1 ||
+        insn[POOL_STRIDE_W_LSB +: POOL_STRIDE_W_WIDTH] < 8'd1 ||
+        insn[POOL_SHIFT_LSB +: POOL_SHIFT_WIDTH] > 8'd62;
+    default: isa_field_illegal = 1'b0;
+  endcase
+endfunction
+// verilator lint_on UNUSEDSIGNAL

@@ -107,6 +107,125 @@ localparam logic [11:0] REG_PERF_BYTES_ACC_TO_DRAM_HI = 12'h164;  // RO
 localparam logic [11:0] REG_PERF_BYTES_HOST_LO = 12'h168;  // RO bytes the host read or wrote in device memory
 localparam logic [11:0] REG_PERF_BYTES_HOST_HI = 12'h16C;  // RO 
 
+// Performance-counter lanes: the index of each PERF_* counter (regs::Counters() order) in
+// the per-cycle increment vector, 32 bits per lane.
+localparam integer PERF_LANES = 14;
+localparam integer PERF_LANE_CYCLES = 0;
+localparam integer PERF_LANE_INSNS = 1;
+localparam integer PERF_LANE_MXU_BUSY = 2;
+localparam integer PERF_LANE_MACS = 3;
+localparam integer PERF_LANE_STALL_TOKEN = 4;
+localparam integer PERF_LANE_STALL_WFIFO = 5;
+localparam integer PERF_LANE_STALL_MEMORY = 6;
+localparam integer PERF_LANE_STALL_DISPATCH = 7;
+localparam integer PERF_LANE_BYTES_DRAM_TO_UB = 8;
+localparam integer PERF_LANE_BYTES_DRAM_TO_ACC = 9;
+localparam integer PERF_LANE_BYTES_WEIGHTS = 10;
+localparam integer PERF_LANE_BYTES_UB_TO_DRAM = 11;
+localparam integer PERF_LANE_BYTES_ACC_TO_DRAM = 12;
+localparam integer PERF_LANE_BYTES_HOST = 13;
+localparam integer PERF_LANE_BITS = 4;
+// verilator lint_on UNUSEDPARAM
+
+// 1 for an offset that reads as 0: no register, or a write-only one.
+function automatic logic reg_reads_zero(input logic [11:0] addr);
+  case (addr)
+    REG_ID_MAGIC: reg_reads_zero = 1'b0;
+    REG_ID_VERSION: reg_reads_zero = 1'b0;
+    REG_CFG_ARRAY: reg_reads_zero = 1'b0;
+    REG_CFG_DTYPE: reg_reads_zero = 1'b0;
+    REG_CFG_UB_ROWS: reg_reads_zero = 1'b0;
+    REG_CFG_ACC_ROWS: reg_reads_zero = 1'b0;
+    REG_CFG_QUEUES: reg_reads_zero = 1'b0;
+    REG_CFG_MEM_SIZE_LO: reg_reads_zero = 1'b0;
+    REG_CFG_MEM_SIZE_HI: reg_reads_zero = 1'b0;
+    REG_CFG_MEM: reg_reads_zero = 1'b0;
+    REG_CFG_CLOCK_MHZ: reg_reads_zero = 1'b0;
+    REG_CFG_NAME0: reg_reads_zero = 1'b0;
+    REG_CFG_NAME1: reg_reads_zero = 1'b0;
+    REG_CFG_NAME2: reg_reads_zero = 1'b0;
+    REG_CFG_NAME3: reg_reads_zero = 1'b0;
+    REG_STATUS: reg_reads_zero = 1'b0;
+    REG_ERROR_CODE: reg_reads_zero = 1'b0;
+    REG_FAULT_PC_LO: reg_reads_zero = 1'b0;
+    REG_FAULT_PC_HI: reg_reads_zero = 1'b0;
+    REG_CMD_PC_LO: reg_reads_zero = 1'b0;
+    REG_CMD_PC_HI: reg_reads_zero = 1'b0;
+    REG_CMD_COUNT: reg_reads_zero = 1'b0;
+    REG_LAUNCHES_DONE: reg_reads_zero = 1'b0;
+    REG_IRQ_ENABLE: reg_reads_zero = 1'b0;
+    REG_IRQ_STATUS: reg_reads_zero = 1'b0;
+    REG_IRQ_CODE: reg_reads_zero = 1'b0;
+    REG_PERF_CYCLES_LO: reg_reads_zero = 1'b0;
+    REG_PERF_CYCLES_HI: reg_reads_zero = 1'b0;
+    REG_PERF_INSNS_LO: reg_reads_zero = 1'b0;
+    REG_PERF_INSNS_HI: reg_reads_zero = 1'b0;
+    REG_PERF_MXU_BUSY_LO: reg_reads_zero = 1'b0;
+    REG_PERF_MXU_BUSY_HI: reg_reads_zero = 1'b0;
+    REG_PERF_MACS_LO: reg_reads_zero = 1'b0;
+    REG_PERF_MACS_HI: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_TOKEN_LO: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_TOKEN_HI: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_WFIFO_LO: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_WFIFO_HI: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_MEMORY_LO: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_MEMORY_HI: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_DISPATCH_LO: reg_reads_zero = 1'b0;
+    REG_PERF_STALL_DISPATCH_HI: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_DRAM_TO_UB_LO: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_DRAM_TO_UB_HI: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_DRAM_TO_ACC_LO: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_DRAM_TO_ACC_HI: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_WEIGHTS_LO: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_WEIGHTS_HI: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_UB_TO_DRAM_LO: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_UB_TO_DRAM_HI: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_ACC_TO_DRAM_LO: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_ACC_TO_DRAM_HI: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_HOST_LO: reg_reads_zero = 1'b0;
+    REG_PERF_BYTES_HOST_HI: reg_reads_zero = 1'b0;
+    default: reg_reads_zero = 1'b1;
+  endcase
+endfunction
+
+// A 64-bit counter's half: {1, 0, lane} for PERF_<NAME>_LO, {1, 1, lane} for _HI,
+// 0 for any other offset. Reading _LO returns the low half and latches the high half,
+// which _HI returns.
+function automatic logic [PERF_LANE_BITS+1:0] reg_perf_half(input logic [11:0] addr);
+  case (addr)
+    REG_PERF_CYCLES_LO: reg_perf_half = {2'b10, 4'd0};
+    REG_PERF_CYCLES_HI: reg_perf_half = {2'b11, 4'd0};
+    REG_PERF_INSNS_LO: reg_perf_half = {2'b10, 4'd1};
+    REG_PERF_INSNS_HI: reg_perf_half = {2'b11, 4'd1};
+    REG_PERF_MXU_BUSY_LO: reg_perf_half = {2'b10, 4'd2};
+    REG_PERF_MXU_BUSY_HI: reg_perf_half = {2'b11, 4'd2};
+    REG_PERF_MACS_LO: reg_perf_half = {2'b10, 4'd3};
+    REG_PERF_MACS_HI: reg_perf_half = {2'b11, 4'd3};
+    REG_PERF_STALL_TOKEN_LO: reg_perf_half = {2'b10, 4'd4};
+    REG_PERF_STALL_TOKEN_HI: reg_perf_half = {2'b11, 4'd4};
+    REG_PERF_STALL_WFIFO_LO: reg_perf_half = {2'b10, 4'd5};
+    REG_PERF_STALL_WFIFO_HI: reg_perf_half = {2'b11, 4'd5};
+    REG_PERF_STALL_MEMORY_LO: reg_perf_half = {2'b10, 4'd6};
+    REG_PERF_STALL_MEMORY_HI: reg_perf_half = {2'b11, 4'd6};
+    REG_PERF_STALL_DISPATCH_LO: reg_perf_half = {2'b10, 4'd7};
+    REG_PERF_STALL_DISPATCH_HI: reg_perf_half = {2'b11, 4'd7};
+    REG_PERF_BYTES_DRAM_TO_UB_LO: reg_perf_half = {2'b10, 4'd8};
+    REG_PERF_BYTES_DRAM_TO_UB_HI: reg_perf_half = {2'b11, 4'd8};
+    REG_PERF_BYTES_DRAM_TO_ACC_LO: reg_perf_half = {2'b10, 4'd9};
+    REG_PERF_BYTES_DRAM_TO_ACC_HI: reg_perf_half = {2'b11, 4'd9};
+    REG_PERF_BYTES_WEIGHTS_LO: reg_perf_half = {2'b10, 4'd10};
+    REG_PERF_BYTES_WEIGHTS_HI: reg_perf_half = {2'b11, 4'd10};
+    REG_PERF_BYTES_UB_TO_DRAM_LO: reg_perf_half = {2'b10, 4'd11};
+    REG_PERF_BYTES_UB_TO_DRAM_HI: reg_perf_half = {2'b11, 4'd11};
+    REG_PERF_BYTES_ACC_TO_DRAM_LO: reg_perf_half = {2'b10, 4'd12};
+    REG_PERF_BYTES_ACC_TO_DRAM_HI: reg_perf_half = {2'b11, 4'd12};
+    REG_PERF_BYTES_HOST_LO: reg_perf_half = {2'b10, 4'd13};
+    REG_PERF_BYTES_HOST_HI: reg_perf_half = {2'b11, 4'd13};
+    default: reg_perf_half = '0;
+  endcase
+endfunction
+// verilator lint_off UNUSEDPARAM
+
 // ERROR_CODE values
 localparam logic [7:0] ERR_NONE = 8'd0;
 localparam logic [7:0] ERR_ILLEGAL_OPCODE = 8'd1;

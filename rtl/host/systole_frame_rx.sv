@@ -17,7 +17,7 @@
 // `fields`. Between frames (frame_valid or err_valid high, until `ack`) no byte is taken.
 module systole_frame_rx #(
     parameter integer MAX_PAYLOAD = 4096,
-    parameter integer RX_TIMEOUT = 48000,
+    parameter integer RX_TIMEOUT = 0,  // cycles; set by systole_usb_bridge (the default fails)
     parameter integer BUF_AW = 8
 ) (
     input  logic               clk,

@@ -22,8 +22,8 @@
 // or DECERR response) stop new bursts, and the words already received are still delivered
 // (the destination holds a prefix of the range; nothing outside it).
 module systole_host_dma #(
-    parameter integer MEM_BYTES_LO = 1048576,
-    parameter integer MEM_BYTES_HI = 0,
+    parameter integer MEM_BYTES_LO = 0,  // configuration (set by the parent; the defaults fail)
+    parameter integer MEM_BYTES_HI = -1,
     parameter integer BURST_BEATS = 8,   // largest AXI burst (a PCIe read request of 256 bytes)
     parameter integer FIFO_WORDS = 32,   // data FIFO, a power of two >= BURST_BEATS
     parameter integer MAX_WRITES = 8     // AW bursts waiting for their B response
@@ -76,6 +76,10 @@ module systole_host_dma #(
                          REG_CYCLES = 6'h24;
   localparam logic [3:0] E_NONE = 4'd0, E_MISALIGNED = 4'd1, E_RANGE = 4'd2,
                          E_HOST_READ = 4'd3, E_HOST_WRITE = 4'd4;
+  if (MEM_BYTES_HI < 0 || MEM_BYTES_HI > 65535 || (MEM_BYTES_HI == 0 && MEM_BYTES_LO == 0))
+  begin : g_mem_check
+    systole_param_error_host_dma_MEM_BYTES_missing_or_out_of_range u_error ();
+  end
   localparam logic [31:0] MEM_HI = MEM_BYTES_HI, MEM_LO = MEM_BYTES_LO;
   localparam logic [63:0] MEM_BYTES = 64'(MEM_HI) << 32 | 64'(MEM_LO);
   localparam integer KW = 28;  // word counts: up to (31 + 2^32 - 1) / 32 + 1 words

@@ -1,6 +1,6 @@
 // systole_pcie_top — a Systole device behind a PCIe endpoint: systole_core, the DMA engine
 // (systole_host_dma) and the BAR decoding. The endpoint's hard block (or, in simulation,
-// sim/host/pcie_sim.cpp) turns BAR0 accesses into the register bus (bar0_*), BAR2 accesses into
+// driver/sim/pcie_sim.cpp) turns BAR0 accesses into the register bus (bar0_*), BAR2 accesses into
 // 32-byte word requests (bar2_*), and presents host memory as an AXI4 slave (m_*).
 //
 //   BAR0 0x000-0x7FF  the core's registers (docs/REGISTERS.md: 0x000-0x1FF; the rest reads 0)
@@ -23,7 +23,7 @@ module systole_pcie_top #(
     parameter integer MEM_CHANNELS = 2,
     parameter integer INTERLEAVE_LOG2 = 8,
     parameter integer CLOCK_MHZ = 48,
-    parameter integer NAME0 = 0,
+    parameter integer NAME0 = 2037279092,  // "tiny"
     parameter integer NAME1 = 0,
     parameter integer NAME2 = 0,
     parameter integer NAME3 = 0,

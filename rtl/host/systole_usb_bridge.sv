@@ -17,10 +17,12 @@
 // Error replies carry the code and an empty message (the host knows what it asked).
 module systole_usb_bridge #(
     parameter integer MAX_PAYLOAD = 4096,
-    parameter integer RX_TIMEOUT = 4800000,   // 100 ms at 48 MHz: a host stalls far less
-    parameter integer CYCLES_PER_MS = 48000,
-    parameter integer MEM_BYTES_LO = 1048576,
-    parameter integer MEM_BYTES_HI = 0
+    // From the configuration (set by the parent, e.g. systole_usb_top from CLOCK_MHZ and the
+    // memory size); the defaults fail the checks below.
+    parameter integer RX_TIMEOUT = 0,         // cycles; systole_usb_top: 100 ms
+    parameter integer CYCLES_PER_MS = 0,
+    parameter integer MEM_BYTES_LO = 0,
+    parameter integer MEM_BYTES_HI = -1
 ) (
     input  logic         clk,
     input  logic         rst,
@@ -48,6 +50,13 @@ module systole_usb_bridge #(
     input  logic [255:0] host_rsp_rdata
 );
   `include "systole_regs.svh"
+  if (RX_TIMEOUT < 1 || CYCLES_PER_MS < 1) begin : g_clock_check
+    systole_param_error_usb_bridge_RX_TIMEOUT_and_CYCLES_PER_MS_must_be_at_least_1 u_error ();
+  end
+  if (MEM_BYTES_HI < 0 || MEM_BYTES_HI > 65535 || (MEM_BYTES_HI == 0 && MEM_BYTES_LO == 0))
+  begin : g_mem_check
+    systole_param_error_usb_bridge_MEM_BYTES_missing_or_out_of_range u_error ();
+  end
   localparam integer BUF_WORDS = MAX_PAYLOAD / 32 + 1;
   localparam integer BUF_AW = $clog2(BUF_WORDS);
   localparam logic [31:0] MEM_HI = MEM_BYTES_HI, MEM_LO = MEM_BYTES_LO;

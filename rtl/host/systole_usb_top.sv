@@ -16,7 +16,7 @@ module systole_usb_top #(
     parameter integer MEM_CHANNELS = 2,
     parameter integer INTERLEAVE_LOG2 = 8,
     parameter integer CLOCK_MHZ = 48,
-    parameter integer NAME0 = 0,
+    parameter integer NAME0 = 2037279092,  // "tiny"
     parameter integer NAME1 = 0,
     parameter integer NAME2 = 0,
     parameter integer NAME3 = 0,

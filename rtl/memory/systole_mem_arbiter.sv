@@ -42,9 +42,10 @@ module systole_mem_arbiter #(
   end
 
   // In-order record of who is owed a response.
-  logic [IW-1:0] owner [OUTSTANDING];
-  logic [OW:0]   head, tail;
-  wire           full = (tail - head) == (OW + 1)'(OUTSTANDING);
+  logic [IW-1:0] owner_q [OUTSTANDING];  // storage: written, never reset
+  logic [OW:0]   head_q, head_d, tail_q, tail_d;
+  logic          full, push;
+  assign full = (tail_q - head_q) == (OW + 1)'(OUTSTANDING);
 
   logic [N-1:0] gnt;
   // The choice does not depend on mem_req_ready (valid never waits for ready, as in AXI).
@@ -70,27 +71,36 @@ module systole_mem_arbiter #(
 
   always_comb begin
     rsp_valid = '0;
-    if (mem_rsp_valid) rsp_valid[owner[head[OW-1:0]]] = 1'b1;
+    if (mem_rsp_valid) rsp_valid[owner_q[head_q[OW-1:0]]] = 1'b1;
   end
   assign rsp_rdata = mem_rsp_rdata;
 
+  assign push = mem_req_valid && mem_req_ready;  // never during reset (enable is low)
+
+  always_comb begin
+    head_d = head_q + (OW + 1)'(mem_rsp_valid);
+    tail_d = tail_q + (OW + 1)'(push);
+  end
+
   always_ff @(posedge clk) begin
     if (rst) begin
-      head <= '0;
-      tail <= '0;
+      head_q <= '0;
+      tail_q <= '0;
     end else begin
-      if (mem_req_valid && mem_req_ready) begin
-        owner[tail[OW-1:0]] <= chosen;
-        tail <= tail + 1'b1;
-      end
-      if (mem_rsp_valid) head <= head + 1'b1;
+      head_q <= head_d;
+      tail_q <= tail_d;
     end
   end
 
+  always_ff @(posedge clk) begin
+    if (push) owner_q[tail_q[OW-1:0]] <= chosen;
+  end
+
+  // ---- Assertions --------------------------------------------------------------------------
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst) begin
-      assert (!(mem_rsp_valid && head == tail))
+      assert (!(mem_rsp_valid && head_q == tail_q))
       else $error("systole_mem_arbiter: a response with no request outstanding");
     end
   end

@@ -10,11 +10,11 @@
 // cycle returns the old contents (read-first). Contents start as zero, as docs/ISA.md says
 // after reset (an FPGA bitstream initialises block RAM the same way).
 module systole_row_ram #(
-    parameter integer DEPTH = 16,
-    parameter integer LANES = 4,
-    parameter integer LANE_BITS = 8,
-    parameter integer READ_PORTS = 2,
-    parameter integer AW = $clog2(DEPTH)
+    parameter integer DEPTH = 0,
+    parameter integer LANES = 0,
+    parameter integer LANE_BITS = 0,
+    parameter integer READ_PORTS = 0,
+    localparam integer AW = $clog2(DEPTH)
 ) (
     input  logic                                   clk,
     input  logic                                   wr_en,
@@ -32,8 +32,8 @@ module systole_row_ram #(
   if (DEPTH < 2) begin : g_depth_check
     systole_param_error_row_ram_DEPTH_must_be_at_least_2 u_error ();
   end
-  if (AW != $clog2(DEPTH)) begin : g_aw_check
-    systole_param_error_row_ram_AW_must_be_clog2_DEPTH u_error ();
+  if (LANES < 1 || LANE_BITS < 1 || READ_PORTS < 1) begin : g_shape_check
+    systole_param_error_row_ram_LANES_LANE_BITS_READ_PORTS_must_be_at_least_1 u_error ();
   end
 
   for (genvar p = 0; p < READ_PORTS; p++) begin : g_copy

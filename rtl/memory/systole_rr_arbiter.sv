@@ -19,27 +19,34 @@ module systole_rr_arbiter #(
     systole_param_error_rr_arbiter_N_must_be_at_least_2 u_error ();
   end
 
-  logic [IW-1:0] last;  // requester granted most recently
+  logic [IW-1:0] last_q, last_d;  // requester granted most recently
 
   // Scan positions last+1 .. last+N of the request vector repeated twice; walking down and
   // overwriting leaves the first requester after `last`.
   always_comb begin
     gnt = '0;
     for (int k = 2 * N - 1; k >= 0; k--) begin
-      if (enable && k > 32'(last) && k <= 32'(last) + N && req[k%N]) begin
+      if (enable && k > 32'(last_q) && k <= 32'(last_q) + N && req[k%N]) begin
         gnt = '0;
         gnt[k%N] = 1'b1;
       end
     end
   end
 
+  always_comb begin
+    last_d = last_q;
+    if (advance) begin
+      for (int i = 0; i < N; i++) begin
+        if (gnt[i]) last_d = IW'(i);
+      end
+    end
+  end
+
   always_ff @(posedge clk) begin
     if (rst) begin
-      last <= IW'(N - 1);
-    end else if (advance) begin
-      for (int i = 0; i < N; i++) begin
-        if (gnt[i]) last <= IW'(i);
-      end
+      last_q <= IW'(N - 1);
+    end else begin
+      last_q <= last_d;
     end
   end
 endmodule

@@ -13,9 +13,9 @@
 // ignored by a Verilation without --hierarchical. Nothing reaches into a row from outside
 // (hierarchical references into a hier block are not allowed).
 module systole_array_row #(
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer EW = (BF16 != 0) ? 16 : 8
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic               clk,
     // the row's input element (already skewed) and the weight bank it multiplies
@@ -30,6 +30,15 @@ module systole_array_row #(
     input  logic [COLS*EW-1:0] w_in,
     output logic [COLS*EW-1:0] w_out
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (COLS < 1) begin : g_cols_check
+    systole_param_error_array_row_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_array_row_BF16_must_be_0_or_1 u_error ();
+  end
   /*verilator hier_block*/
 
   // x/bank of PE[j] enter at index j and leave at j+1.
@@ -39,7 +48,7 @@ module systole_array_row #(
   assign bank_w[0] = bank_in;
 
   for (genvar j = 0; j < COLS; j++) begin : g_col
-    systole_pe #(.BF16(BF16), .EW(EW)) u_pe (
+    systole_pe #(.BF16(BF16)) u_pe (
         .clk,
         .x_in(x_w[j]),
         .bank_in(bank_w[j]),

@@ -37,16 +37,16 @@
 // the read, read-first; the other one edge later), so they are forwarded: this is what makes
 // back-to-back MATMULs accumulating into the same rows (K tiling, even rows=1) correct.
 module systole_mxu #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer WFIFO_TILES = 2,
-    parameter integer EW = (BF16 != 0) ? 16 : 8,
-    parameter integer W = (ROWS > COLS) ? ROWS : COLS,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    parameter integer WFIFO_TILES = 0,
+    localparam integer EW = (BF16 != 0) ? 16 : 8,
+    localparam integer W = (ROWS > COLS) ? ROWS : COLS,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                clk,
     input  logic                rst,
@@ -93,10 +93,6 @@ module systole_mxu #(
   if (WFIFO_TILES < 1) begin : g_wfifo_check
     systole_param_error_mxu_WFIFO_TILES_must_be_at_least_1 u_error ();
   end
-  if (EW != ((BF16 != 0) ? 16 : 8) || W != ((ROWS > COLS) ? ROWS : COLS) ||
-      UB_AW != $clog2(UB_ROWS) || ACC_AW != $clog2(ACC_ROWS)) begin : g_derived_check
-    systole_param_error_mxu_derived_parameters_must_keep_their_defaults u_error ();
-  end
 
   localparam integer LAT = ROWS + COLS - 1;       // array latency, S to T
   localparam integer DW = $clog2(ROWS + 1);       // drain counter width
@@ -117,15 +113,15 @@ module systole_mxu #(
   assign dec_k = cmd_insn[MATMUL_K_LSB +: MATMUL_K_WIDTH];
 
   // ---- weight FIFO and the loader of the shadow bank -------------------------------------------
-  logic              cur_bank;      // bank of the stationary tile
-  logic              shadow_full;   // the shadow bank holds (or is receiving) the next tile
-  logic [DW-1:0]     ld_left;       // FIFO reads still to issue for the tile being loaded
-  logic [DW-1:0]     drain [2];     // cycles until no in-flight row uses bank b
+  logic              cur_bank_q, cur_bank_d;      // bank of the stationary tile
+  logic              shadow_full_q, shadow_full_d;  // the shadow bank holds (or receives) the next tile
+  logic [DW-1:0]     ld_left_q, ld_left_d;  // FIFO reads still to issue for the tile being loaded
+  logic [DW-1:0]     drain_q [2], drain_d [2];     // cycles until no in-flight row uses bank b
   logic              fifo_tile_ready, fifo_rd_en, ld_start, shadow_ready;
   logic [COLS*EW-1:0] fifo_rd_data;
-  logic              wload_en, wload_bank;
+  logic              wload_en_q, wload_en_d, wload_bank_q, wload_bank_d;
 
-  systole_weight_fifo #(.ROWS(ROWS), .COLS(COLS), .EW(EW), .TILES(WFIFO_TILES)) u_wfifo (
+  systole_weight_fifo #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .TILES(WFIFO_TILES)) u_wfifo (
       .clk,
       .rst,
       .clear(launch_start),
@@ -137,18 +133,18 @@ module systole_mxu #(
       .rd_data(fifo_rd_data)
   );
 
-  assign ld_start = !shadow_full && fifo_tile_ready && drain[~cur_bank] == '0;
-  assign fifo_rd_en = ld_start || ld_left != '0;
-  assign shadow_ready = shadow_full && ld_left == '0;
+  assign ld_start = !shadow_full_q && fifo_tile_ready && drain_q[~cur_bank_q] == '0;
+  assign fifo_rd_en = ld_start || ld_left_q != '0;
+  assign shadow_ready = shadow_full_q && ld_left_q == '0;
 
   // ---- issue: one UB row per cycle -----------------------------------------------------------
-  logic              act_valid;     // a MATMUL is in the issue stage
-  logic              act_pop;       // ... and still has to pop its tile before its first row
-  logic              act_accumulate;
-  logic [UB_AW-1:0]  act_ub;
-  logic [ACC_AW-1:0] act_acc;
-  logic [15:0]       act_rows;      // rows still to issue
-  logic [ROWS-1:0]   act_mask;      // element t is used (t < k)
+  logic              act_valid_q, act_valid_d;     // a MATMUL is in the issue stage
+  logic              act_pop_q, act_pop_d;  // ... and still has to pop its tile before its first row
+  logic              act_accumulate_q, act_accumulate_d;
+  logic [UB_AW-1:0]  act_ub_q, act_ub_d;
+  logic [ACC_AW-1:0] act_acc_q, act_acc_d;
+  logic [15:0]       act_rows_q, act_rows_d;      // rows still to issue
+  logic [ROWS-1:0]   act_mask_q, act_mask_d;      // element t is used (t < k)
   logic              issue, issue_last, issue_bank, accept;
   logic [ROWS-1:0]   dec_mask;
 
@@ -156,66 +152,101 @@ module systole_mxu #(
     for (int t = 0; t < ROWS; t++) dec_mask[t] = 32'(t) < 32'(dec_k);
   end
 
-  assign issue = act_valid && (!act_pop || shadow_ready);
-  assign issue_last = issue && act_rows == 16'd1;
-  assign issue_bank = act_pop ? ~cur_bank : cur_bank;
-  assign cmd_ready = !act_valid || issue_last;
+  assign issue = act_valid_q && (!act_pop_q || shadow_ready);
+  assign issue_last = issue && act_rows_q == 16'd1;
+  assign issue_bank = act_pop_q ? ~cur_bank_q : cur_bank_q;
+  assign cmd_ready = !act_valid_q || issue_last;
   assign accept = cmd_valid && cmd_ready;
   assign ub_rd_en = issue;
-  assign ub_rd_addr = act_ub;
-  assign stall_wfifo = act_valid && act_pop && !shadow_ready;
+  assign ub_rd_addr = act_ub_q;
+  assign stall_wfifo = act_valid_q && act_pop_q && !shadow_ready;
+
+  always_comb begin
+    act_valid_d = act_valid_q;
+    act_pop_d = act_pop_q;
+    cur_bank_d = cur_bank_q;
+    shadow_full_d = shadow_full_q;
+    ld_left_d = ld_left_q;
+    wload_en_d = wload_en_q;
+    wload_bank_d = wload_bank_q;
+    act_accumulate_d = act_accumulate_q;
+    act_ub_d = act_ub_q;
+    act_acc_d = act_acc_q;
+    act_rows_d = act_rows_q;
+    act_mask_d = act_mask_q;
+    drain_d[0] = drain_q[0];
+    drain_d[1] = drain_q[1];
+    // The issue stage.
+    if (accept) begin
+      act_valid_d = 1'b1;
+      act_pop_d = dec_pop;
+      act_accumulate_d = dec_accumulate;
+      act_ub_d = dec_ub;
+      act_acc_d = dec_acc;
+      act_rows_d = dec_rows;
+      act_mask_d = dec_mask;
+    end else if (issue) begin
+      act_valid_d = !issue_last;
+      act_pop_d = 1'b0;
+      act_ub_d = act_ub_q + 1'b1;
+      act_acc_d = act_acc_q + 1'b1;
+      act_rows_d = act_rows_q - 1'b1;
+    end
+    // The pop: the shadow bank becomes the stationary tile.
+    if (issue && act_pop_q) cur_bank_d = ~cur_bank_q;
+    // Drain counters: bank b is free R-1 cycles after its last row is issued (see above).
+    for (int b = 0; b < 2; b++) begin
+      if (issue && issue_bank == b[0]) drain_d[b] = DW'(DRAIN);
+      else if (drain_q[b] != '0) drain_d[b] = drain_q[b] - 1'b1;
+    end
+    // The loader: R FIFO reads (tile rows R-1 .. 0), each shifted into the shadow bank the
+    // cycle after.
+    if (launch_start) begin
+      shadow_full_d = 1'b0;
+      ld_left_d = '0;
+    end else if (ld_start) begin
+      shadow_full_d = 1'b1;
+      ld_left_d = DW'(ROWS - 1);
+    end else begin
+      if (ld_left_q != '0) ld_left_d = ld_left_q - 1'b1;
+      if (issue && act_pop_q) shadow_full_d = 1'b0;
+    end
+    wload_en_d = fifo_rd_en && !launch_start;
+    wload_bank_d = ~cur_bank_q;
+  end
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      act_valid <= 1'b0;
-      act_pop <= 1'b0;
-      cur_bank <= 1'b0;
-      shadow_full <= 1'b0;
-      ld_left <= '0;
-      drain[0] <= '0;
-      drain[1] <= '0;
-      wload_en <= 1'b0;
-      wload_bank <= 1'b0;
+      act_valid_q <= '0;
+      act_pop_q <= '0;
+      cur_bank_q <= '0;
+      shadow_full_q <= '0;
+      ld_left_q <= '0;
+      wload_en_q <= '0;
+      wload_bank_q <= '0;
+      drain_q[0] <= '0;
+      drain_q[1] <= '0;
     end else begin
-      // The issue stage.
-      if (accept) begin
-        act_valid <= 1'b1;
-        act_pop <= dec_pop;
-        act_accumulate <= dec_accumulate;
-        act_ub <= dec_ub;
-        act_acc <= dec_acc;
-        act_rows <= dec_rows;
-        act_mask <= dec_mask;
-      end else if (issue) begin
-        act_valid <= !issue_last;
-        act_pop <= 1'b0;
-        act_ub <= act_ub + 1'b1;
-        act_acc <= act_acc + 1'b1;
-        act_rows <= act_rows - 1'b1;
-      end
-      // The pop: the shadow bank becomes the stationary tile.
-      if (issue && act_pop) begin
-        cur_bank <= ~cur_bank;
-      end
-      // Drain counters: bank b is free R-1 cycles after its last row is issued (see above).
-      for (int b = 0; b < 2; b++) begin
-        if (issue && issue_bank == b[0]) drain[b] <= DW'(DRAIN);
-        else if (drain[b] != '0) drain[b] <= drain[b] - 1'b1;
-      end
-      // The loader: R FIFO reads (tile rows R-1 .. 0), each shifted into the shadow bank the
-      // cycle after.
-      if (launch_start) begin
-        shadow_full <= 1'b0;
-        ld_left <= '0;
-      end else if (ld_start) begin
-        shadow_full <= 1'b1;
-        ld_left <= DW'(ROWS - 1);
-      end else begin
-        if (ld_left != '0) ld_left <= ld_left - 1'b1;
-        if (issue && act_pop) shadow_full <= 1'b0;
-      end
-      wload_en <= fifo_rd_en && !launch_start;
-      wload_bank <= ~cur_bank;
+      act_valid_q <= act_valid_d;
+      act_pop_q <= act_pop_d;
+      cur_bank_q <= cur_bank_d;
+      shadow_full_q <= shadow_full_d;
+      ld_left_q <= ld_left_d;
+      wload_en_q <= wload_en_d;
+      wload_bank_q <= wload_bank_d;
+      drain_q[0] <= drain_d[0];
+      drain_q[1] <= drain_d[1];
+    end
+  end
+
+  // The issuing instruction's fields: meaningful only while act_valid_q, so not reset.
+  always_ff @(posedge clk) begin
+    if (!rst) begin
+      act_accumulate_q <= act_accumulate_d;
+      act_ub_q <= act_ub_d;
+      act_acc_q <= act_acc_d;
+      act_rows_q <= act_rows_d;
+      act_mask_q <= act_mask_d;
     end
   end
 
@@ -234,11 +265,11 @@ module systole_mxu #(
     end else begin
       p_valid <= {p_valid[LAT-1:0], issue};
     end
-    p_accumulate <= {p_accumulate[LAT-1:0], act_accumulate};
+    p_accumulate <= {p_accumulate[LAT-1:0], act_accumulate_q};
     p_last <= {p_last[LAT-1:0], issue_last};
-    p_acc <= {p_acc[LAT*ACC_AW-1:0], act_acc};
+    p_acc <= {p_acc[LAT*ACC_AW-1:0], act_acc_q};
     s_bank <= issue_bank;
-    s_mask <= act_mask;
+    s_mask <= act_mask_q;
   end
 
   always_comb begin
@@ -249,12 +280,12 @@ module systole_mxu #(
   assign busy_event = p_valid[0];
 
   logic [COLS*32-1:0] array_out;
-  systole_systolic_array #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .EW(EW)) u_array (
+  systole_systolic_array #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16)) u_array (
       .clk,
       .in_row(s_row),
       .in_bank(s_bank),
-      .wload_en,
-      .wload_bank,
+      .wload_en(wload_en_q),
+      .wload_bank(wload_bank_q),
       .wload_row(fifo_rd_data),
       .out_row(array_out)
   );

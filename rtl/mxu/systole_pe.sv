@@ -21,8 +21,8 @@
 // Datapath only: no register here needs a reset (which rows are valid is tracked by the
 // control in systole_mxu, and a tile is always loaded before it is used).
 module systole_pe #(
-    parameter integer BF16 = 0,
-    parameter integer EW = (BF16 != 0) ? 16 : 8
+    parameter integer BF16 = -1,
+    localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic          clk,
     // input element moving right, with the weight bank it multiplies
@@ -39,6 +39,12 @@ module systole_pe #(
     input  logic [EW-1:0] w_in,
     output logic [EW-1:0] w_out
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_pe_BF16_must_be_0_or_1 u_error ();
+  end
   logic [EW-1:0] w0, w1;  // the two weight banks
   logic [EW-1:0] w;       // the bank this input element multiplies
   logic [31:0]   sum;

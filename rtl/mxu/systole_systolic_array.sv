@@ -24,10 +24,10 @@
 // tile can be loaded while the rows of the previous tile in the same bank are still draining
 // (see the timing rules in systole_mxu).
 module systole_systolic_array #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer EW = (BF16 != 0) ? 16 : 8
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic               clk,
     // one input row (element t for array row t, elements >= k already zeroed) and its bank
@@ -40,6 +40,15 @@ module systole_systolic_array #(
     // column sums of the row presented R + C - 1 cycles ago (fp32 or int32 bits)
     output logic [COLS*32-1:0] out_row
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_array_ROWS_and_COLS_must_be_at_least_1 u_error ();
+  end
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_array_BF16_must_be_0_or_1 u_error ();
+  end
   // Wires between the rows of PEs (systole_array_row): x/bank enter row t at its left edge;
   // the partial sums of row t (element j for column j) enter at index t and leave at t+1;
   // the weights likewise down the columns.
@@ -103,7 +112,7 @@ module systole_systolic_array #(
   // ---- the PE grid, one systole_array_row per array row ---------------------------------------
   assign psum_w[0] = '0;  // every column sum starts from +0
   for (genvar t = 0; t < ROWS; t++) begin : g_row
-    systole_array_row #(.COLS(COLS), .BF16(BF16), .EW(EW)) u_row (
+    systole_array_row #(.COLS(COLS), .BF16(BF16)) u_row (
         .clk,
         .x_in(x_w[t]),
         .bank_in(bank_w[t]),

@@ -14,8 +14,8 @@
 //     func = none and zp = 0 for the others).
 // BF16 = 1 builds the fp32 datapath from rtl/numerics/, BF16 = 0 the integer one.
 module systole_vector_lane #(
-    parameter integer BF16 = 0,
-    parameter integer EW = (BF16 != 0) ? 16 : 8
+    parameter integer BF16 = -1,
+    localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic          clk,
     // Per-instruction configuration, stable while the instruction runs.
@@ -40,6 +40,12 @@ module systole_vector_lane #(
     // in cycle t (ACTIVATE row, VECTOR y, last POOL window element) is on y in cycle t + 2.
     output logic [EW-1:0] y
 );
+
+  // ---- Parameters --------------------------------------------------------------------------
+  // Configuration parameters come from the parent; the defaults fail these checks.
+  if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
+    systole_param_error_vector_lane_BF16_must_be_0_or_1 u_error ();
+  end
   localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1;
   localparam logic [2:0] VOP_SUB = 3'd1, VOP_MUL = 3'd2, VOP_MIN = 3'd4;
   localparam logic [1:0] FUNC_NONE = 2'd0, FUNC_RELU = 2'd1, FUNC_RELU6 = 2'd2;

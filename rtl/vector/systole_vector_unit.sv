@@ -20,15 +20,15 @@
 //   * done pulses the cycle after the grant of the instruction's last row write. The next
 //     instruction is accepted once the unit is idle.
 module systole_vector_unit #(
-    parameter integer ROWS = 4,
-    parameter integer COLS = 4,
-    parameter integer BF16 = 0,
-    parameter integer UB_ROWS = 1024,
-    parameter integer ACC_ROWS = 64,
-    parameter integer W = (ROWS > COLS) ? ROWS : COLS,
-    parameter integer EW = (BF16 != 0) ? 16 : 8,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    parameter integer BF16 = -1,
+    parameter integer UB_ROWS = 0,
+    parameter integer ACC_ROWS = 0,
+    localparam integer W = (ROWS > COLS) ? ROWS : COLS,
+    localparam integer EW = (BF16 != 0) ? 16 : 8,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                  clk,
     input  logic                  rst,
@@ -71,17 +71,11 @@ module systole_vector_unit #(
   if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
     systole_param_error_vector_BF16_must_be_0_or_1 u_error ();
   end
-  if (W != ((ROWS > COLS) ? ROWS : COLS)) begin : g_w_check
-    systole_param_error_vector_W_must_be_max_ROWS_COLS u_error ();
+  if (UB_ROWS < 2) begin : g_ub_check
+    systole_param_error_vector_UB_ROWS_must_be_at_least_2 u_error ();
   end
-  if (EW != ((BF16 != 0) ? 16 : 8)) begin : g_ew_check
-    systole_param_error_vector_EW_must_match_BF16 u_error ();
-  end
-  if (UB_ROWS < 2 || UB_AW != $clog2(UB_ROWS)) begin : g_ub_check
-    systole_param_error_vector_UB_ROWS_at_least_2_and_UB_AW_clog2 u_error ();
-  end
-  if (ACC_ROWS < 2 || ACC_AW != $clog2(ACC_ROWS)) begin : g_acc_check
-    systole_param_error_vector_ACC_ROWS_at_least_2_and_ACC_AW_clog2 u_error ();
+  if (ACC_ROWS < 2) begin : g_acc_check
+    systole_param_error_vector_ACC_ROWS_must_be_at_least_2 u_error ();
   end
 
   localparam integer DEPTH = 5;  // output slots
@@ -203,7 +197,7 @@ module systole_vector_unit #(
     end else begin : g_no_acc
       assign acc_in = 32'd0;
     end
-    systole_vector_lane #(.BF16(BF16), .EW(EW)) u_lane (
+    systole_vector_lane #(.BF16(BF16)) u_lane (
         .clk(clk),
         .mode(mode), .vop(cfg_vop), .func(cfg_func), .bias_en(cfg_bias),
         .pool_sum(cfg_pool_sum), .scale(cfg_scale), .shift(cfg_shift), .zp(cfg_zp),

@@ -1,5 +1,5 @@
 // systole_hbm_ctrl — the HBM controller: the core's device-memory requester port on one side,
-// CHANNELS DRAM channels on the other (docs/MEMORY.md has the block diagram).
+// MEM_CHANNELS DRAM channels on the other (docs/MEMORY.md has the block diagram).
 //
 // Front end: every request is checked (inside the memory, a multiple of 32) and given a slot in
 // a reorder buffer (ROB) in request order; good ones go to the channel their address
@@ -12,10 +12,12 @@
 // The channel ports inside are AXI4-style (valid/ready request with ID, response with ID); an
 // FPGA board can replace systole_hbm_channel + the DRAM model with its own controller there.
 module systole_hbm_ctrl #(
-    parameter integer CHANNELS = 2,          // a power of two
-    parameter integer INTERLEAVE_LOG2 = 8,   // log2(bytes of one channel's block), at least 5
-    parameter integer MEM_BYTES_LO = 1048576,  // memory size (a power of two), low 32 bits
-    parameter integer MEM_BYTES_HI = 0,        // high 16 bits
+    // Configuration parameters (rtl/generated/params/*.vc), set by the parent; the defaults
+    // fail the checks below.
+    parameter integer MEM_CHANNELS = 0,      // a power of two
+    parameter integer INTERLEAVE_LOG2 = 0,   // log2(bytes of one channel's block), at least 5
+    parameter integer MEM_BYTES_LO = 0,      // memory size (a power of two), low 32 bits
+    parameter integer MEM_BYTES_HI = -1,     // high 16 bits
     parameter integer BG_BITS = 2,
     parameter integer BA_BITS = 2,
     parameter integer COL_BITS = 5,          // log2(row_bytes / 32)
@@ -46,23 +48,27 @@ module systole_hbm_ctrl #(
     output logic                    error,          // sticky: some request was refused
     output logic [47:0]             error_addr,     // the first refused address
     // DRAM command buses, channel c in slice c
-    output logic [CHANNELS*3-1:0]   dram_cmd,
-    output logic [CHANNELS*BG_BITS-1:0]  dram_bg,
-    output logic [CHANNELS*BA_BITS-1:0]  dram_ba,
-    output logic [CHANNELS*ROW_BITS-1:0] dram_row,
-    output logic [CHANNELS*COL_BITS-1:0] dram_col,
-    output logic [CHANNELS*256-1:0] dram_wdata,
-    output logic [CHANNELS*32-1:0]  dram_wstrb,
-    input  logic [CHANNELS-1:0]     dram_rvalid,
-    input  logic [CHANNELS*256-1:0] dram_rdata
+    output logic [MEM_CHANNELS*3-1:0]   dram_cmd,
+    output logic [MEM_CHANNELS*BG_BITS-1:0]  dram_bg,
+    output logic [MEM_CHANNELS*BA_BITS-1:0]  dram_ba,
+    output logic [MEM_CHANNELS*ROW_BITS-1:0] dram_row,
+    output logic [MEM_CHANNELS*COL_BITS-1:0] dram_col,
+    output logic [MEM_CHANNELS*256-1:0] dram_wdata,
+    output logic [MEM_CHANNELS*32-1:0]  dram_wstrb,
+    input  logic [MEM_CHANNELS-1:0]     dram_rvalid,
+    input  logic [MEM_CHANNELS*256-1:0] dram_rdata
 );
   localparam integer MEM_LOG2 = MEM_BYTES_HI != 0 ? 32 + $clog2(MEM_BYTES_HI) : $clog2(MEM_BYTES_LO);
-  localparam integer CH_BITS = $clog2(CHANNELS);
+  localparam integer CH_BITS = $clog2(MEM_CHANNELS);
   localparam integer LOCAL_W = MEM_LOG2 - CH_BITS;  // bytes of one channel
   localparam integer ROW_BITS = LOCAL_W - 5 - BG_BITS - COL_BITS - BA_BITS;
   localparam integer RW = $clog2(ROB_DEPTH);
 
-  if ((CHANNELS & (CHANNELS - 1)) != 0) begin : g_check_channels
+  if (MEM_BYTES_HI < 0 || MEM_BYTES_HI > 65535 || (MEM_BYTES_HI == 0 && MEM_BYTES_LO == 0))
+  begin : g_check_mem
+    systole_param_error_hbm_ctrl_MEM_BYTES_missing_or_out_of_range u_error ();
+  end
+  if (MEM_CHANNELS < 1 || (MEM_CHANNELS & (MEM_CHANNELS - 1)) != 0) begin : g_check_channels
     systole_param_error_hbm_ctrl_CHANNELS_must_be_a_power_of_two u_error ();
   end
   if (INTERLEAVE_LOG2 < 5 || INTERLEAVE_LOG2 + CH_BITS > MEM_LOG2) begin : g_check_interleave
@@ -78,7 +84,7 @@ module systole_hbm_ctrl #(
   // Address check and mapping. A 48-bit address compared with a power-of-two size: everything
   // above bit MEM_LOG2 must be zero.
   wire refused = mem_req_addr[4:0] != 5'd0 || (mem_req_addr >> MEM_LOG2) != 48'd0;
-  wire [47:0] channel_wide = (mem_req_addr >> INTERLEAVE_LOG2) & (48'(CHANNELS) - 48'd1);
+  wire [47:0] channel_wide = (mem_req_addr >> INTERLEAVE_LOG2) & (48'(MEM_CHANNELS) - 48'd1);
   wire [47:0] block = mem_req_addr >> (INTERLEAVE_LOG2 + CH_BITS);
   wire [47:0] offset = mem_req_addr & ((48'd1 << INTERLEAVE_LOG2) - 48'd1);
   wire [LOCAL_W-1:0] local_addr = LOCAL_W'((block << INTERLEAVE_LOG2) | offset);
@@ -90,14 +96,14 @@ module systole_hbm_ctrl #(
   logic [255:0]  data_q [ROB_DEPTH];
   wire rob_full = (tail_q - head_q) == (RW + 1)'(ROB_DEPTH);
 
-  logic [CHANNELS-1:0] ch_req_ready, ch_rsp_valid;
-  logic [CHANNELS*RW-1:0] ch_rsp_id;
-  logic [CHANNELS*256-1:0] ch_rsp_rdata;
+  logic [MEM_CHANNELS-1:0] ch_req_ready, ch_rsp_valid;
+  logic [MEM_CHANNELS*RW-1:0] ch_rsp_id;
+  logic [MEM_CHANNELS*256-1:0] ch_rsp_rdata;
   wire target_ready = ch_req_ready[channel_wide[CH_BITS > 0 ? CH_BITS - 1 : 0:0]];
   assign mem_req_ready = !rob_full && !rst && (refused || target_ready);
   wire accept = mem_req_valid && mem_req_ready;
 
-  for (genvar c = 0; c < CHANNELS; c++) begin : g_channel
+  for (genvar c = 0; c < MEM_CHANNELS; c++) begin : g_channel
     wire req_valid_c = mem_req_valid && !refused && !rob_full && !rst && channel_wide == 48'(c);
     if (BACKEND == 1) begin : g_bram
       systole_hbm_bram_channel #(.ADDR_BITS(LOCAL_W), .ID_BITS(RW)) u_channel (
@@ -158,7 +164,7 @@ module systole_hbm_ctrl #(
       bad_q[tail_q[RW-1:0]] <= refused;
       data_q[tail_q[RW-1:0]] <= '0;
     end
-    for (int c = 0; c < CHANNELS; c++) begin
+    for (int c = 0; c < MEM_CHANNELS; c++) begin
       if (ch_rsp_valid[c]) data_q[ch_rsp_id[c*RW +: RW]] <= ch_rsp_rdata[c*256 +: 256];
     end
   end
@@ -178,7 +184,7 @@ module systole_hbm_ctrl #(
           error_addr <= mem_req_addr;
         end
       end
-      for (int c = 0; c < CHANNELS; c++) begin
+      for (int c = 0; c < MEM_CHANNELS; c++) begin
         if (ch_rsp_valid[c]) done_q[ch_rsp_id[c*RW +: RW]] <= 1'b1;
       end
       if (head_ready) begin
@@ -191,7 +197,7 @@ module systole_hbm_ctrl #(
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst) begin
-      for (int c = 0; c < CHANNELS; c++) begin
+      for (int c = 0; c < MEM_CHANNELS; c++) begin
         assert (!(ch_rsp_valid[c] && done_q[ch_rsp_id[c*RW +: RW]]))
         else $error("systole_hbm_ctrl: channel %0d answered slot %0d twice", c,
                     ch_rsp_id[c*RW +: RW]);

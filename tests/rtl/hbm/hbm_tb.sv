@@ -52,7 +52,7 @@ module hbm_tb #(
       .mem_req_wdata, .mem_req_wstrb, .mem_rsp_valid, .mem_rsp_rdata);
 
   systole_hbm_ctrl #(
-      .CHANNELS(MEM_CHANNELS), .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .MEM_BYTES_LO(MEM_BYTES_LO),
+      .MEM_CHANNELS(MEM_CHANNELS), .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .MEM_BYTES_LO(MEM_BYTES_LO),
       .MEM_BYTES_HI(MEM_BYTES_HI), .BG_BITS(BG_BITS), .BA_BITS(BA_BITS), .COL_BITS(COL_BITS),
       .QUEUE_DEPTH(QUEUE_DEPTH), .ROB_DEPTH(ROB_DEPTH), .BACKEND(BACKEND)
   ) u_ctrl (
