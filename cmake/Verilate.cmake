@@ -86,8 +86,12 @@ target_compile_options(systole_verilated_runtime PRIVATE -g0 -w)
 # only while tracing without optimisation. Verilator splits a model into "fast" files (the
 # per-cycle evaluation) and "__Slow" files (construction, initial values, trace declarations),
 # and writes the FST tracing code into "__Trace__" files; in a cold build those two kinds took
-# 62 % of the models' compile time (28 of 45 CPU-minutes, measured on 3ecd658) while the
-# simulation spends its time in the fast files, which keep -O2.
+# 62 % of the models' compile time (28 of 45 CPU-minutes, measured on 3ecd658). The fast files
+# get -O1: GCC's -O2 took 2.5 times as long on them (20.1 s vs 7.9 s for one 1.9 MB file of the
+# small core) while the simulation ran as fast (MxuSmall's three longest tests: 17-22 s at -O2,
+# 19.7-20.0 s at -O1, same machine; the README's build-time table has the totals).
+set(SYSTOLE_VERILATED_OPT -O1 CACHE STRING
+    "Optimisation of the Verilated models' per-cycle code (the __Slow and __Trace files get -O0)")
 function(systole_tune_verilated_target target)
   get_target_property(sources ${target} SOURCES)
   list(FILTER sources EXCLUDE REGEX "^${VERILATOR_ROOT}/include/[^/]+\\.cpp$")
@@ -95,8 +99,14 @@ function(systole_tune_verilated_target target)
   target_link_libraries(${target} PUBLIC systole_verilated_runtime)
   set(cold ${sources})
   list(FILTER cold INCLUDE REGEX "(__Slow|__Trace__[0-9]+)\\.cpp$")
+  set(hot ${sources})
+  list(FILTER hot INCLUDE REGEX "\\.cpp$")
+  list(FILTER hot EXCLUDE REGEX "(__Slow|__Trace__[0-9]+)\\.cpp$")
   if(cold)
     set_source_files_properties(${cold} PROPERTIES COMPILE_OPTIONS -O0)
+  endif()
+  if(hot)
+    set_source_files_properties(${hot} PROPERTIES COMPILE_OPTIONS ${SYSTOLE_VERILATED_OPT})
   endif()
 endfunction()
 
