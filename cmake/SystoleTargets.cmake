@@ -21,6 +21,10 @@ function(systole_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${name} PRIVATE
     SYSTOLE_SOURCE_DIR="${SYSTOLE_SOURCE_DIR}" SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
+  # The test sources themselves at -O1 in optimised builds (the libraries they test keep the
+  # build type's -O2): GoogleTest and GoogleMock expand into much code that -O2 only makes
+  # slower to compile (a test file: 16.3 CPU-s at -O2, 11.6 at -O1).
+  target_compile_options(${name} PRIVATE $<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1>)
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
   set_property(DIRECTORY APPEND PROPERTY LABELS ${ARG_LABELS})
