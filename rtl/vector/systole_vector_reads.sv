@@ -7,7 +7,7 @@
 //   POOL      the window's rows in row-major window order, for each output pixel in row-major
 //             order: src + (oy·stride_h + wy)·in_w + ox·stride_w + wx.
 // The reads of one output row form a "group"; its first and last read are marked, and the
-// group's destination row is wd_o while its last read is made. A read is requested only
+// group's destination row is alloc_addr_o while its last read is made. A read is requested only
 // while the unit is active and, except the ACTIVATE bias row, while an output slot is free;
 // a unified-buffer read also waits while a slot still has to write the same row (hazard_i),
 // so a read never overtakes an earlier write.
