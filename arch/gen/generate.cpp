@@ -371,6 +371,11 @@ std::string RtlParams(const Config& config, std::string_view source) {
     }
     param(fmt::format("NAME{}", word), packed);
   }
+  // The DRAM geometry of every channel of the HBM controller (systole_soc): arch/config makes
+  // each field a power of two, and row_bytes at least 64.
+  param("BG_BITS", static_cast<std::uint64_t>(std::countr_zero(config.dram.bank_groups)));
+  param("BA_BITS", static_cast<std::uint64_t>(std::countr_zero(config.dram.banks_per_group)));
+  param("COL_BITS", static_cast<std::uint64_t>(std::countr_zero(config.dram.row_bytes / 32)));
   return text;
 }
 

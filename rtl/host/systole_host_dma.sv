@@ -21,6 +21,9 @@
 // MISALIGNED and RANGE are found at START and move nothing; HOST_READ / HOST_WRITE (an SLVERR
 // or DECERR response) stop new bursts, and the words already received are still delivered
 // (the destination holds a prefix of the range; nothing outside it).
+//
+// The descriptor and status registers, START's checks and the counters are
+// systole_host_dma_regs; this file is the engine that moves the words.
 module systole_host_dma #(
     parameter integer MEM_BYTES_LO = 0,  // configuration (set by the parent; the defaults fail)
     parameter integer MEM_BYTES_HI = -1,
@@ -70,18 +73,6 @@ module systole_host_dma #(
     input  logic         dev_rsp_valid,
     input  logic [255:0] dev_rsp_rdata
 );
-  localparam logic [5:0] REG_HOST_LO = 6'h00, REG_HOST_HI = 6'h04, REG_DEV_LO = 6'h08,
-                         REG_DEV_HI = 6'h0C, REG_LENGTH = 6'h10, REG_CTRL = 6'h14,
-                         REG_STATUS = 6'h18, REG_COUNT = 6'h1C, REG_BYTES = 6'h20,
-                         REG_CYCLES = 6'h24;
-  localparam logic [3:0] E_NONE = 4'd0, E_MISALIGNED = 4'd1, E_RANGE = 4'd2,
-                         E_HOST_READ = 4'd3, E_HOST_WRITE = 4'd4;
-  if (MEM_BYTES_HI < 0 || MEM_BYTES_HI > 65535 || (MEM_BYTES_HI == 0 && MEM_BYTES_LO == 0))
-  begin : g_mem_check
-    systole_param_error_host_dma_MEM_BYTES_missing_or_out_of_range u_error ();
-  end
-  localparam logic [31:0] MEM_HI = MEM_BYTES_HI, MEM_LO = MEM_BYTES_LO;
-  localparam logic [63:0] MEM_BYTES = 64'(MEM_HI) << 32 | 64'(MEM_LO);
   localparam integer KW = 28;  // word counts: up to (31 + 2^32 - 1) / 32 + 1 words
   localparam integer FW = $clog2(FIFO_WORDS);
   localparam integer BW = $clog2(MAX_WRITES + 1);
@@ -93,40 +84,60 @@ module systole_host_dma #(
     systole_param_error_host_dma_FIFO_WORDS_or_BURST_BEATS u_error ();
   end
 
-  // ---- Descriptor and status registers --------------------------------------------------------
-  logic [63:0] d_host;
-  logic [47:0] d_dev;
-  logic [31:0] d_len, n_count, n_bytes, n_cycles;
-  logic        d_to_host, d_irq_en, busy, done, err;
-  logic [3:0]  err_code;
-  wire         wr = cfg_valid && cfg_write;
-  wire         start = wr && cfg_addr == REG_CTRL && cfg_wdata[0] && !busy;
+  // ---- Descriptor and status registers (MEM_BYTES_* are checked there) ------------------------
+  logic          busy, err, start, s_to_host;
+  logic [63:0]   s_host_base;
+  logic [47:0]   s_dev_base;
+  logic [KW-1:0] s_nwords;
+  logic [4:0]    s_first_lo, s_last_hi;
+  logic          finished, r_bad, b_bad;
+
+  systole_host_dma_regs #(.MEM_BYTES_LO(MEM_BYTES_LO), .MEM_BYTES_HI(MEM_BYTES_HI)) u_regs (
+      .clk, .rst, .cfg_valid, .cfg_write, .cfg_addr, .cfg_wdata, .cfg_rvalid, .cfg_rdata, .irq,
+      .busy_o(busy), .err_o(err), .start_o(start), .to_host_o(s_to_host),
+      .host_base_o(s_host_base), .dev_base_o(s_dev_base), .nwords_o(s_nwords),
+      .first_lo_o(s_first_lo), .last_hi_o(s_last_hi),
+      .finished_i(finished), .r_bad_i(r_bad), .b_bad_i(b_bad));
 
   // ---- The running transfer (latched at START) --------------------------------------------------
-  logic [63:0]   host_base;   // word-aligned
-  logic [47:0]   dev_base;
-  logic [KW-1:0] nwords;
-  logic [4:0]    first_lo, last_hi;  // byte lanes of the first and the last word
-  logic          to_host;
+  logic [63:0]   host_base_q, host_base_d;   // word-aligned
+  logic [47:0]   dev_base_q, dev_base_d;
+  logic [KW-1:0] nwords_q, nwords_d;
+  logic [4:0]    first_lo_q, first_lo_d;     // byte lanes of the first word
+  logic [4:0]    last_hi_q, last_hi_d;       // ... and of the last word
+  logic          to_host_q, to_host_d;
   // Word counters: asked of the host (AR/AW), received (R), written or read on each side.
-  logic [KW-1:0] ar_word, r_word, dw_word, rd_word, aw_word, w_word;
+  logic [KW-1:0] ar_word_q, ar_word_d, r_word_q, r_word_d, dw_word_q, dw_word_d;
+  logic [KW-1:0] rd_word_q, rd_word_d, aw_word_q, aw_word_d, w_word_q, w_word_d;
   logic [FW:0]   f_count;
-  logic [5:0]    dev_out;     // device requests waiting for their response
-  logic [BW-1:0] b_out;
-  logic [7:0]    w_left;      // beats left in the current W burst, 0: a new burst starts
+  logic [5:0]    dev_out_q, dev_out_d;       // device requests waiting for their response
+  logic [BW-1:0] b_out_q, b_out_d;
+  logic [7:0]    w_left_q, w_left_d;         // beats left in the current W burst, 0: a new one
+  // AR and AW channels: address and length latched with valid, held until accepted.
+  logic          m_arvalid_q, m_arvalid_d, m_awvalid_q, m_awvalid_d;
+  logic [63:0]   m_araddr_q, m_araddr_d, m_awaddr_q, m_awaddr_d;
+  logic [7:0]    m_arlen_q, m_arlen_d, m_awlen_q, m_awlen_d;
+  assign m_arvalid = m_arvalid_q;
+  assign m_araddr = m_araddr_q;
+  assign m_arlen = m_arlen_q;
+  assign m_awvalid = m_awvalid_q;
+  assign m_awaddr = m_awaddr_q;
+  assign m_awlen = m_awlen_q;
 
-  function automatic logic [31:0] strobe(input logic [KW-1:0] k);
+  function automatic logic [31:0] strobe(input logic [KW-1:0] k, input logic [KW-1:0] n,
+                                         input logic [4:0] first_lo, input logic [4:0] last_hi);
     logic [4:0] lo, hi;
     lo = k == '0 ? first_lo : 5'd0;
-    hi = k == nwords - 1'b1 ? last_hi : 5'd31;
+    hi = k == n - 1'b1 ? last_hi : 5'd31;
     for (int b = 0; b < 32; b++) strobe[b] = 5'(b) >= lo && 5'(b) <= hi;
   endfunction
   // Beats of the burst starting at word k: BURST_BEATS, the words left, or up to the 4 KiB page.
-  function automatic logic [7:0] burst(input logic [KW-1:0] k);
+  function automatic logic [7:0] burst(input logic [KW-1:0] k, input logic [KW-1:0] n,
+                                      input logic [6:0] base_word);  // host_base[11:5]
     logic [KW-1:0] left;
     logic [7:0]    page, len;
-    left = nwords - k;
-    page = 8'd128 - {1'b0, host_base[11:5] + k[6:0]};
+    left = n - k;
+    page = 8'd128 - {1'b0, base_word + k[6:0]};
     len = 8'(BURST_BEATS);
     if (page < len) len = page;
     if (left < {{(KW - 8){1'b0}}, len}) len = left[7:0];
@@ -134,164 +145,158 @@ module systole_host_dma #(
   endfunction
 
   // ---- Data FIFO (register storage, first-word fall-through) ----------------------------------
-  logic [255:0] f_mem [FIFO_WORDS];
-  logic [FW:0]  f_rd, f_wr;
+  logic [255:0] f_mem_q [FIFO_WORDS];
+  logic [FW:0]  f_rd_q, f_rd_d, f_wr_q, f_wr_d;
   logic         f_push, f_pop;
   logic [255:0] f_in;
-  assign f_count = f_wr - f_rd;
-  always_ff @(posedge clk) if (f_push) f_mem[f_wr[FW-1:0]] <= f_in;
+  assign f_count = f_wr_q - f_rd_q;
+  always_ff @(posedge clk) if (f_push) f_mem_q[f_wr_q[FW-1:0]] <= f_in;
 
   // ---- Host → device: AR bursts, R beats into the FIFO, FIFO into device writes ---------------
-  wire [7:0]  ar_len = burst(ar_word);
-  wire [KW:0] h2d_reserved = {1'b0, ar_word - dw_word};
-  wire        ar_issue = busy && !to_host && !err && !m_arvalid && ar_word < nwords &&
+  wire [7:0]  ar_len = burst(ar_word_q, nwords_q, host_base_q[11:5]);
+  wire [KW:0] h2d_reserved = {1'b0, ar_word_q - dw_word_q};
+  wire        ar_issue = busy && !to_host_q && !err && !m_arvalid_q && ar_word_q < nwords_q &&
                          h2d_reserved + {{(KW - 7){1'b0}}, ar_len} <= FIFO_K;
   wire        r_fire = m_rvalid && m_rready;
-  wire        r_bad = r_fire && m_rresp >= 2'b10;  // SLVERR or DECERR; [0] alone is EXOKAY
+  assign r_bad = r_fire && m_rresp >= 2'b10;  // SLVERR or DECERR; [0] alone is EXOKAY
   assign m_rready = 1'b1;  // room for every beat was reserved before its burst was asked for
 
   // ---- Device → host: device reads into the FIFO, AW bursts, W beats out of it, B counted -----
-  wire [KW-1:0] rd_limit = err ? aw_word : nwords;
-  wire [KW:0]   d2h_reserved = {1'b0, rd_word - w_word};
-  wire [7:0]    aw_len = burst(aw_word);
-  wire          aw_issue = busy && to_host && !err && !m_awvalid && aw_word < nwords &&
-                           b_out < WRITES_K;
-  wire [7:0]    w_cur = w_left == 8'd0 ? burst(w_word) : w_left;
+  wire [KW-1:0] rd_limit = err ? aw_word_q : nwords_q;
+  wire [KW:0]   d2h_reserved = {1'b0, rd_word_q - w_word_q};
+  wire [7:0]    aw_len = burst(aw_word_q, nwords_q, host_base_q[11:5]);
+  wire          aw_issue = busy && to_host_q && !err && !m_awvalid_q && aw_word_q < nwords_q &&
+                           b_out_q < WRITES_K;
+  wire [7:0]    w_cur = w_left_q == 8'd0 ? burst(w_word_q, nwords_q, host_base_q[11:5]) : w_left_q;
   wire          w_fire = m_wvalid && m_wready;
-  wire          b_bad = m_bvalid && m_bready && m_bresp >= 2'b10;
-  assign m_wvalid = busy && to_host && w_word < aw_word && f_count != '0;
-  assign m_wdata = f_mem[f_rd[FW-1:0]];
-  assign m_wstrb = strobe(w_word);
+  assign b_bad = m_bvalid && m_bready && m_bresp >= 2'b10;
+  assign m_wvalid = busy && to_host_q && w_word_q < aw_word_q && f_count != '0;
+  assign m_wdata = f_mem_q[f_rd_q[FW-1:0]];
+  assign m_wstrb = strobe(w_word_q, nwords_q, first_lo_q, last_hi_q);
   assign m_wlast = w_cur == 8'd1;
   assign m_bready = 1'b1;
 
   // The device side: FIFO words written (host → device), or reads running ahead (device → host).
-  assign dev_req_write = !to_host;
+  assign dev_req_write = !to_host_q;
   // At most 32 device requests in flight (dev_out's range; the core's arbiter holds 32 too).
-  assign dev_req_valid = busy && dev_out < 6'd32 &&
-                         (to_host ? rd_word < rd_limit && d2h_reserved < FIFO_K : f_count != '0);
-  assign dev_req_addr = dev_base + {15'd0, to_host ? rd_word : dw_word, 5'd0};
-  assign dev_req_wdata = to_host ? '0 : f_mem[f_rd[FW-1:0]];
-  assign dev_req_wstrb = strobe(to_host ? rd_word : dw_word);
+  assign dev_req_valid = busy && dev_out_q < 6'd32 &&
+                         (to_host_q ? rd_word_q < rd_limit && d2h_reserved < FIFO_K : f_count != '0);
+  assign dev_req_addr = dev_base_q + {15'd0, to_host_q ? rd_word_q : dw_word_q, 5'd0};
+  assign dev_req_wdata = to_host_q ? '0 : f_mem_q[f_rd_q[FW-1:0]];
+  assign dev_req_wstrb = strobe(to_host_q ? rd_word_q : dw_word_q, nwords_q, first_lo_q, last_hi_q);
   wire   dev_fire = dev_req_valid && dev_req_ready;
 
-  assign f_push = to_host ? dev_rsp_valid && busy : r_fire && !r_bad && !err;
-  assign f_in = to_host ? dev_rsp_rdata : m_rdata;
-  assign f_pop = to_host ? w_fire : dev_fire;
+  assign f_push = to_host_q ? dev_rsp_valid && busy : r_fire && !r_bad && !err;
+  assign f_in = to_host_q ? dev_rsp_rdata : m_rdata;
+  assign f_pop = to_host_q ? w_fire : dev_fire;
 
-  wire finished = busy && dev_out == '0 && (to_host
-      ? !m_awvalid && b_out == '0 && w_word == aw_word && (err || aw_word == nwords)
-      : !m_arvalid && r_word == ar_word && f_count == '0 && (err || dw_word == nwords));
+  assign finished = busy && dev_out_q == '0 && (to_host_q
+      ? !m_awvalid_q && b_out_q == '0 && w_word_q == aw_word_q && (err || aw_word_q == nwords_q)
+      : !m_arvalid_q && r_word_q == ar_word_q && f_count == '0 && (err || dw_word_q == nwords_q));
 
-  // Checks of START: the device range must lie in device memory, both addresses share lanes.
-  wire [63:0] s_dev = {16'd0, d_dev};
-  /* verilator lint_off UNUSEDSIGNAL */  // words: s_end / 32, the low bits are not needed
-  wire [32:0] s_end = {28'd0, d_dev[4:0]} + {1'b0, d_len} + 33'd31;
-  /* verilator lint_on UNUSEDSIGNAL */
-  wire [3:0]  s_error = d_host[4:0] != d_dev[4:0] ? E_MISALIGNED :
-                        s_dev + {32'd0, d_len} > MEM_BYTES ? E_RANGE : E_NONE;
+  // ---- Next state: START, then the events of the running transfer -----------------------------
+  // Later assignments win: the counters of in-flight requests and the FIFO pointers keep
+  // counting through a START (which comes only while nothing is busy).
+  always_comb begin
+    host_base_d = host_base_q;
+    dev_base_d = dev_base_q;
+    nwords_d = nwords_q;
+    first_lo_d = first_lo_q;
+    last_hi_d = last_hi_q;
+    to_host_d = to_host_q;
+    ar_word_d = ar_word_q;
+    r_word_d = r_word_q;
+    dw_word_d = dw_word_q;
+    rd_word_d = rd_word_q;
+    aw_word_d = aw_word_q;
+    w_word_d = w_word_q;
+    w_left_d = w_left_q;
+    m_arvalid_d = m_arvalid_q;
+    m_araddr_d = m_araddr_q;
+    m_arlen_d = m_arlen_q;
+    m_awvalid_d = m_awvalid_q;
+    m_awaddr_d = m_awaddr_q;
+    m_awlen_d = m_awlen_q;
+    f_rd_d = f_rd_q;
+    f_wr_d = f_wr_q;
+    if (start) begin
+      to_host_d = s_to_host;
+      host_base_d = s_host_base;
+      dev_base_d = s_dev_base;
+      nwords_d = s_nwords;
+      first_lo_d = s_first_lo;
+      last_hi_d = s_last_hi;
+      {ar_word_d, r_word_d, dw_word_d, rd_word_d, aw_word_d, w_word_d, w_left_d} = '0;
+      {f_rd_d, f_wr_d} = '0;
+    end
+    if (ar_issue) begin
+      {m_arvalid_d, m_araddr_d, m_arlen_d} =
+          {1'b1, host_base_q + {31'd0, ar_word_q, 5'd0}, ar_len - 8'd1};
+      ar_word_d = ar_word_q + {{(KW - 8){1'b0}}, ar_len};
+    end else if (m_arready) begin
+      m_arvalid_d = 1'b0;
+    end
+    if (aw_issue) begin
+      {m_awvalid_d, m_awaddr_d, m_awlen_d} =
+          {1'b1, host_base_q + {31'd0, aw_word_q, 5'd0}, aw_len - 8'd1};
+      aw_word_d = aw_word_q + {{(KW - 8){1'b0}}, aw_len};
+    end else if (m_awready) begin
+      m_awvalid_d = 1'b0;
+    end
+    if (r_fire) r_word_d = r_word_q + 1'b1;
+    if (w_fire) {w_word_d, w_left_d} = {w_word_q + 1'b1, w_cur - 8'd1};
+    if (dev_fire && to_host_q) rd_word_d = rd_word_q + 1'b1;
+    if (dev_fire && !to_host_q) dw_word_d = dw_word_q + 1'b1;
+    dev_out_d = dev_out_q + 6'(dev_fire) - 6'(dev_rsp_valid && busy);
+    b_out_d = b_out_q + {{(BW - 1){1'b0}}, aw_issue} - {{(BW - 1){1'b0}}, m_bvalid};
+    if (f_push) f_wr_d = f_wr_q + 1'b1;
+    if (f_pop) f_rd_d = f_rd_q + 1'b1;
+  end
 
   always_ff @(posedge clk) begin
     if (rst) begin
-      {d_host, d_dev, d_len, d_to_host, d_irq_en} <= '0;
-      {busy, done, err, err_code, n_count, n_bytes, n_cycles} <= '0;
-      {ar_word, r_word, dw_word, rd_word, aw_word, w_word, dev_out, b_out, w_left} <= '0;
-      {m_arvalid, m_awvalid, f_rd, f_wr} <= '0;
-      {host_base, dev_base, nwords, first_lo, last_hi, to_host, m_araddr, m_arlen} <= '0;
-      {m_awaddr, m_awlen} <= '0;
-      cfg_rvalid <= 1'b0;
+      {ar_word_q, r_word_q, dw_word_q, rd_word_q, aw_word_q, w_word_q} <= '0;
+      {dev_out_q, b_out_q, w_left_q} <= '0;
+      {m_arvalid_q, m_awvalid_q, f_rd_q, f_wr_q} <= '0;
+      {host_base_q, dev_base_q, nwords_q, first_lo_q, last_hi_q, to_host_q} <= '0;
+      {m_araddr_q, m_arlen_q, m_awaddr_q, m_awlen_q} <= '0;
     end else begin
-      cfg_rvalid <= cfg_valid && !cfg_write;
-      if (wr) begin
-        case (cfg_addr)
-          REG_HOST_LO: d_host[31:0] <= cfg_wdata;
-          REG_HOST_HI: d_host[63:32] <= cfg_wdata;
-          REG_DEV_LO: d_dev[31:0] <= cfg_wdata;
-          REG_DEV_HI: d_dev[47:32] <= cfg_wdata[15:0];
-          REG_LENGTH: d_len <= cfg_wdata;
-          REG_CTRL: if (!busy) {d_irq_en, d_to_host} <= cfg_wdata[2:1];
-          REG_STATUS: if (!busy) begin  // write 1 to clear DONE / ERROR (of a finished transfer)
-            if (cfg_wdata[1]) done <= 1'b0;
-            if (cfg_wdata[2]) err <= 1'b0;
-          end
-          default: ;
-        endcase
-      end
-      if (start) begin
-        {done, err, err_code} <= {s_error != E_NONE, s_error != E_NONE, s_error};
-        busy <= s_error == E_NONE && d_len != 0;
-        if (s_error == E_NONE && d_len == 0) {done, n_count} <= {1'b1, n_count + 1'b1};
-        to_host <= cfg_wdata[1];
-        host_base <= {d_host[63:5], 5'd0};
-        dev_base <= {d_dev[47:5], 5'd0};
-        nwords <= s_end[32:5];
-        first_lo <= d_dev[4:0];
-        last_hi <= d_dev[4:0] + d_len[4:0] - 5'd1;
-        {ar_word, r_word, dw_word, rd_word, aw_word, w_word, dev_out, b_out, w_left} <= '0;
-        {f_rd, f_wr} <= '0;
-        n_cycles <= '0;
-      end
-      if (busy) n_cycles <= n_cycles + 1'b1;
-      // AR / AW: address and length latched with valid, held until accepted.
-      if (ar_issue) begin
-        {m_arvalid, m_araddr, m_arlen} <= {1'b1, host_base + {31'd0, ar_word, 5'd0}, ar_len - 8'd1};
-        ar_word <= ar_word + {{(KW - 8){1'b0}}, ar_len};
-      end else if (m_arready) m_arvalid <= 1'b0;
-      if (aw_issue) begin
-        {m_awvalid, m_awaddr, m_awlen} <= {1'b1, host_base + {31'd0, aw_word, 5'd0}, aw_len - 8'd1};
-        aw_word <= aw_word + {{(KW - 8){1'b0}}, aw_len};
-      end else if (m_awready) m_awvalid <= 1'b0;
-      if (r_fire) r_word <= r_word + 1'b1;
-      if (w_fire) {w_word, w_left} <= {w_word + 1'b1, w_cur - 8'd1};
-      if (dev_fire && to_host) rd_word <= rd_word + 1'b1;
-      if (dev_fire && !to_host) dw_word <= dw_word + 1'b1;
-      dev_out <= dev_out + 6'(dev_fire) - 6'(dev_rsp_valid && busy);
-      b_out <= b_out + {{(BW - 1){1'b0}}, aw_issue} - {{(BW - 1){1'b0}}, m_bvalid};
-      if (f_push) f_wr <= f_wr + 1'b1;
-      if (f_pop) f_rd <= f_rd + 1'b1;
-      if (busy && (r_bad || b_bad) && !err) begin
-        {err, err_code} <= {1'b1, r_bad ? E_HOST_READ : E_HOST_WRITE};
-      end
-      if (finished) begin
-        {busy, done} <= 2'b01;
-        if (!(err || r_bad || b_bad)) {n_count, n_bytes} <= {n_count + 1'b1, n_bytes + d_len};
-      end
+      {ar_word_q, r_word_q, dw_word_q, rd_word_q, aw_word_q, w_word_q} <=
+          {ar_word_d, r_word_d, dw_word_d, rd_word_d, aw_word_d, w_word_d};
+      {dev_out_q, b_out_q, w_left_q} <= {dev_out_d, b_out_d, w_left_d};
+      {m_arvalid_q, m_awvalid_q, f_rd_q, f_wr_q} <= {m_arvalid_d, m_awvalid_d, f_rd_d, f_wr_d};
+      {host_base_q, dev_base_q, nwords_q, first_lo_q, last_hi_q, to_host_q} <=
+          {host_base_d, dev_base_d, nwords_d, first_lo_d, last_hi_d, to_host_d};
+      {m_araddr_q, m_arlen_q, m_awaddr_q, m_awlen_q} <=
+          {m_araddr_d, m_arlen_d, m_awaddr_d, m_awlen_d};
     end
   end
 
-  always_ff @(posedge clk) begin
-    case (cfg_addr)
-      REG_HOST_LO: cfg_rdata <= d_host[31:0];
-      REG_HOST_HI: cfg_rdata <= d_host[63:32];
-      REG_DEV_LO: cfg_rdata <= d_dev[31:0];
-      REG_DEV_HI: cfg_rdata <= {16'd0, d_dev[47:32]};
-      REG_LENGTH: cfg_rdata <= d_len;
-      REG_CTRL: cfg_rdata <= {29'd0, d_irq_en, d_to_host, 1'b0};
-      REG_STATUS: cfg_rdata <= {24'd0, err_code, 1'b0, err, done, busy};
-      REG_COUNT: cfg_rdata <= n_count;
-      REG_BYTES: cfg_rdata <= n_bytes;
-      REG_CYCLES: cfg_rdata <= n_cycles;
-      default: cfg_rdata <= '0;
-    endcase
-  end
-  assign irq = done && d_irq_en;
-
+  // ---- Assertions ------------------------------------------------------------------------------
 `ifndef SYNTHESIS
   // RLAST must close each burst where its length says (bursts are asked for in word order).
-  logic [7:0] r_left;
-  wire  [7:0] r_cur = r_left == 8'd0 ? burst(r_word) : r_left;
+  logic [7:0] r_left_q, r_left_d;
+  wire  [7:0] r_cur = r_left_q == 8'd0 ? burst(r_word_q, nwords_q, host_base_q[11:5]) : r_left_q;
+  always_comb begin
+    r_left_d = r_left_q;
+    if (start) r_left_d = 8'd0;
+    else if (r_fire) r_left_d = r_cur - 8'd1;
+  end
   always_ff @(posedge clk) begin
-    if (rst || start) r_left <= 8'd0;
-    else if (r_fire) r_left <= r_cur - 8'd1;
+    if (rst) begin
+      r_left_q <= 8'd0;
+    end else begin
+      r_left_q <= r_left_d;
+    end
   end
   always_ff @(posedge clk) begin
     if (!rst) begin
-      assert (!(m_rvalid && r_word >= ar_word))
+      assert (!(m_rvalid && r_word_q >= ar_word_q))
       else $error("systole_host_dma: R beat not asked for");
       assert (!(r_fire && m_rlast != (r_cur == 8'd1)))
       else $error("systole_host_dma: RLAST not at the end of a burst");
-      assert (!(m_bvalid && b_out == '0)) else $error("systole_host_dma: B response not asked for");
-      assert (!(dev_rsp_valid && dev_out == '0))
+      assert (!(m_bvalid && b_out_q == '0)) else $error("systole_host_dma: B response not asked for");
+      assert (!(dev_rsp_valid && dev_out_q == '0))
       else $error("systole_host_dma: device response not asked for");
       assert (!(f_push && !f_pop && f_count == (FW + 1)'(FIFO_WORDS)))
       else $error("systole_host_dma: FIFO overflow");

@@ -51,13 +51,13 @@ module systole_vector_lane #(
   localparam logic [1:0] FUNC_NONE = 2'd0, FUNC_RELU = 2'd1, FUNC_RELU6 = 2'd2;
 
   if (BF16 != 0) begin : g_fp
-    logic [15:0] x_q;
-    logic [31:0] bias_q, run_q;
+    logic [15:0] x_q, x_d;
+    logic [31:0] bias_q, bias_d, run_q, run_d;
     logic [31:0] ub_w, x_w, lo_w, hi_w;
     logic [31:0] add_a, add_b, add_y, mm_a, mm_b, mm_y, pool_v, s1_v, s1_m;
     logic        s1_mul, mm_min;
-    logic [31:0] p1_v, p1_m, p2_v, mul_y;
-    logic        p1_mul;
+    logic [31:0] p1_v_q, p1_v_d, p1_m_q, p1_m_d, p2_v_q, p2_v_d, mul_y;
+    logic        p1_mul_q, p1_mul_d;
     logic [31:0] f_max_b, f_max_y, f_min_b, f_min_y, f_v;
 
     systole_bf16_to_fp32 u_widen_ub (.a(ub_in), .y(ub_w));
@@ -103,37 +103,45 @@ module systole_vector_lane #(
       end
     end
 
+    // Operand registers load on their strobes; the two pipeline stages load every cycle.
+    assign bias_d   = bias_load ? acc_in : bias_q;
+    assign x_d      = x_load ? ub_in : x_q;
+    assign run_d    = run_update ? pool_v : run_q;
+    assign p1_v_d   = s1_v;
+    assign p1_m_d   = s1_m;
+    assign p1_mul_d = s1_mul;
+    assign p2_v_d   = p1_mul_q ? mul_y : p1_v_q;
     always_ff @(posedge clk) begin
-      if (bias_load) bias_q <= acc_in;
-      if (x_load) x_q <= ub_in;
-      if (run_update) run_q <= pool_v;
-      p1_v <= s1_v;
-      p1_m <= s1_m;
-      p1_mul <= s1_mul;
-      p2_v <= p1_mul ? mul_y : p1_v;
+      bias_q <= bias_d;
+      x_q <= x_d;
+      run_q <= run_d;
+      p1_v_q <= p1_v_d;
+      p1_m_q <= p1_m_d;
+      p1_mul_q <= p1_mul_d;
+      p2_v_q <= p2_v_d;
     end
 
     // Step 2.
-    systole_fp32_mul u_mul (.a(p1_v), .b(p1_m), .y(mul_y));
+    systole_fp32_mul u_mul (.a(p1_v_q), .b(p1_m_q), .y(mul_y));
 
     // Step 3: relu = max(v, +0); relu6 = min(max(v, +0), 6); clamp = min(max(v, L), H).
     assign f_max_b = (func == 2'd3) ? lo_w : 32'd0;
     assign f_min_b = (func == FUNC_RELU6) ? 32'h40C0_0000 : hi_w;
-    systole_fp32_minmax u_fmax (.a(p2_v), .b(f_max_b), .is_min(1'b0), .y(f_max_y));
+    systole_fp32_minmax u_fmax (.a(p2_v_q), .b(f_max_b), .is_min(1'b0), .y(f_max_y));
     systole_fp32_minmax u_fmin (.a(f_max_y), .b(f_min_b), .is_min(1'b1), .y(f_min_y));
-    assign f_v = (func == FUNC_NONE) ? p2_v : ((func == FUNC_RELU) ? f_max_y : f_min_y);
+    assign f_v = (func == FUNC_NONE) ? p2_v_q : ((func == FUNC_RELU) ? f_max_y : f_min_y);
     systole_fp32_to_bf16 u_round (.a(f_v), .y(y));
 
     // The integer-only configuration inputs.
     logic unused_int;
     assign unused_int = ^{shift, zp};
   end else begin : g_int
-    logic [7:0] x_q;
-    logic [31:0] bias_q, run_q;
-    logic signed [31:0] ub_s, x_s, pool_v, s1_v, s1_m, p1_v, p1_m;
-    logic        s1_mul, p1_mul;
+    logic [7:0] x_q, x_d;
+    logic [31:0] bias_q, bias_d, run_q, run_d;
+    logic signed [31:0] ub_s, x_s, pool_v, s1_v, s1_m, p1_v_q, p1_v_d, p1_m_q, p1_m_d;
+    logic        s1_mul, p1_mul_q, p1_mul_d;
     logic [63:0] req_y;
-    logic signed [63:0] p2_v, f_v, f_lo, f_hi, z_v;
+    logic signed [63:0] p2_v_q, p2_v_d, f_v, f_lo, f_hi, z_v;
 
     assign ub_s = $signed({{24{ub_in[EW-1]}}, ub_in});
     assign x_s = $signed({{24{x_q[7]}}, x_q});
@@ -164,27 +172,35 @@ module systole_vector_lane #(
       end
     end
 
+    // Operand registers load on their strobes; the two pipeline stages load every cycle.
+    assign bias_d   = bias_load ? acc_in : bias_q;
+    assign x_d      = x_load ? ub_in : x_q;
+    assign run_d    = run_update ? pool_v : run_q;
+    assign p1_v_d   = s1_v;
+    assign p1_m_d   = s1_m;
+    assign p1_mul_d = s1_mul;
+    assign p2_v_d   = p1_mul_q ? $signed(req_y) : {{32{p1_v_q[31]}}, p1_v_q};
     always_ff @(posedge clk) begin
-      if (bias_load) bias_q <= acc_in;
-      if (x_load) x_q <= ub_in;
-      if (run_update) run_q <= pool_v;
-      p1_v <= s1_v;
-      p1_m <= s1_m;
-      p1_mul <= s1_mul;
-      p2_v <= p1_mul ? $signed(req_y) : {{32{p1_v[31]}}, p1_v};
+      bias_q <= bias_d;
+      x_q <= x_d;
+      run_q <= run_d;
+      p1_v_q <= p1_v_d;
+      p1_m_q <= p1_m_d;
+      p1_mul_q <= p1_mul_d;
+      p2_v_q <= p2_v_d;
     end
 
     // Step 2.
-    systole_requant u_requant (.v(p1_v), .s(p1_m), .shift(shift), .y(req_y));
+    systole_requant u_requant (.v(p1_v_q), .s(p1_m_q), .shift(shift), .y(req_y));
 
     // Step 3: min(max(v, L), H) as the model writes it; then + zp and saturation.
     assign f_lo = (func == 2'd3) ? {{48{lo[15]}}, lo} : 64'sd0;
     assign f_hi = (func == 2'd3) ? {{48{hi[15]}}, hi} : 64'sd6;
     always_comb begin
-      if (func == FUNC_NONE) f_v = p2_v;
-      else if (func == FUNC_RELU) f_v = (p2_v < 64'sd0) ? 64'sd0 : p2_v;
-      else if (p2_v < f_lo) f_v = (f_lo > f_hi) ? f_hi : f_lo;
-      else f_v = (p2_v > f_hi) ? f_hi : p2_v;
+      if (func == FUNC_NONE) f_v = p2_v_q;
+      else if (func == FUNC_RELU) f_v = (p2_v_q < 64'sd0) ? 64'sd0 : p2_v_q;
+      else if (p2_v_q < f_lo) f_v = (f_lo > f_hi) ? f_hi : f_lo;
+      else f_v = (p2_v_q > f_hi) ? f_hi : p2_v_q;
     end
     assign z_v = f_v + {{56{zp[7]}}, zp};
     systole_sat_int8 u_sat (.v(z_v), .y(y));

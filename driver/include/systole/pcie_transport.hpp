@@ -21,7 +21,7 @@
 
 namespace systole::pcie {
 
-// The DMA engine's registers in BAR0 (rtl/host/systole_host_dma.sv; docs/HOST_LINKS.md).
+// The DMA engine's registers in BAR0 (rtl/host/systole_host_dma_regs.sv; docs/HOST_LINKS.md).
 namespace dma {
 inline constexpr std::uint32_t kBase = 0x800;
 inline constexpr std::uint32_t kHostLo = kBase + 0x00, kHostHi = kBase + 0x04,

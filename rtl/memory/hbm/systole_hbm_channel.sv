@@ -19,10 +19,11 @@
 // Commands (dram_cmd): 0 none, 1 ACT, 2 PRE, 3 RD, 4 WR, 5 REF, as in sim/dram/dram_device.hpp.
 // Read data returns on dram_rvalid/dram_rdata, in RD order, after the device's latency.
 module systole_hbm_channel #(
-    parameter integer BG_BITS = 2,   // log2(bank groups), at least 1
-    parameter integer BA_BITS = 2,   // log2(banks per group), at least 1
-    parameter integer COL_BITS = 5,  // log2(32-byte words per row)
-    parameter integer ROW_BITS = 5,  // log2(rows per bank)
+    // DRAM geometry, set by systole_hbm_ctrl (the defaults fail the check below):
+    parameter integer BG_BITS = 0,   // log2(bank groups), at least 1
+    parameter integer BA_BITS = 0,   // log2(banks per group), at least 1
+    parameter integer COL_BITS = 0,  // log2(32-byte words per row), at least 1
+    parameter integer ROW_BITS = 0,  // log2(rows per bank), at least 1
     parameter integer ID_BITS = 5,
     parameter integer DEPTH = 16,    // request queue entries: the scheduler's window
     parameter integer INFLIGHT = 16  // column commands awaiting their response (power of two)

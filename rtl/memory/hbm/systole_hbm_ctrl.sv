@@ -18,9 +18,10 @@ module systole_hbm_ctrl #(
     parameter integer INTERLEAVE_LOG2 = 0,   // log2(bytes of one channel's block), at least 5
     parameter integer MEM_BYTES_LO = 0,      // memory size (a power of two), low 32 bits
     parameter integer MEM_BYTES_HI = -1,     // high 16 bits
-    parameter integer BG_BITS = 2,
-    parameter integer BA_BITS = 2,
-    parameter integer COL_BITS = 5,          // log2(row_bytes / 32)
+    // DRAM geometry, the configuration's [dram] section (systole_soc), at least 1 each:
+    parameter integer BG_BITS = 0,           // log2(bank_groups)
+    parameter integer BA_BITS = 0,           // log2(banks_per_group)
+    parameter integer COL_BITS = 0,          // log2(row_bytes / 32)
     parameter integer QUEUE_DEPTH = 16,      // per channel
     // Requests in flight (a power of two). Two channels streaming at the port's full rate need
     // about 64: MemoryTimingModel measured 88.6% of peak with 32 and 92.8% with 64.
@@ -73,6 +74,9 @@ module systole_hbm_ctrl #(
   end
   if (INTERLEAVE_LOG2 < 5 || INTERLEAVE_LOG2 + CH_BITS > MEM_LOG2) begin : g_check_interleave
     systole_param_error_hbm_ctrl_INTERLEAVE_LOG2_out_of_range u_error ();
+  end
+  if (BG_BITS < 1 || BA_BITS < 1 || COL_BITS < 1) begin : g_check_geometry
+    systole_param_error_hbm_ctrl_BG_BITS_BA_BITS_COL_BITS_must_be_at_least_1 u_error ();
   end
   if (ROW_BITS < 1) begin : g_check_rows
     systole_param_error_hbm_ctrl_memory_too_small_for_the_dram_geometry u_error ();

@@ -8,8 +8,9 @@
 // (a bank's PRE waits for tRAS after ACT, tRTP after RD and the write recovery after WR).
 // Counters are 16 bits: every timing input must be at least 1 (arch/config checks this).
 module systole_hbm_timing #(
-    parameter integer BG_BITS = 2,  // log2(bank groups)
-    parameter integer BA_BITS = 2   // log2(banks per group)
+    // DRAM geometry, set by systole_hbm_channel (the defaults fail the check below):
+    parameter integer BG_BITS = 0,  // log2(bank groups), at least 1
+    parameter integer BA_BITS = 0   // log2(banks per group), at least 1
 ) (
     input  logic                              clk,
     input  logic                              rst,
@@ -28,6 +29,9 @@ module systole_hbm_timing #(
     output logic                              ref_ok,     // every bank idle for tRP and tRFC
     output logic                              ref_due     // a refresh interval has elapsed
 );
+  if (BG_BITS < 1 || BA_BITS < 1) begin : g_check_geometry
+    systole_param_error_hbm_timing_BG_BITS_and_BA_BITS_must_be_at_least_1 u_error ();
+  end
   localparam integer NB = 1 << (BG_BITS + BA_BITS);
   localparam integer NG = 1 << BG_BITS;
   localparam logic [2:0] CmdAct = 3'd1, CmdPre = 3'd2, CmdRd = 3'd3, CmdWr = 3'd4, CmdRef = 3'd5;

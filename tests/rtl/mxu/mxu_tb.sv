@@ -13,10 +13,10 @@ module mxu_tb #(
     parameter integer UB_ROWS = 1024,
     parameter integer ACC_ROWS = 64,
     parameter integer WFIFO_TILES = 2,
-    parameter integer EW = (BF16 != 0) ? 16 : 8,
-    parameter integer W = (ROWS > COLS) ? ROWS : COLS,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    localparam integer EW = (BF16 != 0) ? 16 : 8,
+    localparam integer W = (ROWS > COLS) ? ROWS : COLS,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                clk,
     input  logic                rst,

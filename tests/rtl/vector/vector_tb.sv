@@ -8,10 +8,10 @@ module vector_tb #(
     parameter integer BF16 = 0,
     parameter integer UB_ROWS = 1024,
     parameter integer ACC_ROWS = 64,
-    parameter integer W = (ROWS > COLS) ? ROWS : COLS,
-    parameter integer EW = (BF16 != 0) ? 16 : 8,
-    parameter integer UB_AW = $clog2(UB_ROWS),
-    parameter integer ACC_AW = $clog2(ACC_ROWS)
+    localparam integer W = (ROWS > COLS) ? ROWS : COLS,
+    localparam integer EW = (BF16 != 0) ? 16 : 8,
+    localparam integer UB_AW = $clog2(UB_ROWS),
+    localparam integer ACC_AW = $clog2(ACC_ROWS)
 ) (
     input  logic                 clk,
     input  logic                 rst,

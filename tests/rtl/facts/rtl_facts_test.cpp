@@ -1,12 +1,19 @@
 // The RTL and its build must not restate a fact that arch/ owns and `systole gen` writes into
 // rtl/generated/: a hand-written copy compiles today and drifts tomorrow. This test greps
-//   rtl/ (except rtl/generated/)      for configuration defaults outside the tops, overridable
-//                                     derived widths, hand-written unit numbers, counter lanes
-//                                     and opcode field masks;
-//   cmake/ and tests/rtl CMake files  for literal parameter lists (-GNAME=1, -Ptop.NAME=1,
-//                                     chparam -set NAME 1): parameters come from the generated
-//                                     rtl/generated/params/*.vc files (systole_rtl_params).
+//   rtl/ (except rtl/generated/)      for configuration defaults outside the tops (every name of
+//                                     rtl/generated/params/*.vc, the DRAM geometry BG_BITS,
+//                                     BA_BITS, COL_BITS included), overridable derived widths,
+//                                     hand-written unit numbers, counter lanes and opcode field
+//                                     masks;
+//   tests/rtl/**/*.sv                 the test benches, Verilated as tops: their configuration
+//                                     defaults must be `tiny`'s, their derived widths localparams;
+//   every build file of the tree      (CMakeLists.txt, *.cmake, Makefiles, Yosys/Tcl/shell
+//                                     scripts) for literal parameter lists (-GNAME=1,
+//                                     -Ptop.NAME=1, chparam -set NAME 1): parameters come from
+//                                     the generated rtl/generated/params/*.vc files
+//                                     (systole_rtl_params).
 // Every finding names the file, the line and the rule, so a failure says what to change.
+// It reads files only (no model, no library), so it runs with the lint tests (label `lint`).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,6 +88,38 @@ std::vector<fs::path> Files(const fs::path& dir, const std::string& extension,
 
 std::vector<fs::path> RtlFiles() { return Files(kRoot / "rtl", ".sv", "rtl/generated/"); }
 
+// The test benches: Verilated (and linted) as tops, with the parameters of a generated file.
+std::vector<fs::path> TestBenchFiles() { return Files(kRoot / "tests/rtl", ".sv"); }
+
+// Directories of the source tree that hold no hand-written build file of the project.
+bool SkippedDirectory(const fs::path& path) {
+  const std::string name = path.filename().string();
+  const std::string relative = Relative(path);
+  return name.rfind("build", 0) == 0 || name.rfind(".", 0) == 0 || name == "node_modules" ||
+         name == "third_party" || name == "_deps" || relative == "rtl/generated";
+}
+
+// Build files: CMake, Makefiles and the scripts that run Verilator, Icarus or Yosys.
+std::vector<fs::path> BuildFiles() {
+  static const std::set<std::string> kNames = {"CMakeLists.txt", "Makefile", "GNUmakefile"};
+  static const std::set<std::string> kExtensions = {".cmake", ".mk", ".ys", ".tcl", ".sh"};
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(kRoot); it != fs::recursive_directory_iterator();
+       ++it) {
+    if (it->is_directory() && SkippedDirectory(it->path())) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file()) continue;
+    if (kNames.count(it->path().filename().string()) ||
+        kExtensions.count(it->path().extension().string())) {
+      files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
 std::set<std::string> ConfigParamNames() {
   std::set<std::string> names;
   for (const fs::path& vc : Files(kRoot / "rtl/generated/params", ".vc", "rtl/generated/params/tests/")) {
@@ -103,9 +142,12 @@ TEST(RtlFacts, ConfigurationDefaultsOnlyOnTheTops) {
   const std::set<std::string> config = ConfigParamNames();
   ASSERT_FALSE(config.empty()) << "no rtl/generated/params/*.vc";
   const auto tiny = VcParams(kRoot / kTopDefaults);
-  for (const fs::path& file : RtlFiles()) {
+  std::vector<fs::path> files = RtlFiles();
+  const std::vector<fs::path> benches = TestBenchFiles();
+  files.insert(files.end(), benches.begin(), benches.end());
+  for (const fs::path& file : files) {
     const std::string name = Relative(file);
-    const bool top = kTops.count(name) != 0;
+    const bool top = kTops.count(name) != 0 || name.rfind("tests/", 0) == 0;
     const std::vector<std::string> lines = Lines(file);
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const std::string code = Code(lines[i], false);
@@ -115,7 +157,7 @@ TEST(RtlFacts, ConfigurationDefaultsOnlyOnTheTops) {
         if (!config.count(param)) continue;
         if (top) {
           EXPECT_EQ(value, tiny.at(param))
-              << name << ":" << i + 1 << ": a top's default of " << param
+              << name << ":" << i + 1 << ": a top's (or test bench's) default of " << param
               << " must be the one of " << kTopDefaults;
         } else {
           EXPECT_TRUE(kSentinels.count(value))
@@ -129,7 +171,10 @@ TEST(RtlFacts, ConfigurationDefaultsOnlyOnTheTops) {
 }
 
 TEST(RtlFacts, DerivedWidthsAreLocalparams) {
-  for (const fs::path& file : RtlFiles()) {
+  std::vector<fs::path> files = RtlFiles();
+  const std::vector<fs::path> benches = TestBenchFiles();
+  files.insert(files.end(), benches.begin(), benches.end());
+  for (const fs::path& file : files) {
     const std::vector<std::string> lines = Lines(file);
     for (std::size_t i = 0; i < lines.size(); ++i) {
       const std::string code = Code(lines[i], false);
@@ -179,11 +224,8 @@ TEST(RtlFacts, NoHandWrittenUnitNumbersLanesOrFieldMasks) {
 }
 
 TEST(RtlFacts, NoLiteralParameterListsInTheBuild) {
-  std::vector<fs::path> files = Files(kRoot / "cmake", ".cmake");
-  for (const auto& entry : fs::recursive_directory_iterator(kRoot / "tests/rtl")) {
-    if (entry.path().filename() == "CMakeLists.txt") files.push_back(entry.path());
-  }
-  ASSERT_GT(files.size(), 2u);
+  const std::vector<fs::path> files = BuildFiles();
+  ASSERT_GT(files.size(), 20u) << "no CMakeLists.txt found under " << kRoot;
   // A parameter given a number by hand: Verilator -G, Icarus -P, Yosys chparam.
   const std::regex literal(
       R"((-G[A-Z][A-Z0-9_]*=[0-9'])|(-P[A-Za-z_][A-Za-z0-9_]*\.[A-Z][A-Z0-9_]*=[0-9'])|((-set|-chparam)\s+[A-Z][A-Z0-9_]*\s+[0-9']))");
