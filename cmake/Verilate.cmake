@@ -29,6 +29,9 @@ set(systole_usb_top_sources ${systole_core_sources} ${systole_host_sources})
 set(systole_pcie_top_sources ${systole_core_sources} ${systole_host_sources})
 set(SYSTOLE_CORE_PARAMS ROWS COLS BF16 UB_ROWS ACC_ROWS WFIFO_TILES CMDQ_DEPTH TOKEN_CAP
     MEM_BYTES_LO MEM_BYTES_HI MEM_CHANNELS INTERLEAVE_LOG2 CLOCK_MHZ NAME0 NAME1 NAME2 NAME3)
+# The DRAM geometry the HBM controller is built for (log2 of dram.bank_groups, banks_per_group,
+# row_bytes / 32): parameters of systole_soc and the controller, not of the bare core.
+set(SYSTOLE_DRAM_PARAMS BG_BITS BA_BITS COL_BITS)
 
 # systole_rtl_params(OUT CONFIG <config> PARAMS <names...>): the -GNAME=VALUE arguments.
 function(systole_rtl_params out)
@@ -234,7 +237,7 @@ endfunction()
 
 # systole_verilate_configs(NAME <prefix> TOP <module> CONFIGS <configs...> SOURCES <.sv...>
 #                          GLUE <template.cpp.in> MACRO <name> [ENTRY_EXTRA <text>]
-#                          [HIERARCHICAL_CONFIGS <configs...>])
+#                          [PARAMS <names...>] [HIERARCHICAL_CONFIGS <configs...>])
 # A whole-core top's parameters are baked in when it is Verilated, so a device that simulates
 # it needs one model per configuration. This Verilates TOP once per configuration (library
 # <prefix>_<id>, <id> the configuration name with '-' as '_'), configures one C++ glue file per
@@ -242,9 +245,10 @@ endfunction()
 # to the caller's variables <prefix>_GLUE (the glue sources), <prefix>_MODELS (the libraries)
 # and <prefix>_TABLE (one `MACRO("config", model<ENTRY_EXTRA>)` line each) — the table that
 # sim/rtl/built_models.hpp's lookup reads, so every device picks its model the same way.
+# Every model gets the configuration's SYSTOLE_CORE_PARAMS and the PARAMS named besides.
 function(systole_verilate_configs)
   cmake_parse_arguments(ARG "" "NAME;TOP;GLUE;MACRO;ENTRY_EXTRA"
-                        "CONFIGS;SOURCES;HIERARCHICAL_CONFIGS" ${ARGN})
+                        "CONFIGS;SOURCES;PARAMS;HIERARCHICAL_CONFIGS" ${ARGN})
   set(glue ${${ARG_NAME}_GLUE})
   set(models ${${ARG_NAME}_MODELS})
   set(table "${${ARG_NAME}_TABLE}")
@@ -252,7 +256,7 @@ function(systole_verilate_configs)
     string(REPLACE "-" "_" ID ${CONFIG})
     set(MODEL ${ARG_NAME}_${ID})
     systole_verilate(${MODEL} TOP ${ARG_TOP} CONFIG ${CONFIG} SOURCES ${ARG_SOURCES}
-      PARAMS ${SYSTOLE_CORE_PARAMS} HIERARCHICAL_CONFIGS ${ARG_HIERARCHICAL_CONFIGS})
+      PARAMS ${SYSTOLE_CORE_PARAMS} ${ARG_PARAMS} HIERARCHICAL_CONFIGS ${ARG_HIERARCHICAL_CONFIGS})
     set(file ${CMAKE_CURRENT_BINARY_DIR}/${MODEL}_glue.cpp)
     configure_file(${ARG_GLUE} ${file} @ONLY)
     list(APPEND glue ${file})
