@@ -23,8 +23,11 @@ function(systole_test name)
     SYSTOLE_SOURCE_DIR="${SYSTOLE_SOURCE_DIR}" SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
   # The test sources themselves at -O1 in optimised builds (the libraries they test keep the
   # build type's -O2): GoogleTest and GoogleMock expand into much code that -O2 only makes
-  # slower to compile (a test file: 16.3 CPU-s at -O2, 11.6 at -O1).
-  target_compile_options(${name} PRIVATE $<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1>)
+  # slower to compile (a test file: 16.3 CPU-s at -O2, 11.6 at -O1). GCC 12's
+  # -Wmaybe-uninitialized misfires on std::optional at -O1 (tests/rtl/host/bridge_model.cpp),
+  # so it is off there; -Wuninitialized stays on, and the -O0 sanitizer build keeps both.
+  target_compile_options(${name} PRIVATE
+    "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1;-Wno-maybe-uninitialized>")
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
   set_property(DIRECTORY APPEND PROPERTY LABELS ${ARG_LABELS})
