@@ -13,6 +13,7 @@ import pytest
 
 import systole
 import systole.jax
+import jax.scipy.special  # noqa: F401  (jax.scipy is not imported by jax itself)
 from conftest import relative_error
 
 F32_TOLERANCE = 2.0**-6
@@ -166,3 +167,28 @@ def test_mlp_on_rtl_equals_ref(rtl_available):
     # rtl vs ref: the same compiled model gives bit-identical outputs (docs/COMPILER.md).
     np.testing.assert_array_equal(on_rtl(params, x), on_ref)
     assert on_rtl.stats["cycles"] > 0
+
+
+def test_softmax_logsumexp_gelu_on_the_host_match_jax():
+    """Ops without a device kernel run on Systole's interpreter: the results are JAX's to f32
+    rounding (is-finite from logsumexp and erf from jax.scipy.special.erf included)."""
+    def f(x, w):
+        y = jax.nn.gelu(x @ w, approximate=False)
+        return jax.nn.softmax(y, axis=-1), jax.nn.logsumexp(y, axis=-1), jax.scipy.special.erf(y)
+
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((4, 16)).astype(np.float32), rng.standard_normal((16, 16)).astype(np.float32)
+    fast = systole.jax.jit(f)
+    for out, ref in zip(fast(x, w), jax.jit(f)(x, w)):
+        assert relative_error(out, ref) <= F32_TOLERANCE
+    assert fast.program.device_steps == 1  # the dot; the rest on the host
+    host = {s["opcode"] for s in fast.placement if s["kind"] == "host"}
+    assert {"erf", "is-finite", "exponential"} <= host
+
+
+def test_unsupported_op_names_the_python_line():
+    def f(x):
+        return x[jnp.array([0, 2])] * 2  # a gather: not in the front end yet
+
+    with pytest.raises(systole.HloError, match=r"unsupported op 'gather' .*\(traced at .*test_jax.py:\d+:\d+ \(.*f\)\)"):
+        systole.jax.jit(f)(np.ones((4, 3), np.float32))

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "tests/hlo/hlo_test_util.hpp"
@@ -140,6 +141,36 @@ TEST(JaxDump, BrokenTablesFailAtTheirLocation) {
               HasSubstr("bad.hlo:4:1: file_location_id 4 is not in the table (it has 0 entries)"));
   EXPECT_THAT(ParseError(WithTables(kTables, "9")),
               HasSubstr("stack_frame_id 9 is not in the table (it has 1 entries)"));
+}
+
+TEST(JaxDump, UnsupportedOpNamesThePythonLine) {
+  const std::string text = "HloModule m\n\n" + kTables +
+                           "\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"
+                           "  ROOT %s = f32[2]{0} sort(%p), dimensions={0}, is_stable=true, to_apply=%cmp, "
+                           "metadata={op_name=\"jit(f)/sort\" stack_frame_id=1}\n}\n";
+  EXPECT_THAT(ParseError(text), HasSubstr("bad.hlo:17:23: unsupported op 'sort' in instruction 's' (traced at f.py:3:11 (f))"));
+  // Without metadata, or with a frame the tables lack, the message is the plain one.
+  EXPECT_THAT(ParseError("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] sort(p), dimensions={0}\n}\n"),
+              ::testing::EndsWith("unsupported op 'sort' in instruction 's'"));
+  EXPECT_THAT(ParseError(WithTables(kTables, "1").replace(WithTables(kTables, "1").find("negate"), 6, "sorted")),
+              HasSubstr("unsupported op 'sorted' in instruction 'n' (traced at f.py:3:11 (f))"));
+}
+
+// jax.nn.logsumexp writes is-finite, jax.nn.gelu(approximate=False) and jax.scipy.special.erf
+// write erf: both run on the interpreter (host steps).
+TEST(JaxDump, IsFiniteAndErf) {
+  const Literal finite = testing::RunText(
+      "ENTRY e {\n  p = f32[4] parameter(0)\n  ROOT f = pred[4] is-finite(p)\n}\n",
+      {testing::F32({4}, {1.0, INFINITY, -INFINITY, NAN})});
+  EXPECT_EQ(finite.shape.type, ElementType::kPred);
+  EXPECT_EQ(finite.values, (std::vector<double>{1, 0, 0, 0}));
+  const Literal erf = testing::RunText("ENTRY e {\n  p = f32[3] parameter(0)\n  ROOT f = f32[3] erf(p)\n}\n",
+                                       {testing::F32({3}, {0.0, 0.5, -2.0})});
+  EXPECT_EQ(erf.values, (std::vector<double>{0.0, double(float(std::erf(0.5))), double(float(std::erf(-2.0)))}));
+  EXPECT_THAT(testing::ErrorOf([] {
+                testing::ParseAndVerify("ENTRY e {\n  p = s32[3] parameter(0)\n  ROOT f = pred[3] is-finite(p)\n}\n");
+              }),
+              HasSubstr("needs a floating-point operand"));
 }
 
 TEST(JaxDump, UnknownFieldsOfNewerXlaAreSkipped) {

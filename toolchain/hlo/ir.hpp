@@ -28,9 +28,11 @@ namespace systole::hlo {
   X(kConvert, "convert")                        \
   X(kCopy, "copy")                              \
   X(kCosine, "cosine")                          \
+  X(kErf, "erf")                                \
   X(kExp, "exponential")                        \
   X(kExpm1, "exponential-minus-one")            \
   X(kFloor, "floor")                            \
+  X(kIsFinite, "is-finite")                     \
   X(kLog, "log")                                \
   X(kLog1p, "log-plus-one")                     \
   X(kLogistic, "logistic")                      \
@@ -166,6 +168,10 @@ struct StackFrameIndex {
   std::vector<FileLocation> file_locations;
   std::vector<Frame> frames;
 };
+
+// "mlp.py:12:8 (mlp)": where `metadata` says an instruction was traced from, through its stack
+// frame in `index` or its source_file/source_line; "" when it says neither.
+std::string SourceLine(const StackFrameIndex& index, const OpMetadata& metadata);
 
 class Instruction {
  public:

@@ -50,6 +50,7 @@ class ModuleParser {
       cursor_.TryConsume(":");  // old dumps: `HloModule name:`
     }
     ParseStackFrameTables(module.stack_frames);
+    frames_ = &module.stack_frames;
     Computation* marked_entry = nullptr;
     while (!cursor_.AtEnd()) {
       const bool is_entry = cursor_.TryKeyword("ENTRY");
@@ -190,6 +191,29 @@ class ModuleParser {
 
   static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+  // For the message about an instruction the parser cannot represent (an unsupported op): reads
+  // on to its metadata and names the Python line a JAX user wrote; "" when there is none or
+  // anything on the way does not parse (the error about the op is the one to report).
+  std::string TracedFrom() {
+    try {
+      Instruction scratch;
+      cursor_.Expect("(");
+      cursor_.SkipUntilClosing(')');
+      cursor_.Expect(")");
+      while (cursor_.TryConsume(",")) {
+        const std::string_view name = cursor_.Name("an attribute name");
+        if (!cursor_.TryConsume("=")) continue;
+        if (name == "metadata") {
+          ParseMetadata(scratch);
+          return SourceLine(*frames_, scratch.metadata);
+        }
+        cursor_.SkipValue();
+      }
+    } catch (const HloError&) {
+    }
+    return "";
+  }
+
   Computation* ParseComputation(Module& module, bool is_entry) {
     auto computation = std::make_unique<Computation>();
     computation->location = cursor_.Location();
@@ -274,8 +298,10 @@ class ModuleParser {
     const std::string_view opcode_name = cursor_.Name("an opcode");
     const std::optional<Opcode> opcode = OpcodeFromName(opcode_name);
     if (!opcode) {
-      cursor_.FailAt(opcode_location, fmt::format("unsupported op '{}' in instruction '{}'", Printable(opcode_name),
-                                                  instruction.name));
+      const std::string traced = TracedFrom();
+      cursor_.FailAt(opcode_location, fmt::format("unsupported op '{}' in instruction '{}'{}", Printable(opcode_name),
+                                                  instruction.name,
+                                                  traced.empty() ? "" : fmt::format(" (traced at {})", traced)));
     }
     instruction.opcode = *opcode;
     cursor_.Expect("(");
@@ -372,6 +398,7 @@ class ModuleParser {
   };
 
   Cursor& cursor_;
+  const StackFrameIndex* frames_ = nullptr;  // the module's tables, once read
   std::vector<std::pair<Instruction*, std::vector<NameReference>>> pending_calls_;
   std::vector<IdReference> file_location_refs_;  // file_name_id, function_name_id
   std::vector<IdReference> frame_refs_;          // file_location_id
