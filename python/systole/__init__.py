@@ -193,8 +193,7 @@ def random_inputs(program: Program, seed: int = 1) -> list[np.ndarray]:
     """The documented random inputs (`systole run --random-inputs SEED`): floats uniform in
     [-1, 1) rounded to their type, integers in [-8, 8]; bf16 parameters as bfloat16 arrays."""
     arrays = _systole.random_inputs(program._native, int(seed))
-    return [a.astype(numpy_dtype(i["dtype"])) if i["dtype"] == "bf16" else a
-            for a, i in zip(arrays, program.inputs)]
+    return [a.astype(numpy_dtype(i["dtype"]), copy=False) for a, i in zip(arrays, program.inputs)]
 
 
 def interpret(program: Program, inputs: Sequence[Any]) -> list[np.ndarray]:
@@ -202,15 +201,15 @@ def interpret(program: Program, inputs: Sequence[Any]) -> list[np.ndarray]:
     each instruction's type): the reference `systole hlo interp` uses. bf16 results as
     bfloat16 arrays."""
     arrays = _systole.interpret(program._native, [_host_array(x) for x in inputs])
-    return [a.astype(numpy_dtype(o["dtype"])) if o["dtype"] == "bf16" else a
-            for a, o in zip(arrays, program.outputs)]
+    return [a.astype(numpy_dtype(o["dtype"]), copy=False) for a, o in zip(arrays, program.outputs)]
 
 
 class RunResult:
     """What Device.run returns: `outputs` (NumPy arrays, the root's tuple flattened;
     bf16 results as ml_dtypes.bfloat16) and `stats` (cycles, mxu_busy, macs,
     mxu_utilization, mxu_busy_fraction, device_steps, host_steps, device_seconds,
-    host_seconds: the device's performance counters summed over the device steps)."""
+    host_seconds: the device's performance counters summed over the device steps). Every
+    output has its HLO element type's dtype (pred: bool, s16: int16, …)."""
 
     def __init__(self, outputs: list[np.ndarray], stats: Mapping[str, Any]):
         self.outputs = outputs
@@ -279,7 +278,9 @@ class Device:
         `inputs` are the entry parameters in order, as arrays of their declared shapes."""
         native = program._native if isinstance(program, Program) else program
         raw = self._native.run(native, [_host_array(x) for x in inputs])
-        outputs = [np.asarray(a).astype(numpy_dtype(t)) if t == "bf16" else np.asarray(a)
+        # The C++ side hands arrays over in the .npy types of hlo::OutputArrays (bf16 as
+        # float32, pred as uint8, s16 as int32, …); give each its HLO type's dtype back (exact).
+        outputs = [np.asarray(a).astype(numpy_dtype(t), copy=False)
                    for a, t in zip(raw["outputs"], raw["dtypes"])]
         return RunResult(outputs, raw["stats"])
 

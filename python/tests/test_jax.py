@@ -192,3 +192,14 @@ def test_unsupported_op_names_the_python_line():
 
     with pytest.raises(systole.HloError, match=r"unsupported op 'gather' .*\(traced at .*test_jax.py:\d+:\d+ \(.*f\)\)"):
         systole.jax.jit(f)(np.ones((4, 3), np.float32))
+
+
+def test_output_dtypes_are_jaxs():
+    def f(x):
+        return x > 0, jnp.argmax(x, axis=-1), x.astype(jnp.int16), x.astype(jnp.uint8), x.astype(jnp.bfloat16)
+
+    x = np.linspace(-3, 3, 24, dtype=np.float32).reshape(4, 6)
+    ours, theirs = systole.jax.jit(f)(x), jax.jit(f)(x)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, np.asarray(b))
