@@ -44,7 +44,8 @@ struct DeviceHolder {
 
 class PyBuffer {
  public:
-  PyBuffer(std::shared_ptr<DeviceHolder> holder, Buffer buffer) : holder_(std::move(holder)), buffer_(std::move(buffer)) {}
+  PyBuffer(std::shared_ptr<DeviceHolder> holder, Buffer buffer)
+      : holder_(std::move(holder)), buffer_(std::move(buffer)) {}
 
   std::uint64_t address() const { return buffer_.address(); }
   std::uint64_t size() const { return buffer_.size(); }
@@ -139,7 +140,9 @@ std::vector<const hlo::Instruction*> EntryParameters(const hlo::Module& module) 
   std::vector<const hlo::Instruction*> parameters;
   for (const hlo::Instruction* p : module.entry->Parameters()) parameters.push_back(p);
   std::sort(parameters.begin(), parameters.end(),
-            [](const hlo::Instruction* a, const hlo::Instruction* b) { return a->parameter_number < b->parameter_number; });
+            [](const hlo::Instruction* a, const hlo::Instruction* b) {
+              return a->parameter_number < b->parameter_number;
+            });
   return parameters;
 }
 
@@ -369,7 +372,8 @@ PyProgram CompileText(const std::string& text, const std::string& source_name, c
   compiler::CompileOptions options;
   options.fuse = fuse;
   py::gil_scoped_release release;
-  return PyProgram{std::make_shared<const compiler::CompiledModel>(compiler::Compile(text, source_name, loaded, options))};
+  return PyProgram{
+      std::make_shared<const compiler::CompiledModel>(compiler::Compile(text, source_name, loaded, options))};
 }
 
 PyProgram LoadProgram(const std::string& path) {
@@ -383,7 +387,8 @@ PyProgram LoadProgram(const std::string& path) {
 PYBIND11_MODULE(_systole, m) {
   using namespace systole;
   using namespace systole::python;
-  m.doc() = "Systole's driver, compiler and runtime (C++), under the `systole` package: use `systole`, not this module.";
+  m.doc() = "Systole's driver, compiler and runtime (C++), under the `systole` package: use `systole`, "
+            "not this module.";
 
   // Exceptions: the C++ message is the Python message.
   static py::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);

@@ -54,9 +54,13 @@ TEST_F(CliCompile, PlacementNamesThePythonLineOfJaxDumps) {
   const std::string hlo = std::string(SYSTOLE_SOURCE_DIR) + "/tests/hlo/data/jax_mlp.hlo";
   const CliResult result = Systole({"compile", hlo, "-q"});
   ASSERT_EQ(result.exit_code, 0) << result.out;
-  EXPECT_THAT(result.out, ::testing::ContainsRegex("device  [^\n]*gemm 4x32x64 [^\n]*  @ tests/hlo/data/jax_dumps.py:19:[0-9]+ \\(mlp\\)"));
-  EXPECT_THAT(result.out, ::testing::ContainsRegex("device  [^\n]*gemm 4x64x10 [^\n]*  @ tests/hlo/data/jax_dumps.py:20:[0-9]+ \\(mlp\\)"));
-  EXPECT_THAT(result.out, ::testing::ContainsRegex("host    [^\n]*reshape \\(data movement\\)  @ tests/hlo/data/jax_dumps.py:19:"));
+  using ::testing::ContainsRegex;
+  EXPECT_THAT(result.out,
+              ContainsRegex("device  [^\n]*gemm 4x32x64 [^\n]*  @ tests/hlo/data/jax_dumps.py:19:[0-9]+ \\(mlp\\)"));
+  EXPECT_THAT(result.out,
+              ContainsRegex("device  [^\n]*gemm 4x64x10 [^\n]*  @ tests/hlo/data/jax_dumps.py:20:[0-9]+ \\(mlp\\)"));
+  EXPECT_THAT(result.out,
+              ContainsRegex("host    [^\n]*reshape \\(data movement\\)  @ tests/hlo/data/jax_dumps.py:19:"));
 }
 
 TEST_F(CliCompile, CompilePrintsPlacementAndRunMatchesTheInterpreter) {

@@ -148,7 +148,8 @@ TEST(JaxDump, UnsupportedOpNamesThePythonLine) {
                            "\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"
                            "  ROOT %s = f32[2]{0} sort(%p), dimensions={0}, is_stable=true, to_apply=%cmp, "
                            "metadata={op_name=\"jit(f)/sort\" stack_frame_id=1}\n}\n";
-  EXPECT_THAT(ParseError(text), HasSubstr("bad.hlo:17:23: unsupported op 'sort' in instruction 's' (traced at f.py:3:11 (f))"));
+  EXPECT_THAT(ParseError(text),
+              HasSubstr("bad.hlo:17:23: unsupported op 'sort' in instruction 's' (traced at f.py:3:11 (f))"));
   // Without metadata, or with a frame the tables lack, the message is the plain one.
   EXPECT_THAT(ParseError("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] sort(p), dimensions={0}\n}\n"),
               ::testing::EndsWith("unsupported op 'sort' in instruction 's'"));
