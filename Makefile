@@ -11,7 +11,7 @@ GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Un
 SYSTOLE    := $(BUILD)/cli/systole
 CTEST_ARGS ?=
 
-.PHONY: help setup configure build run test test-fast test-sanitize fuzz lint bench generate clean
+.PHONY: help setup configure build python run test test-fast test-sanitize fuzz lint bench generate clean
 
 help: ## Show this help
 	@echo "Systole — an open TPU. Targets:"
@@ -19,7 +19,7 @@ help: ## Show this help
 	@echo
 	@echo "Variables: BUILD=$(BUILD) JOBS=$(JOBS) CTEST_ARGS='-R regex' to select tests"
 
-setup: ## Install missing Debian packages (idempotent; quiet when all present)
+setup: ## Install missing Debian packages and the pinned .venv/ (idempotent; quiet when all present)
 	@scripts/setup.sh
 
 $(BUILD)/build.ninja $(BUILD)/Makefile:
@@ -30,6 +30,9 @@ configure: setup $(BUILD)/build.ninja ## Configure the main build tree (build/)
 
 build: configure ## Build everything in build/
 	cmake --build $(BUILD) -j $(JOBS)
+
+python: configure ## Build the Python package into build/python: PYTHONPATH=build/python .venv/bin/python (docs/PYTHON.md)
+	cmake --build $(BUILD) -j $(JOBS) --target systole_python
 
 # RUN_MODEL: any HLO file; DEVICE: rtl (the Verilated core in process; `small` needs it in
 # SYSTOLE_RTL_CONFIGS) or ref. ResNet-50 (the corpus's 06_resnet50_inference_f32.hlo) takes

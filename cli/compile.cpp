@@ -47,6 +47,16 @@ nlohmann::ordered_json UnitStallsJson(const compiler::StepEstimate& e) {
   return units;
 }
 
+// "  @ mlp.py:12:8 (mlp)" when the HLO names the Python line (JAX's metadata), else "".
+std::string SourceSuffix(const hlo::Module& module, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    const hlo::Instruction* i = module.entry->Find(name);
+    if (i == nullptr) continue;
+    if (std::string source = module.SourceOf(*i); !source.empty()) return "  @ " + source;
+  }
+  return "";
+}
+
 void PrintPlacement(const compiler::CompiledModel& model, const Config& config) {
   const hlo::Computation& entry = *model.module->entry;
   for (const hlo::Instruction* parameter : entry.Parameters()) {
@@ -56,13 +66,15 @@ void PrintPlacement(const compiler::CompiledModel& model, const Config& config) 
     if (step.kind == compiler::Step::Kind::kDevice) {
       const compiler::DeviceStep& d = *step.device;
       const std::uint64_t ideal = IdealCycles(d.estimate, config);
-      fmt::print("  device  {:<28} {}  [{}]  ~{} cycles, ideal {} ({:.1f}% useful)\n", d.covers.back(), d.kernel,
+      fmt::print("  device  {:<28} {}  [{}]  ~{} cycles, ideal {} ({:.1f}% useful){}\n", d.covers.back(), d.kernel,
                  fmt::join(d.covers, " "), d.estimate.cycles, ideal,
-                 d.estimate.cycles ? 100.0 * double(ideal) / double(d.estimate.cycles) : 0.0);
+                 d.estimate.cycles ? 100.0 * double(ideal) / double(d.estimate.cycles) : 0.0,
+                 SourceSuffix(*model.module, d.covers));
       continue;
     }
     const hlo::Instruction* i = entry.Find(step.instruction);
-    fmt::print("  host    {:<28} {} ({})\n", step.instruction, hlo::OpcodeName(i->opcode), step.reason);
+    fmt::print("  host    {:<28} {} ({}){}\n", step.instruction, hlo::OpcodeName(i->opcode), step.reason,
+               SourceSuffix(*model.module, {step.instruction}));
   }
 }
 

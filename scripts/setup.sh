@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Systole builds and tests with, and nothing else.
-# Idempotent and quiet: when every package is present it only runs one dpkg query.
-# Usage: scripts/setup.sh            (all packages)
+# Installs the Debian packages Systole builds and tests with, then the project-local Python
+# virtual environment .venv/ (Debian's python3, the pinned python/requirements.txt: numpy, jax,
+# jaxlib, pytest) that the Python package and its tests use.
+# Idempotent and quiet: when everything is present it runs one dpkg query and compares one
+# stamp (the requirements file's checksum, kept in .venv/).
+# Usage: scripts/setup.sh            (all packages, then the virtual environment)
 set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(
   # build
@@ -16,6 +20,8 @@ packages=(
   clang libclang-rt-14-dev
   # hardware tools
   verilator yosys iverilog
+  # Python package (python/): pybind11's CMake package, headers, venv for .venv/
+  pybind11-dev python3-dev python3-venv
 )
 
 missing=()
@@ -23,15 +29,30 @@ for p in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
-
-echo "setup: installing ${missing[*]}"
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: done"
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "setup: done"
+
+# The virtual environment: Debian's interpreter (the one python3-dev has headers for, so the
+# extension module built against it loads), never whatever python3 comes first on PATH.
+venv="$root/.venv"
+requirements="$root/python/requirements.txt"
+stamp="$venv/.requirements.sha256"
+want=$(sha256sum < "$requirements")
+if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  exit 0
+fi
+echo "setup: creating $venv (python/requirements.txt)"
+[[ -x "$venv/bin/python" ]] || /usr/bin/python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$requirements"
+echo "$want" > "$stamp"
+echo "setup: .venv ready ($("$venv/bin/python" --version))"

@@ -49,6 +49,20 @@ class CliCompile : public ::testing::Test {
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
 };
 
+// A dump of the pinned JAX (tests/hlo/data): each placement line names the Python line.
+TEST_F(CliCompile, PlacementNamesThePythonLineOfJaxDumps) {
+  const std::string hlo = std::string(SYSTOLE_SOURCE_DIR) + "/tests/hlo/data/jax_mlp.hlo";
+  const CliResult result = Systole({"compile", hlo, "-q"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  using ::testing::ContainsRegex;
+  EXPECT_THAT(result.out,
+              ContainsRegex("device  [^\n]*gemm 4x32x64 [^\n]*  @ tests/hlo/data/jax_dumps.py:19:[0-9]+ \\(mlp\\)"));
+  EXPECT_THAT(result.out,
+              ContainsRegex("device  [^\n]*gemm 4x64x10 [^\n]*  @ tests/hlo/data/jax_dumps.py:20:[0-9]+ \\(mlp\\)"));
+  EXPECT_THAT(result.out,
+              ContainsRegex("host    [^\n]*reshape \\(data movement\\)  @ tests/hlo/data/jax_dumps.py:19:"));
+}
+
 TEST_F(CliCompile, CompilePrintsPlacementAndRunMatchesTheInterpreter) {
   const std::string hlo = Corpus("01_mlp_fc_relu_tf.hlo");
   CliResult result = Systole({"compile", hlo, "-q", "-o", Path("mlp.sbin"), "--listing", Path("mlp.s")});

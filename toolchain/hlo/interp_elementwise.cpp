@@ -60,9 +60,11 @@ double ApplyUnary(const Instruction& instruction, ElementType type, double x) {
     case Opcode::kConvert:
     case Opcode::kCopy: return x;
     case Opcode::kCosine: return std::cos(x);
+    case Opcode::kErf: return std::erf(x);
     case Opcode::kExp: return std::exp(x);
     case Opcode::kExpm1: return std::expm1(x);
     case Opcode::kFloor: return std::floor(x);
+    case Opcode::kIsFinite: return std::isfinite(x) ? 1.0 : 0.0;
     case Opcode::kLog: return std::log(x);
     case Opcode::kLog1p: return std::log1p(x);
     case Opcode::kLogistic: return 1.0 / (1.0 + std::exp(-x));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+#include <type_traits>
 #include <unordered_set>
 
 namespace systole::hlo {
@@ -123,6 +125,32 @@ Computation* Module::Find(std::string_view computation_name) const {
     if (computation->name == computation_name) return computation.get();
   }
   return nullptr;
+}
+
+std::string SourceLine(const StackFrameIndex& index, const OpMetadata& m) {
+  const auto at = [](const auto& table, std::int64_t id) -> const auto* {
+    using Element = std::remove_cvref_t<decltype(table.front())>;
+    return id >= 1 && static_cast<std::size_t>(id) <= table.size() ? &table[static_cast<std::size_t>(id - 1)]
+                                                                   : static_cast<const Element*>(nullptr);
+  };
+  if (const StackFrameIndex::Frame* frame = at(index.frames, m.stack_frame_id)) {
+    if (const StackFrameIndex::FileLocation* l = at(index.file_locations, frame->file_location_id)) {
+      const std::string* file = at(index.file_names, l->file_name_id);
+      const std::string* function = at(index.function_names, l->function_name_id);
+      std::string text = (file ? *file : std::string("?")) + ":" + std::to_string(l->line);
+      if (l->column > 0) text += ":" + std::to_string(l->column);
+      if (function) text += " (" + *function + ")";
+      return text;
+    }
+  }
+  if (!m.source_file.empty()) {
+    return m.source_line > 0 ? m.source_file + ":" + std::to_string(m.source_line) : m.source_file;
+  }
+  return "";
+}
+
+std::string Module::SourceOf(const Instruction& instruction) const {
+  return SourceLine(stack_frames, instruction.metadata);
 }
 
 std::size_t Module::InstructionCount() const {

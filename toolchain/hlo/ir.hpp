@@ -28,9 +28,11 @@ namespace systole::hlo {
   X(kConvert, "convert")                        \
   X(kCopy, "copy")                              \
   X(kCosine, "cosine")                          \
+  X(kErf, "erf")                                \
   X(kExp, "exponential")                        \
   X(kExpm1, "exponential-minus-one")            \
   X(kFloor, "floor")                            \
+  X(kIsFinite, "is-finite")                     \
   X(kLog, "log")                                \
   X(kLog1p, "log-plus-one")                     \
   X(kLogistic, "logistic")                      \
@@ -140,6 +142,37 @@ struct PadDim {  // `low_high_interior`
 
 class Computation;
 
+// What `metadata={…}` says about where an instruction came from: JAX's op name and either a
+// source file and line (older dumps) or an index into the module's stack-frame tables (JAX
+// 0.4.30 and later: StackFrames after the HloModule line).
+struct OpMetadata {
+  std::string op_name;       // "jit(mlp)/dot_general"
+  std::string source_file;   // source_file=
+  std::int64_t source_line = 0;
+  std::int64_t stack_frame_id = 0;  // 1-based into StackFrameIndex::frames; 0: none
+};
+
+// The tables recent XLA prints after the HloModule line (FileNames, FunctionNames,
+// FileLocations, StackFrames): every id is 1-based, 0 meaning none, as XLA numbers them.
+struct StackFrameIndex {
+  struct FileLocation {
+    std::int64_t file_name_id = 0, function_name_id = 0;
+    std::int64_t line = 0, end_line = 0, column = 0, end_column = 0;
+  };
+  struct Frame {
+    std::int64_t file_location_id = 0;
+    std::int64_t parent_frame_id = 0;  // as printed; not interpreted
+  };
+  std::vector<std::string> file_names;
+  std::vector<std::string> function_names;
+  std::vector<FileLocation> file_locations;
+  std::vector<Frame> frames;
+};
+
+// "mlp.py:12:8 (mlp)": where `metadata` says an instruction was traced from, through its stack
+// frame in `index` or its source_file/source_line; "" when it says neither.
+std::string SourceLine(const StackFrameIndex& index, const OpMetadata& metadata);
+
 class Instruction {
  public:
   std::string name;  // without the leading '%'
@@ -167,6 +200,7 @@ class Instruction {
   std::vector<SliceDim> slice;
   std::vector<PadDim> padding;
   ComparisonDirection comparison = ComparisonDirection::kEq;
+  OpMetadata metadata;
 
   // "%name = f32[2] add(%a, %b)" — for messages.
   std::string Describe() const;
@@ -202,8 +236,12 @@ class Module {
   std::string name;
   std::vector<std::unique_ptr<Computation>> computations;  // callees before callers
   Computation* entry = nullptr;
+  StackFrameIndex stack_frames;
 
   Computation* Find(std::string_view computation_name) const;
+  // The source line the instruction was traced from, "mlp.py:12:8 (mlp)", from its stack
+  // frame or its source_file/source_line metadata; "" when the text does not say.
+  std::string SourceOf(const Instruction& instruction) const;
   std::size_t InstructionCount() const;
 };
 

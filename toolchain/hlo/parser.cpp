@@ -5,7 +5,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <unordered_map>
 
@@ -47,6 +49,8 @@ class ModuleParser {
       }
       cursor_.TryConsume(":");  // old dumps: `HloModule name:`
     }
+    ParseStackFrameTables(module.stack_frames);
+    frames_ = &module.stack_frames;
     Computation* marked_entry = nullptr;
     while (!cursor_.AtEnd()) {
       const bool is_entry = cursor_.TryKeyword("ENTRY");
@@ -62,10 +66,154 @@ class ModuleParser {
     if (module.computations.empty()) cursor_.Fail("a computation");
     module.entry = marked_entry != nullptr ? marked_entry : module.computations.back().get();
     ResolveCallees(module);
+    CheckStackFrameReferences(module);
     return module;
   }
 
  private:
+  // FileNames, FunctionNames, FileLocations, StackFrames (XLA prints them in that order, each
+  // only when non-empty): `ID "text"` or `ID {key=value …}` entries, IDs 1, 2, 3, … Every
+  // reference between tables and from instructions' stack_frame_id is checked.
+  void ParseStackFrameTables(StackFrameIndex& index) {
+    std::vector<std::string_view> seen;
+    for (;;) {
+      const Cursor::Mark mark = cursor_.Save();
+      const SourceLocation where = cursor_.Location();
+      std::string_view table;
+      for (std::string_view name : {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}) {
+        if (cursor_.TryKeyword(name)) table = name;
+        if (!table.empty()) break;
+      }
+      if (table.empty()) break;
+      // A computation may be called FileNames: a table's first entry is a number.
+      if (!IsDigit(cursor_.Peek())) {
+        cursor_.Restore(mark);
+        break;
+      }
+      if (std::find(seen.begin(), seen.end(), table) != seen.end()) {
+        cursor_.FailAt(where, fmt::format("second {} table", table));
+      }
+      seen.push_back(table);
+      std::int64_t expected_id = 1;
+      while (IsDigit(cursor_.Peek())) {
+        const SourceLocation id_location = cursor_.Location();
+        const std::int64_t id = cursor_.Integer("an entry id");
+        if (id != expected_id) {
+          cursor_.FailAt(id_location, fmt::format("{} entry {} out of order (expected {})", table, id, expected_id));
+        }
+        ++expected_id;
+        if (table == "FileNames") {
+          index.file_names.push_back(cursor_.String("a quoted file name"));
+        } else if (table == "FunctionNames") {
+          index.function_names.push_back(cursor_.String("a quoted function name"));
+        } else if (table == "FileLocations") {
+          StackFrameIndex::FileLocation l;
+          ParseIdFields(table, {{"file_name_id", &l.file_name_id}, {"function_name_id", &l.function_name_id},
+                                {"line", &l.line}, {"end_line", &l.end_line}, {"column", &l.column},
+                                {"end_column", &l.end_column}});
+          file_location_refs_.push_back({id_location, l.file_name_id, l.function_name_id});
+          index.file_locations.push_back(l);
+        } else {
+          StackFrameIndex::Frame f;
+          ParseIdFields(table, {{"file_location_id", &f.file_location_id}, {"parent_frame_id", &f.parent_frame_id}});
+          frame_refs_.push_back({id_location, f.file_location_id, 0});
+          index.frames.push_back(f);
+        }
+      }
+    }
+  }
+
+  // `{key=N key=N …}` (spaces or commas between); unknown keys are skipped for newer XLA.
+  void ParseIdFields(std::string_view table, std::initializer_list<std::pair<std::string_view, std::int64_t*>> fields) {
+    cursor_.Expect("{");
+    while (!cursor_.TryConsume("}")) {
+      if (cursor_.AtEnd()) cursor_.Fail(fmt::format("'}}' closing a {} entry", table));
+      const Cursor::Mark before = cursor_.Save();
+      const std::string_view key = cursor_.Name(fmt::format("a {} field name or '}}'", table));
+      if (!cursor_.TryConsume("=")) {
+        cursor_.Restore(before);
+        cursor_.Fail(fmt::format("'}}' closing a {} entry", table));
+      }
+      std::int64_t* target = nullptr;
+      for (const auto& [name, field] : fields) {
+        if (name == key) target = field;
+      }
+      if (target != nullptr) {
+        *target = cursor_.Integer(key);
+        if (*target < 0) cursor_.Fail(fmt::format("a non-negative {}", key));
+      } else {
+        cursor_.SkipValue();
+      }
+      cursor_.TryConsume(",");
+    }
+  }
+
+  // After the whole module: ids point into their tables.
+  void CheckStackFrameReferences(const Module& module) {
+    const StackFrameIndex& index = module.stack_frames;
+    const auto check = [&](const SourceLocation& where, std::int64_t id, std::size_t size, std::string_view what) {
+      if (id < 0 || static_cast<std::size_t>(id) > size) {
+        cursor_.FailAt(where, fmt::format("{} {} is not in the table (it has {} entries)", what, id, size));
+      }
+    };
+    for (const auto& r : file_location_refs_) {
+      check(r.where, r.first, index.file_names.size(), "file_name_id");
+      check(r.where, r.second, index.function_names.size(), "function_name_id");
+    }
+    for (const auto& r : frame_refs_) check(r.where, r.first, index.file_locations.size(), "file_location_id");
+    for (const auto& r : stack_frame_refs_) check(r.where, r.first, index.frames.size(), "stack_frame_id");
+  }
+
+  // metadata={op_type="…" op_name="…" source_file="…" source_line=N stack_frame_id=N …}
+  void ParseMetadata(Instruction& instruction) {
+    OpMetadata& m = instruction.metadata;
+    cursor_.Expect("{");
+    while (!cursor_.TryConsume("}")) {
+      if (cursor_.AtEnd()) cursor_.Fail("'}' closing metadata");
+      const SourceLocation where = cursor_.Location();
+      const std::string_view key = cursor_.Name("a metadata field name or '}'");
+      cursor_.Expect("=");
+      if (key == "op_name") {
+        m.op_name = cursor_.String("a quoted op_name");
+      } else if (key == "source_file") {
+        m.source_file = cursor_.String("a quoted source_file");
+      } else if (key == "source_line") {
+        m.source_line = cursor_.Integer("a source_line");
+      } else if (key == "stack_frame_id") {
+        m.stack_frame_id = cursor_.Integer("a stack_frame_id");
+        stack_frame_refs_.push_back({where, m.stack_frame_id, 0});
+      } else {
+        cursor_.SkipValue();
+      }
+      cursor_.TryConsume(",");
+    }
+  }
+
+  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+  // For the message about an instruction the parser cannot represent (an unsupported op): reads
+  // on to its metadata and names the Python line a JAX user wrote; "" when there is none or
+  // anything on the way does not parse (the error about the op is the one to report).
+  std::string TracedFrom() {
+    try {
+      Instruction scratch;
+      cursor_.Expect("(");
+      cursor_.SkipUntilClosing(')');
+      cursor_.Expect(")");
+      while (cursor_.TryConsume(",")) {
+        const std::string_view name = cursor_.Name("an attribute name");
+        if (!cursor_.TryConsume("=")) continue;
+        if (name == "metadata") {
+          ParseMetadata(scratch);
+          return SourceLine(*frames_, scratch.metadata);
+        }
+        cursor_.SkipValue();
+      }
+    } catch (const HloError&) {
+    }
+    return "";
+  }
+
   Computation* ParseComputation(Module& module, bool is_entry) {
     auto computation = std::make_unique<Computation>();
     computation->location = cursor_.Location();
@@ -150,8 +298,10 @@ class ModuleParser {
     const std::string_view opcode_name = cursor_.Name("an opcode");
     const std::optional<Opcode> opcode = OpcodeFromName(opcode_name);
     if (!opcode) {
-      cursor_.FailAt(opcode_location, fmt::format("unsupported op '{}' in instruction '{}'", Printable(opcode_name),
-                                                  instruction.name));
+      const std::string traced = TracedFrom();
+      cursor_.FailAt(opcode_location, fmt::format("unsupported op '{}' in instruction '{}'{}", Printable(opcode_name),
+                                                  instruction.name,
+                                                  traced.empty() ? "" : fmt::format(" (traced at {})", traced)));
     }
     instruction.opcode = *opcode;
     cursor_.Expect("(");
@@ -213,6 +363,8 @@ class ModuleParser {
       instruction.exponent_bits = cursor_.Integer("a number of exponent bits");
     } else if (name == "mantissa_bits") {
       instruction.mantissa_bits = cursor_.Integer("a number of mantissa bits");
+    } else if (name == "metadata") {
+      ParseMetadata(instruction);
     } else {
       cursor_.SkipValue();  // metadata, backend_config, sharding, frontend_attributes, …
     }
@@ -240,8 +392,17 @@ class ModuleParser {
     }
   }
 
+  struct IdReference {
+    SourceLocation where;
+    std::int64_t first, second;
+  };
+
   Cursor& cursor_;
+  const StackFrameIndex* frames_ = nullptr;  // the module's tables, once read
   std::vector<std::pair<Instruction*, std::vector<NameReference>>> pending_calls_;
+  std::vector<IdReference> file_location_refs_;  // file_name_id, function_name_id
+  std::vector<IdReference> frame_refs_;          // file_location_id
+  std::vector<IdReference> stack_frame_refs_;    // instructions' stack_frame_id
 };
 
 // Splits text at lines that start with `// -----`; each piece keeps its first line number.

@@ -233,6 +233,28 @@ void Cursor::SkipValue() {
   if (pos_ == begin) Fail("an attribute value");
 }
 
+std::string Cursor::String(std::string_view what) {
+  SkipTrivia();
+  if (PeekRaw() != '"') Fail(what);
+  const SourceLocation start = LocationHere();
+  Advance(1);
+  std::string value;
+  while (pos_ < text_.size() && text_[pos_] != '"' && text_[pos_] != '\n') {
+    char c = text_[pos_];
+    if (c == '\\' && pos_ + 1 < text_.size()) {
+      const char escaped = text_[pos_ + 1];
+      c = escaped == 'n' ? '\n' : escaped == 't' ? '\t' : escaped;
+      Advance(2);
+    } else {
+      Advance(1);
+    }
+    value.push_back(c);
+  }
+  if (pos_ >= text_.size() || text_[pos_] == '\n') FailAt(start, "unterminated string");
+  Advance(1);
+  return value;
+}
+
 void Cursor::SkipUntilClosing(char close) {
   const SourceLocation start = LocationHere();
   int depth = 0;

@@ -41,6 +41,8 @@ class Cursor {
     if (pos_ == start) Fail(what);
     return text_.substr(start, pos_ - start);
   }
+  // A double-quoted string on one line, with C escapes (\" \\ \n \t); returns it unescaped.
+  std::string String(std::string_view what);
   // Skips one attribute value: a balanced {…}, (…) or […] group, a string, or a bare word.
   void SkipValue();
   // Skips raw text up to (not including) an unnested `close`; nesting counts (), [] and {}.
@@ -52,6 +54,17 @@ class Cursor {
   [[noreturn]] void FailAt(const SourceLocation& location, const std::string& message) const;
 
   std::size_t position() const { return pos_; }
+  // A saved position to go back to (one token of lookahead beyond Peek).
+  struct Mark {
+    std::size_t pos, line_start;
+    std::uint32_t line;
+  };
+  Mark Save() const { return {pos_, line_start_, line_}; }
+  void Restore(const Mark& mark) {
+    pos_ = mark.pos;
+    line_start_ = mark.line_start;
+    line_ = mark.line;
+  }
 
  private:
   void Advance(std::size_t count);

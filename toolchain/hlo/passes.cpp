@@ -24,6 +24,12 @@ Instruction* InlineBody(Computation& caller, const Instruction& call) {
     }
     auto copy = std::make_unique<Instruction>(*original);
     copy->name = caller.UniqueName(call.name + "." + original->name);
+    // The body of jax.nn.relu has no source line of its own: it is where the call was made.
+    if (copy->metadata.stack_frame_id == 0 && copy->metadata.source_file.empty()) {
+      copy->metadata.stack_frame_id = call.metadata.stack_frame_id;
+      copy->metadata.source_file = call.metadata.source_file;
+      copy->metadata.source_line = call.metadata.source_line;
+    }
     for (Instruction*& operand : copy->operands) operand = copies.at(operand);
     copies[original] = caller.Insert(std::move(copy), &call);
   }

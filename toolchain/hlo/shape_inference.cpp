@@ -139,6 +139,7 @@ Shape Inference::Elementwise() const {
       Require(IsFloating(operand.type),
               fmt::format("needs a floating-point operand, found {}", operand.ToString()));
     }
+    if (op == Opcode::kIsFinite) return Shape(ElementType::kPred, operand.dims);
     if (op == Opcode::kReducePrecision) {
       Require(i_.exponent_bits >= 1 && i_.exponent_bits <= 11 && i_.mantissa_bits >= 0 && i_.mantissa_bits <= 52,
               "exponent_bits must be 1..11 and mantissa_bits 0..52");

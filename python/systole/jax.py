@@ -1,0 +1,196 @@
+"""JAX functions on Systole: `systole.jax.jit(fn)`.
+
+    import jax.numpy as jnp, systole.jax
+
+    @systole.jax.jit                      # or systole.jax.jit(fn, device="rtl", config="small")
+    def mlp(x, w1, w2):
+        return jnp.maximum(x @ w1, 0) @ w2
+
+    y = mlp(x, w1, w2)                    # NumPy arrays, in fn's output pytree structure
+    print(mlp.report())                   # where each op ran, with the Python line, and cycles
+
+The callable lowers `fn` with JAX for the shapes and dtypes of its arguments (JAX's own
+tracing: pytrees, static arguments, keyword arguments), writes the module as HLO text with its
+source-location tables, compiles it with Systole for `config` and runs it on `device`: device
+steps on the accelerator, host steps on Systole's CPU interpreter. Compiled programs are cached
+per signature (argument tree, shapes, dtypes and static values).
+
+Numerics: on bf16 configurations dots and convolutions round their operands to bf16 and
+accumulate in f32 (XLA's DEFAULT precision on TPUs), so results differ from JAX on the CPU
+(f32 throughout) by about 2^-8 relative to the largest value; int8 programs on int8
+configurations are exact. docs/PYTHON.md has the tolerances the tests use.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Hashable, Sequence
+
+import numpy as np
+
+import jax
+import jax.numpy as jnp
+
+import systole as _systole
+
+__all__ = ["jit", "hlo_text", "Jitted"]
+
+
+def hlo_text(lowered: Any) -> str:
+    """HLO text of a jax.stages.Lowered, with metadata and the FileNames / FunctionNames /
+    FileLocations / StackFrames tables when this JAX can print them (so placement and errors
+    can name the Python line), else JAX's plain HLO text."""
+    computation = lowered.compiler_ir("hlo")
+    try:
+        from jaxlib import _hlo
+
+        options = _hlo.HloPrintOptions()
+        options.print_metadata = True
+        options.print_large_constants = True
+        return computation.as_hlo_module().to_string(options)
+    except (ImportError, AttributeError):
+        return computation.as_hlo_text(print_large_constants=True)
+
+
+_devices: dict[tuple[str, str], _systole.Device] = {}
+_devices_lock = threading.Lock()
+
+
+def _open_device(device: str | _systole.Device, config: str) -> _systole.Device:
+    """One Device per (uri, config) in the process: opening `rtl` builds a simulator."""
+    if isinstance(device, _systole.Device):
+        return device
+    with _devices_lock:
+        key = (device, config)
+        if key not in _devices:
+            _devices[key] = _systole.Device(device, config)
+        return _devices[key]
+
+
+def _leaf_array(x: Any) -> np.ndarray:
+    """An argument leaf as the NumPy array JAX would see (Python scalars are weakly typed
+    f32 / i32 under JAX's default 32-bit mode)."""
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        return np.asarray(jnp.asarray(x))
+    return np.asarray(x)
+
+
+class Jitted:
+    """What `jit` returns: call it like `fn`. `program` and `stats` describe the last call,
+    `report()` prints them; `lower(*args)` compiles without running."""
+
+    def __init__(self, fn: Callable, device: str | _systole.Device, config: str,
+                 static_argnums: Sequence[int], static_argnames: Sequence[str], fuse: bool):
+        self._fn = fn
+        self._device = device
+        self._config = config
+        self._static_argnums = tuple(sorted(int(i) for i in static_argnums))
+        self._static_argnames = tuple(static_argnames)
+        self._fuse = fuse
+        self._jax_jit = jax.jit(fn, static_argnums=self._static_argnums,
+                                static_argnames=self._static_argnames, keep_unused=True)
+        self._cache: dict[Hashable, tuple[_systole.Program, Any]] = {}
+        self._lock = threading.Lock()
+        self.program: _systole.Program | None = None
+        self.stats: dict[str, Any] | None = None
+        functools.update_wrapper(self, fn)
+
+    def _split(self, args: tuple, kwargs: dict) -> tuple[list, Any, Hashable]:
+        n = len(args)
+        statics = []
+        for i in self._static_argnums:
+            index = i if i >= 0 else n + i
+            if not 0 <= index < n:
+                raise ValueError(f"static_argnums has {i} but {self.__name__} got {n} positional argument(s)")
+            statics.append((index, args[index]))
+        static_indices = {i for i, _ in statics}
+        dynamic_args = tuple(a for i, a in enumerate(args) if i not in static_indices)
+        dynamic_kwargs = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+        static_kwargs = tuple(sorted((k, v) for k, v in kwargs.items() if k in self._static_argnames))
+        leaves, tree = jax.tree_util.tree_flatten((dynamic_args, dynamic_kwargs))
+        arrays = [_leaf_array(x) for x in leaves]
+        try:
+            key = (tree, tuple((a.shape, str(a.dtype)) for a in arrays), tuple(statics), static_kwargs)
+            hash(key)
+        except TypeError as e:
+            raise TypeError(f"static arguments of {self.__name__} must be hashable: {e}") from None
+        return arrays, tree, key
+
+    def lower(self, *args: Any, **kwargs: Any) -> _systole.Program:
+        """Lowers and compiles for these arguments (cached), without running."""
+        _, _, key = self._split(args, kwargs)
+        return self._compiled(key, args, kwargs)[0]
+
+    def _compiled(self, key: Hashable, args: tuple, kwargs: dict) -> tuple[_systole.Program, Any]:
+        with self._lock:
+            entry = self._cache.get(key)
+        if entry is None:
+            lowered = self._jax_jit.lower(*args, **kwargs)
+            name = getattr(self._fn, "__name__", "fn")
+            program = _systole.compile(hlo_text(lowered), config=self._config, fuse=self._fuse,
+                                       name=f"jax:{name}")
+            entry = (program, lowered.out_tree)
+            with self._lock:
+                self._cache.setdefault(key, entry)
+        return entry
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        arrays, _, key = self._split(args, kwargs)
+        program, out_tree = self._compiled(key, args, kwargs)
+        device = _open_device(self._device, self._config)
+        result = device.run(program, arrays)
+        self.program, self.stats = program, result.stats
+        return jax.tree_util.tree_unflatten(out_tree, result.outputs)
+
+    @property
+    def cache_size(self) -> int:
+        """Compiled signatures held."""
+        return len(self._cache)
+
+    @property
+    def placement(self) -> list[dict[str, Any]]:
+        """Where each step of the last call's program ran (Program.placement)."""
+        if self.program is None:
+            raise RuntimeError(f"{self.__name__} has not been called yet")
+        return self.program.placement
+
+    @property
+    def estimated_cycles(self) -> int:
+        """The static cycle estimate of the last call's program."""
+        if self.program is None:
+            raise RuntimeError(f"{self.__name__} has not been called yet")
+        return self.program.cycles
+
+    def report(self) -> str:
+        """The last call: placement (device / host, with the Python source line), the static
+        estimate, and what the device counted."""
+        if self.program is None:
+            raise RuntimeError(f"{self.__name__} has not been called yet")
+        s = self.stats or {}
+        device = self._device if isinstance(self._device, str) else self._device.uri
+        return (f"{self.__name__} on {device} ({self.program.config}):\n{self.program.placement_table()}\n"
+                f"device counted {s.get('cycles', 0)} cycles, MXU utilization "
+                f"{100 * s.get('mxu_utilization', 0.0):.1f}%, {s.get('device_steps', 0)} device step(s), "
+                f"{s.get('host_steps', 0)} host step(s)")
+
+    def __repr__(self) -> str:
+        return f"<systole.jax.jit of {self.__name__} on {self._device!r} ({self._config})>"
+
+
+def jit(fn: Callable | None = None, *, device: str | _systole.Device = "ref", config: str = "small",
+        static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (),
+        fuse: bool = True) -> Any:
+    """Returns `fn` compiled for Systole (usable as a decorator, with or without arguments).
+
+    device: a URI ("ref", "rtl", "tcp://HOST:PORT", ...) or an open systole.Device.
+    config: the configuration to compile for ("small": 16x16 bf16; "small-int8"; ...).
+    static_argnums / static_argnames: as for jax.jit (hashable values, part of the cache key).
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    if isinstance(static_argnames, str):
+        static_argnames = (static_argnames,)
+    if fn is None:
+        return lambda f: Jitted(f, device, config, static_argnums, static_argnames, fuse)
+    return Jitted(fn, device, config, static_argnums, static_argnames, fuse)
