@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -13,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_model.hpp"
 #include "cli/tensor_text.hpp"
+#include "sim/trace/timeline.hpp"
 #include "systole/device.hpp"
 #include "toolchain/asm/bundle.hpp"
 #include "toolchain/npy/npy.hpp"
@@ -35,6 +37,7 @@ struct RunOptions {
   bool json = false;
   bool quiet = false;
   unsigned timeout_ms = 60000;
+  std::string trace;  // a Chrome trace-event timeline of the launch (ref, rtl)
 };
 
 // Converts one value to the device's little-endian representation of `dtype`. Integers must
@@ -171,6 +174,11 @@ void RunProgram(const RunOptions& options) {
   }
 
   device.ClearCounters();
+  trace::Timeline timeline(config, options.device);
+  if (!options.trace.empty()) {
+    device.Record(&timeline);
+    timeline.NameNextLaunch(std::filesystem::path(options.program).filename().string());
+  }
   systole::Run run = loaded.Launch();
   try {
     if (!run.Wait(std::chrono::milliseconds(options.timeout_ms))) {
@@ -205,8 +213,14 @@ void RunProgram(const RunOptions& options) {
   const double wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
+  const Counters read = device.ReadCounters();
+  if (!options.trace.empty()) {
+    device.Record(nullptr);
+    timeline.SetLaunchCounters(read.values);
+    timeline.WriteChromeTrace(options.trace);
+  }
   nlohmann::ordered_json counters;
-  for (const auto& [name, value] : device.ReadCounters().values) counters[name] = value;
+  for (const auto& [name, value] : read.values) counters[name] = value;
   const double cycles = counters["CYCLES"].get<double>();
   const double utilization =
       cycles > 0 ? counters["MACS"].get<double>() / (cycles * static_cast<double>(config.PeakMacsPerCycle())) : 0.0;
@@ -273,11 +287,14 @@ void AddRunCommand(CLI::App& app) {
       ->excludes(inputs)
       ->excludes(random);
   cmd->add_flag("-q,--quiet", options->quiet, "Models: no progress on stderr");
+  cmd->add_option("--trace", options->trace,
+                  "Write a timeline of every launch (Chrome trace-event JSON: Perfetto, chrome://tracing; "
+                  "ref and rtl; docs/TRACE.md)");
   cmd->callback([options] {
     if (IsHloFile(options->program) || IsModelPath(options->program)) {
       RunModel({options->program, options->device, options->config, options->inputs,
                 options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
-                options->network_seed, options->outputs, options->json, options->quiet});
+                options->network_seed, options->outputs, options->json, options->quiet, options->trace});
     } else {
       if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
       RunProgram(*options);

@@ -14,6 +14,7 @@
 
 #include "cli/tensor_text.hpp"
 #include "runtime/execute.hpp"
+#include "sim/trace/timeline.hpp"
 #include "toolchain/compiler/model_file.hpp"
 #include "toolchain/hlo/io.hpp"
 #include "toolchain/npy/npy.hpp"
@@ -80,9 +81,15 @@ void RunModel(const ModelRunOptions& options) {
   }
 
   Device device = Device::Open(options.device, config);
+  trace::Timeline timeline(config, options.device);
+  if (!options.trace.empty()) device.Record(&timeline);
   const auto run_start = Clock::now();
   const runtime::RunResult run = runtime::Execute(model, device, inputs, progress);
   const double run_seconds = Since(run_start);
+  if (!options.trace.empty()) {
+    device.Record(nullptr);
+    timeline.WriteChromeTrace(options.trace);
+  }
   if (progress && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
   const std::vector<npy::Array> outputs = hlo::OutputArrays(run.result);
   if (!options.outputs.empty()) npy::WriteNpz(options.outputs, outputs);

@@ -17,6 +17,7 @@ struct ModelRunOptions {
   std::string outputs;
   bool json = false;
   bool quiet = false;
+  std::string trace;  // a Chrome trace-event timeline of the device steps (ref, rtl)
 };
 
 // HLO text: a .hlo file, or a file that starts with "HloModule".

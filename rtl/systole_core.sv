@@ -62,7 +62,13 @@ module systole_core #(
     output logic [255:0] mem_req_wdata,
     output logic [31:0]  mem_req_wstrb,
     input  logic         mem_rsp_valid,
-    input  logic [255:0] mem_rsp_rdata
+    input  logic [255:0] mem_rsp_rdata,
+    // Observability, per unit in UNIT_* order (`systole run --trace`, docs/TRACE.md). Nothing
+    // inside depends on them; a board top leaves them open and synthesis removes them.
+    output logic [4:0]   trace_accept,  // the unit takes an instruction at this edge
+    output logic [4:0]   trace_done,    // the unit finishes its oldest accepted instruction
+    output logic [4:0]   trace_stall    // the unit waits this cycle: a DMA unit on device
+                                        // memory, the MXU on its weight tile (perf lanes)
 );
   localparam integer EW = BF16 != 0 ? 16 : 8;
   localparam integer W = ROWS > COLS ? ROWS : COLS;
@@ -261,6 +267,13 @@ module systole_core #(
     if (host_req_valid && host_req_ready) begin
       for (int b = 0; b < 32; b++) host_bytes = host_bytes + 32'(host_req_wstrb[b]);
     end
+    trace_accept = cmd_valid & cmd_ready;
+    trace_done = done;
+    trace_stall = '0;
+    trace_stall[UNIT_LOAD] = stall_load;
+    trace_stall[UNIT_WEIGHT] = stall_weight;
+    trace_stall[UNIT_MXU] = mxu_stall_wfifo;
+    trace_stall[UNIT_STORE] = stall_store;
     perf_unit_inc = '0;
     perf_unit_inc[PERF_LANE_MXU_BUSY*32 +: 32]     = 32'(mxu_busy);
     perf_unit_inc[PERF_LANE_STALL_WFIFO*32 +: 32]  = 32'(mxu_stall_wfifo);

@@ -60,7 +60,11 @@ module systole_soc #(
     output logic [MEM_CHANNELS*256-1:0]      dram_wdata,
     output logic [MEM_CHANNELS*32-1:0]       dram_wstrb,
     input  logic [MEM_CHANNELS-1:0]          dram_rvalid,
-    input  logic [MEM_CHANNELS*256-1:0]      dram_rdata
+    input  logic [MEM_CHANNELS*256-1:0]      dram_rdata,
+    // observability, as systole_core
+    output logic [4:0]   trace_accept,
+    output logic [4:0]   trace_done,
+    output logic [4:0]   trace_stall
 );
   logic         mem_req_valid, mem_req_ready, mem_req_write, mem_rsp_valid;
   logic [47:0]  mem_req_addr;
@@ -79,7 +83,7 @@ module systole_soc #(
       .host_req_valid, .host_req_ready, .host_req_write, .host_req_addr, .host_req_wdata,
       .host_req_wstrb, .host_rsp_valid, .host_rsp_rdata, .mem_req_valid, .mem_req_ready,
       .mem_req_write, .mem_req_addr, .mem_req_wdata, .mem_req_wstrb, .mem_rsp_valid,
-      .mem_rsp_rdata);
+      .mem_rsp_rdata, .trace_accept, .trace_done, .trace_stall);
 
   systole_hbm_ctrl #(
       .MEM_CHANNELS(MEM_CHANNELS), .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .MEM_BYTES_LO(MEM_BYTES_LO),

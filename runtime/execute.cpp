@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "arch/numerics/bf16.hpp"
+#include "sim/trace/timeline.hpp"
 #include "toolchain/hlo/interpreter.hpp"
 #include "toolchain/hlo/io.hpp"
 
@@ -196,6 +197,8 @@ class Runner {
     systole::Program program = device_.Load(step.program);
     for (std::size_t i = 0; i < inputs.size(); ++i) program.WriteInput(i, inputs[i]);
     device_.ClearCounters();
+    trace::Timeline* timeline = device_.recording();
+    if (timeline != nullptr) timeline->NameNextLaunch(fmt::format("{} ({})", step.covers.back(), step.kernel));
     systole::Run run = program.Launch();
     try {
       while (!run.Wait(std::chrono::seconds(60))) {
@@ -208,6 +211,7 @@ class Runner {
     }
     const std::vector<std::uint8_t> bytes = program.ReadOutput(0);
     const Counters counters = device_.ReadCounters();
+    if (timeline != nullptr) timeline->SetLaunchCounters(counters.values);
     stats.cycles += counters["CYCLES"];
     stats.mxu_busy += counters["MXU_BUSY"];
     stats.macs += counters["MACS"];

@@ -24,6 +24,7 @@ class RefLink final : public Link {
     model_.RunUntilIdle();  // the model is synchronous: waiting means running
     return true;
   }
+  void Record(trace::Timeline* timeline) override { model_.Record(timeline); }
 
  private:
   model::GoldenModel model_;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "arch/regs/regmap.hpp"
 #include "driver/sim/sim_links.hpp"
 #include "sim/rtl/rtl_device.hpp"
 #include "systole/link.hpp"
@@ -21,7 +22,13 @@ class RtlLink final : public Link {
   std::string_view Uri() const override { return uri_; }
   std::uint32_t ReadRegister(std::uint32_t offset) override { return device_->ReadRegister(offset); }
   void WriteRegister(std::uint32_t offset, std::uint32_t value) override {
+    // The launch begins with the doorbell: its cycles count from here (docs/TRACE.md).
+    if (timeline_ != nullptr && offset == regs::OffsetOf("DOORBELL")) timeline_->LaunchStarted(device_->Cycle());
     device_->WriteRegister(offset, value);
+  }
+  void Record(trace::Timeline* timeline) override {
+    device_->Record(timeline);
+    timeline_ = timeline;
   }
   void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
     Guard([&] { device_->WriteMemory(address, bytes); });
@@ -51,6 +58,7 @@ class RtlLink final : public Link {
 
   std::string uri_;
   std::unique_ptr<rtl::RtlDevice> device_;
+  trace::Timeline* timeline_ = nullptr;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "arch/regs/identity.hpp"
 #include "driver/src/device_state.hpp"
+#include "sim/trace/timeline.hpp"
 
 namespace systole {
 
@@ -152,10 +153,13 @@ Buffer Device::AllocateAt(std::uint64_t address, std::uint64_t bytes) {
   });
 }
 
-Run Device::Launch(std::uint64_t pc, std::uint32_t count) {
+Run Device::Launch(std::uint64_t pc, std::uint32_t count) { return Launch(pc, count, {}); }
+
+Run Device::Launch(std::uint64_t pc, std::uint32_t count, std::span<const isa::Word> instructions) {
   if (auto previous = state_->run_in_flight.lock(); previous && !previous->finished) {
     throw DeviceError(state_->uri, "launch", "a run is still in flight: wait for it first");
   }
+  if (state_->timeline != nullptr) state_->timeline->BeginLaunch(instructions);
   Guarded(*state_, "launch", [&] {
     Link& link = *state_->link;
     link.WriteRegister(OffsetOf("IRQ_ENABLE"), regs::Mask(FieldOf("IRQ_ENABLE", "DONE")) |
@@ -182,6 +186,13 @@ Counters Device::ReadCounters() {
     return counters;
   });
 }
+
+void Device::Record(trace::Timeline* timeline) {
+  Guarded(*state_, "record a timeline", [&] { state_->link->Record(timeline); });
+  state_->timeline = timeline;
+}
+
+trace::Timeline* Device::recording() const { return state_->timeline; }
 
 void Device::ClearCounters() {
   Guarded(*state_, "clear counters", [&] {

@@ -18,6 +18,7 @@ struct DeviceState {
   std::string uri;
   Config config;
   std::weak_ptr<RunState> run_in_flight;
+  trace::Timeline* timeline = nullptr;  // Device::Record
 };
 
 struct BufferState {

@@ -40,6 +40,12 @@ std::uint64_t Link::Allocate(std::uint64_t bytes, std::uint64_t alignment,
                                      allocator_->memory_bytes()));
 }
 
+void Link::Record(trace::Timeline* timeline) {
+  if (timeline != nullptr) {
+    throw LinkError(Uri(), "this device cannot record a timeline (the simulators ref and rtl can)");
+  }
+}
+
 void Link::Free(std::uint64_t address) {
   if (!allocator_ || !allocator_->Free(address)) {
     throw LinkError(Uri(), fmt::format("no allocation starts at 0x{:x}", address));

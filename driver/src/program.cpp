@@ -193,7 +193,8 @@ std::vector<std::uint8_t> Program::ReadOutput(std::string_view name) const {
 
 Run Program::Launch() {
   Device device(state_->device);
-  return device.Launch(text_address(), static_cast<std::uint32_t>(state_->source.words.size()));
+  return device.Launch(text_address(), static_cast<std::uint32_t>(state_->source.words.size()),
+                       state_->source.words);
 }
 
 }  // namespace systole

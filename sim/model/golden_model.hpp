@@ -79,6 +79,9 @@ class GoldenModel {
   // Runs queued launches in order until the queue is empty or one stops on an error.
   void RunUntilIdle();
   bool InterruptLine() const { return registers_.InterruptLine(); }
+  // Records every launch's instruction spans and stalls, as the cycle estimate schedules them,
+  // into `timeline` (nullptr: stop). The timeline must outlive the recording.
+  void Record(trace::Timeline* timeline) { timing_.Record(timeline); }
 
   // ---- Direct execution (tests, tools) -----------------------------------------------------
   // Runs one launch of `count` instructions at `pc` now, bypassing the command queue (and

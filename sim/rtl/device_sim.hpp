@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,7 @@
 #include "sim/rtl/memory_backends.hpp"
 #include "sim/rtl/rtl_device.hpp"
 #include "sim/rtl/signals.hpp"
+#include "sim/rtl/trace_sampler.hpp"
 
 namespace systole::rtl {
 
@@ -101,6 +103,11 @@ class DeviceSim final : public RtlDevice {
     return sim_->irq != 0;
   }
 
+  void Record(trace::Timeline* timeline) override {
+    sampler_.reset();
+    if (timeline != nullptr) sampler_.emplace(*timeline);
+  }
+
   Memory& memory() { return memory_; }
   Harness<Model>& sim() { return sim_; }
 
@@ -108,6 +115,10 @@ class DeviceSim final : public RtlDevice {
   // One clock edge with the device memory serviced.
   void Step() {
     memory_.BeforeEdge(sim_.dut(), sim_.Cycle());
+    if (sampler_) {
+      sim_.Eval();  // the ports as the rising edge will see them, with this cycle's inputs
+      sampler_->Sample(sim_.Cycle(), sim_->trace_accept, sim_->trace_done, sim_->trace_stall);
+    }
     sim_.Tick();
     memory_.AfterEdge();
   }
@@ -175,6 +186,7 @@ class DeviceSim final : public RtlDevice {
   Config config_;
   Memory memory_;
   Harness<Model> sim_;
+  std::optional<TraceSampler> sampler_;
 };
 
 }  // namespace systole::rtl

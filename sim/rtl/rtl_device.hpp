@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "arch/config/config.hpp"
+#include "sim/trace/timeline.hpp"
 
 namespace systole::rtl {
 
@@ -60,6 +61,9 @@ class RtlDevice {
   virtual void Run(std::uint64_t cycles) = 0;
   virtual bool InterruptLine() = 0;
   virtual std::uint64_t Cycle() const = 0;
+  // Samples the core's trace ports every cycle into `timeline` (nullptr: stop). Costs an extra
+  // evaluation per cycle while recording; the simulated behaviour is unchanged.
+  virtual void Record(trace::Timeline* timeline) = 0;
 };
 
 // The configurations this build has a Verilated model for with `memory` ("small",

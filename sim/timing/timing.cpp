@@ -52,6 +52,7 @@ void TimingModel::StartLaunch() {
   }
   tile_loaded_.clear();
   tile_popped_.clear();
+  if (timeline_ != nullptr) timeline_->LaunchStarted(0);
 }
 
 std::uint64_t TimingModel::DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const {
@@ -67,6 +68,7 @@ TimingModel::Cycle TimingModel::Dispatch(unsigned unit, PerfCounters& perf) {
   const auto& starts = recent_starts_[unit];
   if (starts.size() >= parameters_.unit_queue_depth) at = std::max(at, starts.front());
   At(perf, Perf::kStallDispatch) += at - sequencer_;
+  RecordStall(trace::kSequencerTrack, trace::StallCause::kDispatch, sequencer_, at);
   sequencer_ = at + 1;
   return at;
 }
@@ -100,10 +102,12 @@ void TimingModel::Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle comp
 
 // A DMA waits its latency, then its stream shares device memory with the other DMA units (first
 // come, first served in program order). Everything but its own stream is memory stall.
-TimingModel::Cycle TimingModel::Transfer(Cycle start, DmaTime time, PerfCounters& perf) {
+TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime time,
+                                         PerfCounters& perf) {
   const Cycle begin = std::max(start + time.latency, memory_free_);
   memory_free_ = begin + time.stream;
   At(perf, Perf::kStallMemory) += begin - start;
+  RecordStall(unit, trace::StallCause::kMemory, start, begin);
   return begin + time.stream;
 }
 
@@ -122,6 +126,7 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
   const Cycle base = std::max(dispatched, unit_free_[unit]);
   Cycle start = std::max(base, TakeTokens(insn, unit));
   At(perf, Perf::kStallToken) += start - base;
+  RecordStall(unit, trace::StallCause::kToken, base, start);
 
   const std::uint64_t element_bytes = ElementBytes(config_.dtype);
   Cycle unit_free = 0, complete = 0;
@@ -129,7 +134,7 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
     case Opcode::kLoad:
     case Opcode::kStore: {
       const std::uint64_t size = insn[Field::kMem] == 0 ? element_bytes : kAccumulatorElementBytes;
-      complete = Transfer(start,
+      complete = Transfer(unit, start,
                           Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
                               insn[Field::kElems] * size, insn.opcode == Opcode::kStore),
                           perf);
@@ -149,7 +154,7 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       }
       const DmaTime time = Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
                                insn[Field::kCols] * element_bytes, false);
-      complete = Transfer(start, time, perf);
+      complete = Transfer(unit, start, time, perf);
       // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
       // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
       // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.
@@ -167,6 +172,7 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
         ready += config_.rows;
         if (ready > start) {
           At(perf, Perf::kStallWfifo) += ready - start;
+          RecordStall(unit, trace::StallCause::kWeightFifo, start, ready);
           start = ready;
         }
         tile_popped_.push_back(start);
@@ -194,6 +200,7 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
   }
   Finish(unit, start, unit_free, complete);
   SendTokens(insn, unit, complete);
+  if (timeline_ != nullptr) timeline_->UnitInstruction(unit, start, complete);
 }
 
 }  // namespace systole::model

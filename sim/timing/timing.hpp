@@ -25,6 +25,7 @@
 #include "arch/isa/isa.hpp"
 #include "sim/timing/memory_timing.hpp"
 #include "sim/timing/perf_counters.hpp"
+#include "sim/trace/timeline.hpp"
 
 namespace systole::model {
 
@@ -67,6 +68,8 @@ class TimingModel {
   // Schedules one checked instruction, in program order, and adds its stall and MXU-busy
   // cycles to `perf`.
   void Schedule(const isa::Instruction& insn, PerfCounters& perf);
+  // Records each scheduled instruction's span and stalls into `timeline` (nullptr: stop).
+  void Record(trace::Timeline* timeline) { timeline_ = timeline; }
   // Cycles the launch has taken so far: when its last instruction completed.
   std::uint64_t LaunchCycles() const { return launch_end_; }
 
@@ -85,10 +88,15 @@ class TimingModel {
   Cycle TakeTokens(const isa::Instruction& insn, unsigned unit);
   void SendTokens(const isa::Instruction& insn, unsigned unit, Cycle complete);
   void Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle complete);
-  Cycle Transfer(Cycle start, DmaTime time, PerfCounters& perf);
+  Cycle Transfer(unsigned unit, Cycle start, DmaTime time, PerfCounters& perf);
+
+  void RecordStall(unsigned track, trace::StallCause cause, Cycle begin, Cycle end) {
+    if (timeline_ != nullptr) timeline_->UnitStall(track, cause, begin, end);
+  }
 
   Config config_;
   TimingParameters parameters_;
+  trace::Timeline* timeline_ = nullptr;
   MemoryTimingModel memory_;
   // kDram results by (address modulo dram_period_, stride, rows, row bytes, write): a DMA's
   // timing on an idle memory depends on the address only below the DRAM row bits.

@@ -156,9 +156,18 @@ class Device {
   // Launches `count` instructions at `pc` (what Program::Launch does). One run at a time: a
   // launch while another run has not been waited for throws DeviceError.
   Run Launch(std::uint64_t pc, std::uint32_t count);
+  // The same, telling a recording timeline (Record) which instructions lie at `pc`, so that its
+  // spans carry their names and sizes.
+  Run Launch(std::uint64_t pc, std::uint32_t count, std::span<const isa::Word> instructions);
 
   Counters ReadCounters();
   void ClearCounters();
+
+  // Records a timeline of the following launches (Link::Record; throws DeviceError on a device
+  // that cannot). Each launch announces its instructions to the timeline, so its spans carry
+  // names and sizes. nullptr stops recording; the timeline must outlive the recording.
+  void Record(trace::Timeline* timeline);
+  trace::Timeline* recording() const;
 
   // The link underneath, for tools that speak registers directly.
   Link& link();

@@ -17,6 +17,9 @@
 #include "systole/memory_allocator.hpp"
 
 namespace systole {
+namespace trace {
+class Timeline;
+}
 
 // A link could not be opened or an access failed. what() is "device 'URI': CAUSE"; cause()
 // is the part after the device, for callers that name the device themselves.
@@ -55,6 +58,11 @@ class Link {
                                  std::optional<std::uint64_t> at);
   // Releases the allocation starting at `address`. Throws LinkError if there is none.
   virtual void Free(std::uint64_t address);
+
+  // Records what each unit does during the following launches into `timeline` (nullptr: stop).
+  // Only the in-process simulators can (ref: the golden model's cycle estimate; rtl: the
+  // Verilated core's trace ports); the default throws LinkError saying so.
+  virtual void Record(trace::Timeline* timeline);
 
  private:
   std::unique_ptr<MemoryAllocator> allocator_;  // the default books, made on first use
