@@ -13,5 +13,6 @@ void AddServeCommand(CLI::App& app);   // serve.cpp: host a device for network c
 void AddGenCommand(CLI::App& app);     // gen.cpp: regenerate files derived from the definitions
 void AddHloCommand(CLI::App& app);     // hlo.cpp: check HLO text, run it on the reference interpreter
 void AddCompileCommand(CLI::App& app); // compile.cpp: HLO text -> compiled model (.sbin)
+void AddReportCommand(CLI::App& app);  // report.cpp: a timeline (run --trace) -> an HTML page
 
 }  // namespace systole::cli

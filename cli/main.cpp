@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   systole::cli::AddGenCommand(app);
   systole::cli::AddHloCommand(app);
   systole::cli::AddCompileCommand(app);
+  systole::cli::AddReportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
