@@ -38,6 +38,7 @@ struct RunOptions {
   bool quiet = false;
   unsigned timeout_ms = 60000;
   std::string trace;  // a Chrome trace-event timeline of the launch (ref, rtl)
+  std::string wave;   // an FST waveform of the launch (rtl)
 };
 
 // Converts one value to the device's little-endian representation of `dtype`. Integers must
@@ -174,6 +175,7 @@ void RunProgram(const RunOptions& options) {
   }
 
   device.ClearCounters();
+  if (!options.wave.empty()) device.RecordWaveform(options.wave);
   trace::Timeline timeline(config, options.device);
   if (!options.trace.empty()) {
     device.Record(&timeline);
@@ -213,6 +215,7 @@ void RunProgram(const RunOptions& options) {
   const double wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
+  if (!options.wave.empty()) device.RecordWaveform({});
   const Counters read = device.ReadCounters();
   if (!options.trace.empty()) {
     device.Record(nullptr);
@@ -290,11 +293,14 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--trace", options->trace,
                   "Write a timeline of every launch (Chrome trace-event JSON: Perfetto, chrome://tracing; "
                   "ref and rtl; docs/TRACE.md)");
+  cmd->add_option("--wave", options->wave,
+                  "Write the waveform of every signal during the run (FST: GTKWave, Surfer; rtl only; slow)");
   cmd->callback([options] {
     if (IsHloFile(options->program) || IsModelPath(options->program)) {
       RunModel({options->program, options->device, options->config, options->inputs,
                 options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
-                options->network_seed, options->outputs, options->json, options->quiet, options->trace});
+                options->network_seed, options->outputs, options->json, options->quiet, options->trace,
+                options->wave});
     } else {
       if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
       RunProgram(*options);

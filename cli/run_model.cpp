@@ -83,9 +83,11 @@ void RunModel(const ModelRunOptions& options) {
   Device device = Device::Open(options.device, config);
   trace::Timeline timeline(config, options.device);
   if (!options.trace.empty()) device.Record(&timeline);
+  if (!options.wave.empty()) device.RecordWaveform(options.wave);
   const auto run_start = Clock::now();
   const runtime::RunResult run = runtime::Execute(model, device, inputs, progress);
   const double run_seconds = Since(run_start);
+  if (!options.wave.empty()) device.RecordWaveform({});
   if (!options.trace.empty()) {
     device.Record(nullptr);
     timeline.WriteChromeTrace(options.trace);

@@ -18,6 +18,7 @@ struct ModelRunOptions {
   bool json = false;
   bool quiet = false;
   std::string trace;  // a Chrome trace-event timeline of the device steps (ref, rtl)
+  std::string wave;   // an FST waveform of the device steps (rtl)
 };
 
 // HLO text: a .hlo file, or a file that starts with "HloModule".

@@ -26,6 +26,7 @@ class RtlLink final : public Link {
     if (timeline_ != nullptr && offset == regs::OffsetOf("DOORBELL")) timeline_->LaunchStarted(device_->Cycle());
     device_->WriteRegister(offset, value);
   }
+  void RecordWaveform(const std::filesystem::path& path) override { device_->RecordWaveform(path); }
   void Record(trace::Timeline* timeline) override {
     device_->Record(timeline);
     timeline_ = timeline;

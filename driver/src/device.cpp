@@ -194,6 +194,10 @@ void Device::Record(trace::Timeline* timeline) {
 
 trace::Timeline* Device::recording() const { return state_->timeline; }
 
+void Device::RecordWaveform(const std::filesystem::path& path) {
+  Guarded(*state_, "record a waveform", [&] { state_->link->RecordWaveform(path); });
+}
+
 void Device::ClearCounters() {
   Guarded(*state_, "clear counters", [&] {
     state_->link->WriteRegister(OffsetOf("CTRL"), regs::Place(1, FieldOf("CTRL", "CLEAR_COUNTERS")));

@@ -46,6 +46,10 @@ void Link::Record(trace::Timeline* timeline) {
   }
 }
 
+void Link::RecordWaveform(const std::filesystem::path& path) {
+  if (!path.empty()) throw LinkError(Uri(), "this device has no waveform (the Verilated rtl device has)");
+}
+
 void Link::Free(std::uint64_t address) {
   if (!allocator_ || !allocator_->Free(address)) {
     throw LinkError(Uri(), fmt::format("no allocation starts at 0x{:x}", address));

@@ -103,6 +103,14 @@ class DeviceSim final : public RtlDevice {
     return sim_->irq != 0;
   }
 
+  void RecordWaveform(const std::filesystem::path& path) override {
+    if (path.empty()) {
+      sim_.StopTrace();
+    } else {
+      sim_.StartTrace(path);
+    }
+  }
+
   void Record(trace::Timeline* timeline) override {
     sampler_.reset();
     if (timeline != nullptr) sampler_.emplace(*timeline);

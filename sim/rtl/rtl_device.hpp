@@ -64,6 +64,9 @@ class RtlDevice {
   // Samples the core's trace ports every cycle into `timeline` (nullptr: stop). Costs an extra
   // evaluation per cycle while recording; the simulated behaviour is unchanged.
   virtual void Record(trace::Timeline* timeline) = 0;
+  // Writes every signal of the model, every cycle from now on, to the FST waveform `path`
+  // (GTKWave, Surfer); an empty path closes it. Slows the simulation several times.
+  virtual void RecordWaveform(const std::filesystem::path& path) = 0;
 };
 
 // The configurations this build has a Verilated model for with `memory` ("small",

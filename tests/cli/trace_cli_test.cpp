@@ -85,6 +85,10 @@ TEST_F(CliTrace, ErrorsNameTheFileAndTheDevice) {
   EXPECT_THAT(result.out, HasSubstr("not_a_trace.json"));
   EXPECT_THAT(result.out, HasSubstr("otherData"));
   EXPECT_FALSE(std::filesystem::exists(Path("x.html")));
+  result = Systole({"run", Source("examples/asm/mlp_int8.s"), "--device", "ref", "--wave", Path("x.fst")});
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_THAT(result.out, HasSubstr("device ref"));
+  EXPECT_THAT(result.out, HasSubstr("no waveform"));
   Write("broken.json", "{");
   result = Systole({"report", Path("broken.json"), "-o", Path("x.html")});
   EXPECT_NE(result.exit_code, 0);

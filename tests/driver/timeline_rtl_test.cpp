@@ -4,6 +4,9 @@
 // behind the fixed-latency memory, on the examples and on random legal programs.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 #include <random>
 
@@ -73,6 +76,23 @@ TEST_P(TimelineRtl, EveryInstructionOnceAndStallsMatchTheCounters) {
     EXPECT_LE(launch.end - launch.begin, counters["CYCLES"] + 8);
   }
   device.Record(nullptr);
+}
+
+// --wave: the FST waveform covers the launch, and closing it stops the writing.
+TEST(WaveformRtl, CoversTheLaunchAndStopsWhenClosed) {
+  const Config config = LoadConfig("tiny");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("systole_wave_" + std::to_string(::getpid()) + ".fst");
+  Device device = Device::Open("rtl", config);
+  Program program = device.Load(driver_test::ScaleProgram(3));
+  device.RecordWaveform(path);
+  ASSERT_TRUE(program.Launch().Wait(std::chrono::seconds(60)));
+  device.RecordWaveform({});
+  const auto size = std::filesystem::file_size(path);
+  EXPECT_GT(size, 1000u);
+  ASSERT_TRUE(program.Launch().Wait(std::chrono::seconds(60)));
+  EXPECT_EQ(std::filesystem::file_size(path), size);  // closed: the second launch is not in it
+  std::filesystem::remove(path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Memories, TimelineRtl, testing::Values("rtl", "rtl?memory=ideal"),

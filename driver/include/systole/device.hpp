@@ -168,6 +168,9 @@ class Device {
   // names and sizes. nullptr stops recording; the timeline must outlive the recording.
   void Record(trace::Timeline* timeline);
   trace::Timeline* recording() const;
+  // The waveform of every signal from now on, as FST (Link::RecordWaveform: rtl only; throws
+  // DeviceError elsewhere). An empty path closes it.
+  void RecordWaveform(const std::filesystem::path& path);
 
   // The link underneath, for tools that speak registers directly.
   Link& link();

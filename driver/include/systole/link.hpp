@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
@@ -63,6 +64,9 @@ class Link {
   // Only the in-process simulators can (ref: the golden model's cycle estimate; rtl: the
   // Verilated core's trace ports); the default throws LinkError saying so.
   virtual void Record(trace::Timeline* timeline);
+  // Writes the waveform of every signal, from now on, to `path` (FST; an empty path closes it).
+  // Only rtl can; the default throws LinkError saying so.
+  virtual void RecordWaveform(const std::filesystem::path& path);
 
  private:
   std::unique_ptr<MemoryAllocator> allocator_;  // the default books, made on first use
