@@ -11,7 +11,7 @@ GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Un
 SYSTOLE    := $(BUILD)/cli/systole
 CTEST_ARGS ?=
 
-.PHONY: help setup configure build python run test test-fast test-sanitize fuzz lint bench generate clean
+.PHONY: help setup configure build python run trace test test-fast test-sanitize fuzz lint bench generate clean
 
 help: ## Show this help
 	@echo "Systole — an open TPU. Targets:"
@@ -43,6 +43,14 @@ run: configure ## Compile an HLO network (examples/hlo/small_cnn_f32.hlo) and ru
 	$(SYSTOLE) compile $(or $(RUN_MODEL),examples/hlo/small_cnn_f32.hlo) --config $(CONFIG) -q \
 	  -o $(BUILD)/run_model.sbin --listing $(BUILD)/run_model.s
 	$(SYSTOLE) run $(BUILD)/run_model.sbin --device $(or $(DEVICE),rtl) --random-inputs 1
+
+# A timeline of the demo run (Perfetto, chrome://tracing) and its HTML report: docs/TRACE.md.
+trace: configure ## Run the demo model with a timeline (build/run.json) and write its report (build/run.html)
+	cmake --build $(BUILD) -j $(JOBS) --target systole
+	$(SYSTOLE) run $(or $(RUN_MODEL),examples/hlo/small_cnn_f32.hlo) --config $(CONFIG) --device $(or $(DEVICE),rtl) \
+	  --random-inputs 1 -q --trace $(BUILD)/run.json
+	$(SYSTOLE) report $(BUILD)/run.json -o $(BUILD)/run.html
+	@echo "timeline: $(BUILD)/run.json (open in https://ui.perfetto.dev)  report: $(BUILD)/run.html"
 
 test: build ## Build and run every test: main build, sanitizer build, then the fuzzers
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
