@@ -54,7 +54,7 @@ TEST_P(TimelineRtl, EveryInstructionOnceAndStallsMatchTheCounters) {
   for (std::size_t i = 0; i < programs.size(); ++i) {
     SCOPED_TRACE(programs[i].first);
     const image::Program& source = programs[i].second;
-    Run run;
+    systole::Run run;
     if (i < generated) {
       std::vector<std::uint8_t> text;
       for (const isa::Word& word : source.words) text.insert(text.end(), word.begin(), word.end());
@@ -96,6 +96,6 @@ TEST(WaveformRtl, CoversTheLaunchAndStopsWhenClosed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Memories, TimelineRtl, testing::Values("rtl", "rtl?memory=ideal"),
-                         [](const auto& info) { return info.param == "rtl" ? "Hbm" : "Ideal"; });
+                         [](const auto& param) { return param.param == "rtl" ? "Hbm" : "Ideal"; });
 
 }  // namespace
