@@ -149,4 +149,66 @@ TEST(ServerLimits, WrongTokensAreAnsweredSlowly) {
   EXPECT_LT(Clock::now() - hello, milliseconds(400)) << "the right token is not delayed";
 }
 
+// No HELLO within hello_timeout, or nothing for idle_timeout: the connection is closed. A
+// client whose request is with the device (a WAIT) is not idle; one that does not read is.
+TEST(ServerLimits, SilentAndIdleConnectionsAreClosed) {
+  ServerOptions options = Loopback();
+  options.hello_timeout = milliseconds(200);
+  options.idle_timeout = milliseconds(300);
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
+  RawClient silent(server.port());
+  RawClient idle(server.port());
+  idle.Hello(1);
+  RawClient unread(server.port());
+  unread.Hello(1);
+  PayloadWriter allocate;
+  allocate.U64(256 << 10).U64(4096).U8(1).U64(0x40000);
+  unread.Send(MessageType::kAllocate, 2, allocate);
+  ASSERT_EQ(unread.Receive().type, ReplyType(MessageType::kAllocate));
+  for (std::uint32_t id = 3; id < 3 + 64; ++id) {  // 16 MiB of replies it will never read
+    PayloadWriter read;
+    read.U64(0x40000).U32(256 << 10);
+    unread.Send(MessageType::kReadMemory, id, read);
+  }
+  const auto start = Clock::now();
+  EXPECT_TRUE(silent.Closed());
+  EXPECT_LT(Clock::now() - start, milliseconds(1500));
+  EXPECT_TRUE(idle.Closed());
+  EXPECT_GE(Clock::now() - start, milliseconds(250));
+  EXPECT_TRUE(Eventually([&] { return server.clients() == 0; }, milliseconds(3000)))
+      << "the client that does not read is closed too";
+}
+
+TEST(ServerLimits, MaxClientsCountsGreetedClientsOnly) {
+  ServerOptions options = Loopback();
+  options.max_clients = 1;
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
+  RawClient silent(server.port());  // connected, not greeted: not a client yet
+  RawClient first(server.port());
+  first.Hello(1);
+  RawClient second(server.port());
+  second.SendHello(1);
+  EXPECT_EQ(second.ReceiveError(1), ErrorCode::kTooManyClients);
+  EXPECT_TRUE(second.Closed());
+}
+
+TEST(ServerLimits, OptionsOutsideTheirRangeAreNamed) {
+  auto refused = [](auto change) {
+    ServerOptions options = Loopback();
+    change(options);
+    try {
+      DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
+      return std::string("accepted");
+    } catch (const ServerError& error) {
+      return std::string(error.what());
+    }
+  };
+  EXPECT_THAT(refused([](ServerOptions& o) { o.max_payload = 16; }), HasSubstr("max_payload 16"));
+  EXPECT_THAT(refused([](ServerOptions& o) { o.max_clients = 0; }), HasSubstr("max_clients 0"));
+  EXPECT_THAT(refused([](ServerOptions& o) { o.max_allocation_bytes = 0; }),
+              HasSubstr("max_allocation_bytes 0"));
+  EXPECT_THAT(refused([](ServerOptions& o) { o.idle_timeout = milliseconds(0); }),
+              HasSubstr("idle_timeout 0 ms"));
+}
+
 }  // namespace
