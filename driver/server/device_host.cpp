@@ -15,7 +15,7 @@ using protocol::PayloadReader;
 using protocol::PayloadWriter;
 using protocol::ProtocolError;
 
-DeviceHost::DeviceHost(std::unique_ptr<Link> device, const ServerOptions& options)
+DeviceHost::DeviceHost(std::unique_ptr<Link> device, const ServerOptions& options, bool worker)
     : device_(std::move(device)),
       options_(options),
       config_(regs::DecodeIdentity([this](std::uint32_t offset) {
@@ -25,7 +25,28 @@ DeviceHost::DeviceHost(std::unique_ptr<Link> device, const ServerOptions& option
           options.max_allocation_bytes.value_or(config_.memory_bytes / kDefaultQuotaShare)),
       allocator_(config_.memory_bytes) {
   ReserveScrubProgram();
-  worker_ = std::thread([this] { WorkerLoop(); });
+  if (worker) worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+void DeviceHost::Poll() {
+  for (;;) {
+    std::unique_lock lock(mutex_);
+    if (events_.empty()) break;
+    Event event = std::move(events_.front());
+    events_.pop_front();
+    lock.unlock();
+    HandleEvent(event);
+    AnswerWaits();
+  }
+  while (active_ || !ready_.empty()) {
+    if (active_) {
+      StepLaunch();
+    } else {
+      StartNextLaunch();
+    }
+    AnswerWaits();
+  }
+  SendDelayedReplies();
 }
 
 DeviceHost::~DeviceHost() { Stop(); }
@@ -36,7 +57,12 @@ void DeviceHost::Stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  if (worker_.joinable()) {
+    worker_.join();
+  } else {  // Poll's host: end what the worker would have ended
+    if (active_) AbortActiveLaunch();
+    while (!sessions_.empty()) CloseSession(sessions_.begin()->first);
+  }
 }
 
 void DeviceHost::Open(std::uint64_t session, SendFrame send) {

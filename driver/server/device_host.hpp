@@ -32,7 +32,8 @@ namespace systole::server {
 
 class DeviceHost {
  public:
-  DeviceHost(std::unique_ptr<Link> device, const ServerOptions& options);
+  // `worker`: false for fuzzers and deterministic tests, which call Poll() instead.
+  DeviceHost(std::unique_ptr<Link> device, const ServerOptions& options, bool worker = true);
   ~DeviceHost();
   DeviceHost(const DeviceHost&) = delete;
   DeviceHost& operator=(const DeviceHost&) = delete;
@@ -43,6 +44,11 @@ class DeviceHost {
   void Close(std::uint64_t session);
   // Stops the worker; nothing is sent afterwards. Idempotent.
   void Stop();
+  // Without a worker: handles every event delivered so far and runs every launch to its end,
+  // on the calling thread. Replies that are due later (a WAIT, a wrong token's) stay pending.
+  void Poll();
+  // Allocations of device memory, the server's own included: without a worker (Poll) only.
+  std::size_t allocations() const { return allocator_.allocations().size(); }
 
   std::uint32_t sessions() const { return sessions_open_.load(); }
   std::uint32_t greeted() const { return greeted_.load(); }
