@@ -80,7 +80,7 @@ test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50,
 	  $(if $(filter ON,$(LONG_V2)),rtl_core_long_test)
 	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
 
-FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config fuzz_frame fuzz_hlo
+FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config fuzz_frame fuzz_hlo fuzz_server
 fuzz: setup ## Build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF -DFUZZ_SECONDS=$(FUZZ_SECONDS)

@@ -15,4 +15,19 @@ void AddHloCommand(CLI::App& app);     // hlo.cpp: check HLO text, run it on the
 void AddCompileCommand(CLI::App& app); // compile.cpp: HLO text -> compiled model (.sbin)
 void AddReportCommand(CLI::App& app);  // report.cpp: a timeline (run --trace) -> an HTML page
 
+// Checks a --device URI: a token in it (tcp://…?token=…) would show in `ps`, in shell history
+// and in logs, so the command line refuses it and names the alternatives (SYSTOLE_TOKEN,
+// SYSTOLE_TOKEN_FILE) without echoing the value.
+inline CLI::Validator NoTokenInUri() {
+  return CLI::Validator(
+      [](std::string& uri) -> std::string {
+        const auto query = uri.find('?');
+        if (!uri.starts_with("tcp://") || query == std::string::npos) return "";
+        if (uri.find("token=", query) == std::string::npos) return "";
+        return "a token on the command line shows in ps and shell history: put it in "
+               "SYSTOLE_TOKEN, or in a file named by SYSTOLE_TOKEN_FILE";
+      },
+      "URI");
+}
+
 }  // namespace systole::cli

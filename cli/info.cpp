@@ -109,7 +109,8 @@ void AddInfoCommand(CLI::App& app) {
   cmd->add_option("-c,--config", options->config, "Configuration name or .toml path")
       ->capture_default_str();
   cmd->add_option("-d,--device", options->device,
-                  "Read the identity registers of this device instead (e.g. ref)");
+                  "Read the identity registers of this device instead (e.g. ref)")
+      ->check(NoTokenInUri());
   cmd->add_flag("--json", options->json, "Print JSON");
   cmd->add_flag("--list", options->list, "List the shipped configurations");
   cmd->callback([options] { RunInfo(*options); });

@@ -2,6 +2,7 @@
 // own memory and registers; launches take turns. Loopback only unless a token is given.
 #include <fmt/core.h>
 
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <sstream>
@@ -20,7 +21,9 @@ struct ServeOptions {
   std::string token_file;
   std::uint32_t max_clients = 64;
   std::uint32_t max_frame_mib = 16;
-  std::uint64_t max_client_memory_mib = 1024;
+  std::uint64_t max_client_memory_mib = 0;  // 0: a quarter of device memory
+  std::uint32_t launch_timeout_s = 600;
+  std::uint32_t idle_timeout_s = 600;
 };
 
 std::string ReadToken(const std::string& path) {
@@ -61,9 +64,14 @@ void Serve(const ServeOptions& serve) {
   ServerOptions options;
   ParseListen(serve.listen, options);
   if (!serve.token_file.empty()) options.token = ReadToken(serve.token_file);
+  // CLI11 checked the ranges below (ClampedRange), so the shifts cannot wrap.
   options.max_clients = serve.max_clients;
   options.max_payload = serve.max_frame_mib << 20;
-  options.max_allocation_bytes = serve.max_client_memory_mib << 20;
+  if (serve.max_client_memory_mib != 0) {
+    options.max_allocation_bytes = serve.max_client_memory_mib << 20;
+  }
+  options.launch_timeout = std::chrono::seconds(serve.launch_timeout_s);
+  options.idle_timeout = std::chrono::seconds(serve.idle_timeout_s);
 
   // SIGINT and SIGTERM are taken with sigwait below, so block them before any thread starts.
   sigset_t signals;
@@ -96,14 +104,28 @@ void AddServeCommand(CLI::App& app) {
                   "ADDR:PORT to listen on (port 0: any); not loopback needs --token-file")
       ->capture_default_str();
   cmd->add_option("--token-file", options->token_file,
-                  "File holding the token clients must send (tcp://HOST:PORT?token=… or "
-                  "SYSTOLE_TOKEN)")
+                  "File holding the token clients must send (they read it from SYSTOLE_TOKEN "
+                  "or the file SYSTOLE_TOKEN_FILE names)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--max-clients", options->max_clients, "Clients at once")->capture_default_str();
+  // Every limit has a range, so that no value wraps (4096 MiB << 20 is 0 in 32 bits) or leaves
+  // a server nobody can use; CLI11 names the option and the value it refuses.
+  cmd->add_option("--max-clients", options->max_clients, "Greeted clients at once")
+      ->check(CLI::Range(1u, 4096u))
+      ->capture_default_str();
   cmd->add_option("--max-frame-mib", options->max_frame_mib, "Largest frame payload, MiB")
+      ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
   cmd->add_option("--max-client-memory-mib", options->max_client_memory_mib,
-                  "Device memory one client may allocate, MiB")
+                  "Device memory one client may allocate, MiB (default: a quarter of device "
+                  "memory)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
+  cmd->add_option("--launch-timeout-s", options->launch_timeout_s,
+                  "A launch running longer is aborted (ABORTED)")
+      ->check(CLI::Range(1u, 86400u))
+      ->capture_default_str();
+  cmd->add_option("--idle-timeout-s", options->idle_timeout_s,
+                  "A client idle this long is disconnected")
+      ->check(CLI::Range(1u, 86400u))
       ->capture_default_str();
   cmd->callback([options] { Serve(*options); });
 }

@@ -1,4 +1,4 @@
-// `ref`: the golden model, in process. Launches run to completion when the host waits.
+// `ref`: the golden model, in process. Launches run when the host waits, for as long as it waits.
 #include "sim/model/golden_model.hpp"
 #include "systole/link.hpp"
 
@@ -20,9 +20,12 @@ class RefLink final : public Link {
   void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
     model_.ReadMemory(address, bytes);
   }
-  bool WaitForInterrupt(std::chrono::milliseconds /*timeout*/) override {
-    model_.RunUntilIdle();  // the model is synchronous: waiting means running
-    return true;
+  // The model is synchronous: waiting means running it, until the queue drains or the
+  // timeout passes (the launch then pauses between two instructions and resumes next time).
+  bool WaitForInterrupt(std::chrono::milliseconds timeout) override {
+    const auto now = std::chrono::steady_clock::now();
+    const bool forever = timeout >= std::chrono::hours(24 * 365);  // now + timeout would overflow
+    return model_.RunUntil(forever ? std::chrono::steady_clock::time_point::max() : now + timeout);
   }
   void Record(trace::Timeline* timeline) override { model_.Record(timeline); }
 

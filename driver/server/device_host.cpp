@@ -15,14 +15,38 @@ using protocol::PayloadReader;
 using protocol::PayloadWriter;
 using protocol::ProtocolError;
 
-DeviceHost::DeviceHost(std::unique_ptr<Link> device, const ServerOptions& options)
+DeviceHost::DeviceHost(std::unique_ptr<Link> device, const ServerOptions& options, bool worker)
     : device_(std::move(device)),
       options_(options),
       config_(regs::DecodeIdentity([this](std::uint32_t offset) {
         return device_->ReadRegister(offset);
       })),
+      max_allocation_bytes_(
+          options.max_allocation_bytes.value_or(config_.memory_bytes / kDefaultQuotaShare)),
       allocator_(config_.memory_bytes) {
-  worker_ = std::thread([this] { WorkerLoop(); });
+  ReserveScrubProgram();
+  if (worker) worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+void DeviceHost::Poll() {
+  for (;;) {
+    std::unique_lock lock(mutex_);
+    if (events_.empty()) break;
+    Event event = std::move(events_.front());
+    events_.pop_front();
+    lock.unlock();
+    HandleEvent(event);
+    AnswerWaits();
+  }
+  while (active_ || !ready_.empty()) {
+    if (active_) {
+      StepLaunch();
+    } else {
+      StartNextLaunch();
+    }
+    AnswerWaits();
+  }
+  SendDelayedReplies();
 }
 
 DeviceHost::~DeviceHost() { Stop(); }
@@ -33,7 +57,12 @@ void DeviceHost::Stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (worker_.joinable()) worker_.join();
+  if (worker_.joinable()) {
+    worker_.join();
+  } else {  // Poll's host: end what the worker would have ended
+    if (active_) AbortActiveLaunch();
+    while (!sessions_.empty()) CloseSession(sessions_.begin()->first);
+  }
 }
 
 void DeviceHost::Open(std::uint64_t session, SendFrame send) {
@@ -60,32 +89,38 @@ void DeviceHost::Close(std::uint64_t session) {
   wake_.notify_one();
 }
 
-// Events first (they are quick), then one launch, then again: a long queue of launches cannot
-// starve a client's register reads for more than one launch.
+// Events first (they are quick), then one slice of the launch on the device (or the start of
+// the next one), then again: neither a long launch nor a long queue of launches delays a
+// client's request by more than a slice. kMaxEventsPerSlice keeps a flood of requests from
+// stalling the launch in turn.
 void DeviceHost::WorkerLoop() {
+  constexpr int kMaxEventsPerSlice = 256;
+  int events_handled = 0;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    if (!events_.empty()) {
+    if (!events_.empty() && (events_handled < kMaxEventsPerSlice || (!active_ && ready_.empty()))) {
       Event event = std::move(events_.front());
       events_.pop_front();
       lock.unlock();
       HandleEvent(event);
-      AnswerWaits(false);
+      AnswerWaits();
+      ++events_handled;
       lock.lock();
       continue;
     }
+    events_handled = 0;
     lock.unlock();
-    const bool launch_ready = !ready_.empty();
-    if (launch_ready) RunNextLaunch();
-    AnswerWaits(false);
-    std::optional<std::chrono::steady_clock::time_point> deadline;
-    for (const auto& [id, session] : sessions_) {
-      if (session.wait && (!deadline || session.wait->deadline < *deadline)) {
-        deadline = session.wait->deadline;
-      }
+    const bool device_busy = active_ || !ready_.empty();
+    if (active_) {
+      StepLaunch();
+    } else if (!ready_.empty()) {
+      StartNextLaunch();
     }
+    AnswerWaits();
+    SendDelayedReplies();
+    const auto deadline = NextDeadline();
     lock.lock();
-    if (launch_ready || !events_.empty() || stopping_) continue;
+    if (device_busy || !events_.empty() || stopping_) continue;
     if (deadline) {
       wake_.wait_until(lock, *deadline);
     } else {
@@ -93,6 +128,7 @@ void DeviceHost::WorkerLoop() {
     }
   }
   lock.unlock();
+  if (active_) AbortActiveLaunch();
   while (!sessions_.empty()) CloseSession(sessions_.begin()->first);
 }
 
@@ -105,7 +141,7 @@ void DeviceHost::HandleEvent(Event& event) {
       break;
     case Event::Kind::kDeliver:
       if (auto it = sessions_.find(event.session); it != sessions_.end()) {
-        HandleRequest(it->second, event.frame);
+        HandleRequest(it->second, event.session, event.frame);
         Session& session = it->second;
         if (session.Runnable() &&
             std::find(ready_.begin(), ready_.end(), event.session) == ready_.end()) {
@@ -117,7 +153,7 @@ void DeviceHost::HandleEvent(Event& event) {
   }
 }
 
-void DeviceHost::HandleRequest(Session& session, const protocol::Frame& frame) {
+void DeviceHost::HandleRequest(Session& session, std::uint64_t id, const protocol::Frame& frame) {
   bool close = false;
   std::uint16_t type = static_cast<std::uint16_t>(MessageType::kError);
   std::vector<std::uint8_t> payload;
@@ -148,8 +184,19 @@ void DeviceHost::HandleRequest(Session& session, const protocol::Frame& frame) {
     type = protocol::ReplyType(static_cast<MessageType>(frame.type));
     payload = std::move(*reply);
   } catch (const ProtocolError& error) {
-    close = error.code() == ErrorCode::kUnauthorized || error.code() == ErrorCode::kBadVersion;
+    close = error.code() == ErrorCode::kUnauthorized || error.code() == ErrorCode::kBadVersion ||
+            error.code() == ErrorCode::kTooManyClients;
     payload = protocol::ErrorPayload(error.code(), error.what());
+    if (error.code() == ErrorCode::kUnauthorized) {
+      // One wrong token answered per auth_failure_delay, across all connections: guessing is
+      // slow however many connections guess at once. The connection reads nothing meanwhile.
+      const auto now = std::chrono::steady_clock::now();
+      last_auth_failure_ = std::max(now, last_auth_failure_) + options_.auth_failure_delay;
+      delayed_.push_back({id, last_auth_failure_,
+                          protocol::EncodeHeader(type, frame.request_id, payload),
+                          std::move(payload)});
+      return;
+    }
   } catch (const std::exception& error) {
     payload = protocol::ErrorPayload(ErrorCode::kDevice, error.what());
   }
@@ -157,11 +204,33 @@ void DeviceHost::HandleRequest(Session& session, const protocol::Frame& frame) {
   session.send()(header, std::move(payload), close);
 }
 
-void DeviceHost::AnswerWaits(bool timeouts_only) {
+void DeviceHost::SendDelayedReplies() {
+  const auto now = std::chrono::steady_clock::now();
+  while (!delayed_.empty() && delayed_.front().due <= now) {
+    DelayedReply reply = std::move(delayed_.front());
+    delayed_.pop_front();
+    if (auto it = sessions_.find(reply.session); it != sessions_.end()) {
+      it->second.send()(reply.header, std::move(reply.payload), true);
+    }
+  }
+}
+
+std::optional<std::chrono::steady_clock::time_point> DeviceHost::NextDeadline() const {
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (!delayed_.empty()) deadline = delayed_.front().due;
+  for (const auto& [id, session] : sessions_) {
+    if (session.wait && (!deadline || session.wait->deadline < *deadline)) {
+      deadline = session.wait->deadline;
+    }
+  }
+  return deadline;
+}
+
+void DeviceHost::AnswerWaits() {
   const auto now = std::chrono::steady_clock::now();
   for (auto& [id, session] : sessions_) {
     if (!session.wait) continue;
-    const bool satisfied = !timeouts_only && session.WaitSatisfied();
+    const bool satisfied = session.WaitSatisfied();
     if (!satisfied && now < session.wait->deadline) continue;
     std::vector<std::uint8_t> payload = {static_cast<std::uint8_t>(satisfied ? 1 : 0)};
     const protocol::Header header = protocol::EncodeHeader(
@@ -174,6 +243,7 @@ void DeviceHost::AnswerWaits(bool timeouts_only) {
 void DeviceHost::CloseSession(std::uint64_t id) {
   const auto it = sessions_.find(id);
   if (it == sessions_.end()) return;
+  if (active_ && active_->session == id) AbortActiveLaunch();  // its memory is about to go
   Session& session = it->second;
   while (!session.allocations.empty()) {
     try {
@@ -183,10 +253,13 @@ void DeviceHost::CloseSession(std::uint64_t id) {
       fmt::print(stderr, "systole serve: zeroing a closed session's memory: {}\n", error.what());
     }
   }
+  if (session.greeted) --greeted_;
   sessions_.erase(it);
   --sessions_open_;
 }
 
+// A session's own launch may still use the allocation: then it leaves the session's books now
+// (the client can no longer reach it) and returns to everyone's when the launch ends.
 void DeviceHost::FreeAllocation(Session& session, std::uint64_t address) {
   const auto it = session.allocations.find(address);
   if (it == session.allocations.end()) {
@@ -195,6 +268,14 @@ void DeviceHost::FreeAllocation(Session& session, std::uint64_t address) {
   }
   const auto [start, end] = *it;
   session.allocations.erase(it);
+  if (session.running()) {
+    session.frees_after_launch.emplace_back(start, end);
+  } else {
+    ReleaseRange(session, start, end);
+  }
+}
+
+void DeviceHost::ReleaseRange(Session& session, std::uint64_t start, std::uint64_t end) {
   session.allocated_bytes -= end - start;
   allocator_.Free(start);
   // Zero what the client wrote, so the next owner of these bytes cannot read them.

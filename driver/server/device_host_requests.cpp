@@ -38,22 +38,8 @@ std::optional<std::vector<std::uint8_t>> DeviceHost::Respond(Session& session,
   PayloadWriter reply;
   switch (static_cast<MessageType>(frame.type)) {
     case MessageType::kHello: {
-      const std::uint16_t version = request.U16();
-      const std::string token = request.String(4096);
-      request.ExpectEnd();
-      if (version != protocol::kVersion) {
-        throw ProtocolError(ErrorCode::kBadVersion,
-                            fmt::format("client speaks protocol version {}, this server {}",
-                                        version, protocol::kVersion));
-      }
-      if (!options_.token.empty() && !SameToken(options_.token, token)) {
-        throw ProtocolError(ErrorCode::kUnauthorized,
-                            token.empty() ? "this server needs a token (tcp://HOST:PORT?token=… "
-                                            "or SYSTOLE_TOKEN)"
-                                          : "wrong token");
-      }
-      session.greeted = true;
-      reply.U64(config_.memory_bytes).U32(options_.max_payload).U64(options_.max_allocation_bytes);
+      Greet(session, request);
+      reply.U64(config_.memory_bytes).U32(options_.max_payload).U64(max_allocation_bytes_);
       break;
     }
     case MessageType::kReadRegister: {
@@ -110,13 +96,12 @@ std::optional<std::vector<std::uint8_t>> DeviceHost::Respond(Session& session,
       const std::uint64_t at = request.U64();
       request.ExpectEnd();
       const std::uint64_t size = MemoryAllocator::RoundedSize(bytes);
-      if (bytes == 0 || size > options_.max_allocation_bytes ||
-          session.allocated_bytes > options_.max_allocation_bytes - size) {
+      if (bytes == 0 || size > max_allocation_bytes_ ||
+          session.allocated_bytes > max_allocation_bytes_ - size) {
         throw ProtocolError(ErrorCode::kNoMemory,
                             fmt::format("{} more bytes would exceed this client's limit of {} "
                                         "(it holds {})",
-                                        bytes, options_.max_allocation_bytes,
-                                        session.allocated_bytes));
+                                        bytes, max_allocation_bytes_, session.allocated_bytes));
       }
       std::optional<std::uint64_t> address;
       if (fixed) {
@@ -151,6 +136,30 @@ std::optional<std::vector<std::uint8_t>> DeviceHost::Respond(Session& session,
     case MessageType::kError: break;  // not a request: HandleRequest refused it already
   }
   return std::move(reply.bytes());
+}
+
+// The token is never part of a reply or a message: a client learns only that it was wrong.
+void DeviceHost::Greet(Session& session, PayloadReader& request) {
+  const std::uint16_t version = request.U16();
+  const std::string token = request.String(kMaxTokenBytes);
+  request.ExpectEnd();
+  if (version != protocol::kVersion) {
+    throw ProtocolError(ErrorCode::kBadVersion,
+                        fmt::format("client speaks protocol version {}, this server {}", version,
+                                    protocol::kVersion));
+  }
+  if (!options_.token.empty() && !SameToken(options_.token, token)) {
+    throw ProtocolError(ErrorCode::kUnauthorized,
+                        token.empty() ? "this server needs a token (SYSTOLE_TOKEN or "
+                                        "SYSTOLE_TOKEN_FILE)"
+                                      : "wrong token");
+  }
+  if (greeted_.load() >= options_.max_clients) {
+    throw ProtocolError(ErrorCode::kTooManyClients,
+                        fmt::format("the server already has {} clients", options_.max_clients));
+  }
+  session.greeted = true;
+  ++greeted_;
 }
 
 }  // namespace systole::server

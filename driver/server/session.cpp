@@ -18,11 +18,23 @@ void Session::WriteRegister(std::uint32_t offset, std::uint32_t value) {
   registers_.Write(offset, value, *this);
 }
 
+// While none of the session's launches is on the device, the front of its queue counts as
+// running: from the client's side the device would be running it now.
 std::uint32_t Session::WaitingLaunches() const {
-  return static_cast<std::uint32_t>(launches_.size() - (Runnable() ? 1 : 0));
+  return static_cast<std::uint32_t>(launches_.size() - (!running_ && Runnable() ? 1 : 0));
+}
+
+void Session::SoftReset() {
+  launches_.clear();
+  if (running_) stop_ = Stop::kReset;
 }
 
 void Session::Abort() {
+  if (running_) {
+    stop_ = Stop::kAbort;  // the device host aborts it; the device says where it stopped
+    launches_.clear();
+    return;
+  }
   if (launches_.empty()) return;
   registers_.RaiseError(regs::ErrorCode::kAborted, launches_.front().pc);
   launches_.clear();
@@ -39,20 +51,28 @@ void Session::Doorbell(regs::Launch launch) {
 QueuedLaunch Session::PopLaunch() {
   const QueuedLaunch launch = launches_.front();
   launches_.pop_front();
+  running_ = true;
+  stop_ = Stop::kNone;
   return launch;
 }
 
 void Session::FinishLaunch(std::uint32_t irq_status, std::uint32_t irq_code,
                            regs::ErrorCode error, std::uint64_t fault_pc,
                            const std::array<std::uint64_t, kNumCounters>& counts) {
+  const bool reset = stop_ == Stop::kReset;
+  running_ = false;
+  stop_ = Stop::kNone;
   for (std::size_t i = 0; i < kNumCounters; ++i) registers_.counters()[i] += counts[i];
+  if (reset) return;
   if ((irq_status & regs::Mask(FieldOf("IRQ_STATUS", "USER"))) != 0) registers_.UserInterrupt(irq_code);
   if ((irq_status & regs::Mask(FieldOf("IRQ_STATUS", "DONE"))) != 0) registers_.LaunchDone();
   if (error != regs::ErrorCode::kNone) registers_.RaiseError(error, fault_pc);
 }
 
-void Session::RefuseLaunch(std::uint64_t fault_pc) {
-  registers_.RaiseError(regs::ErrorCode::kDramRange, fault_pc);
+void Session::RefuseLaunch(regs::ErrorCode error, std::uint64_t fault_pc) {
+  running_ = false;
+  stop_ = Stop::kNone;
+  registers_.RaiseError(error, fault_pc);
 }
 
 void Session::CountHostBytes(std::uint64_t bytes) {

@@ -52,6 +52,9 @@ class Session final : private regs::HostRegisterOwner {
   RangeMap allocations;   // [start, end) this client owns
   RangeMap dirty;         // bytes it (or its launches) wrote: zeroed when freed
   std::uint64_t allocated_bytes = 0;
+  // Allocations the client freed while its own launch ran: gone from `allocations` (the client
+  // can no longer reach them) but kept from other clients until the launch ends.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> frees_after_launch;
 
   // ---- Registers ----
   // The value of a register that is the session's own, or nullopt for identity registers
@@ -61,29 +64,40 @@ class Session final : private regs::HostRegisterOwner {
   void WriteRegister(std::uint32_t offset, std::uint32_t value);
 
   // ---- Launches ----
+  // A launch is queued and may start (it waits for its turn on the device).
   bool Runnable() const { return !launches_.empty() && registers_.error() == regs::ErrorCode::kNone; }
+  // One of the session's launches is on the device now.
+  bool running() const { return running_; }
+  // The client asked (CTRL.ABORT, CTRL.SOFT_RESET) to stop the launch that runs.
+  bool stop_requested() const { return stop_ != Stop::kNone; }
   // A WAIT is answered once the interrupt line is up or nothing is left to run.
-  bool WaitSatisfied() const { return registers_.InterruptLine() || !Runnable(); }
+  bool WaitSatisfied() const { return registers_.InterruptLine() || (!running_ && !Runnable()); }
+  // Takes the next launch off the queue: it runs until FinishLaunch or RefuseLaunch.
   QueuedLaunch PopLaunch();
   // Folds a finished launch into the session: interrupt causes, error, counter increments.
   void FinishLaunch(std::uint32_t irq_status, std::uint32_t irq_code, regs::ErrorCode error,
                     std::uint64_t fault_pc, const std::array<std::uint64_t, kNumCounters>& counts);
-  // A launch the server refused to run (it would leave the client's memory).
-  void RefuseLaunch(std::uint64_t fault_pc);
+  // A launch the server refused to run (it would leave the client's memory): `error` at
+  // `fault_pc`, as the device would report a fault there.
+  void RefuseLaunch(regs::ErrorCode error, std::uint64_t fault_pc);
   void CountHostBytes(std::uint64_t bytes);
 
  private:
   // regs::HostRegisterOwner: the session's launch queue. Its front is the launch that runs (or
   // runs next): the device host pops it when it starts it.
-  bool Busy() const override { return Runnable(); }
+  bool Busy() const override { return running_ || Runnable(); }
   std::uint32_t WaitingLaunches() const override;
-  void SoftReset() override { launches_.clear(); }
+  void SoftReset() override;
   void Abort() override;
   void Doorbell(regs::Launch launch) override;
 
   SendFrame send_;
   std::uint32_t command_queue_depth_;
   std::deque<QueuedLaunch> launches_;
+  bool running_ = false;
+  // kAbort: the device's ABORTED error is the launch's outcome; kReset: its outcome is dropped
+  // (the registers were reset), only its counts are kept.
+  enum class Stop { kNone, kAbort, kReset } stop_ = Stop::kNone;
   regs::HostRegisters registers_;  // the rules are shared with the golden model
 };
 

@@ -119,7 +119,7 @@ Device Device::Open(std::string_view uri, const Config& config) {
   try {
     link = OpenLink(uri, config);
   } catch (const LinkError& error) {
-    throw DeviceError(std::string(uri), "open", error.cause());
+    throw DeviceError(RedactUri(uri), "open", error.cause());
   }
   return Device(std::move(link));
 }

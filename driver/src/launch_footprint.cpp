@@ -1,5 +1,7 @@
 #include "systole/launch_footprint.hpp"
 
+#include <algorithm>
+
 namespace systole {
 
 using isa::Field;
@@ -41,6 +43,41 @@ LaunchFootprint FootprintOf(std::span<const isa::Word> words, const Config& conf
     if (insn.opcode == Opcode::kHalt) break;
   }
   return footprint;
+}
+
+// The same checks, in the same order, as the golden model's CheckDma and CheckLoadWeights
+// (sim/model/dma.cpp), which the RTL matches; tests/driver/server_launch_test.cpp compares them.
+std::optional<regs::ErrorCode> OperandFault(const isa::Instruction& insn, const Config& config) {
+  const std::uint64_t element = ElementBytes(config.dtype);
+  switch (insn.opcode) {
+    case Opcode::kLoad:
+    case Opcode::kStore: {
+      const bool acc = insn[Field::kMem] == static_cast<unsigned>(isa::MemSpace::kAcc);
+      const std::uint64_t size = acc ? kAccumulatorElementBytes : element;
+      if (insn[Field::kDram] % size != 0 || insn[Field::kStride] % size != 0) {
+        return regs::ErrorCode::kMisaligned;
+      }
+      const std::uint64_t ub_width = std::max(config.rows, config.cols);
+      if (insn[Field::kCol] + insn[Field::kElems] > (acc ? config.cols : ub_width)) {
+        return regs::ErrorCode::kShape;
+      }
+      const std::uint64_t buffer_rows = acc ? config.accumulator_bytes / (config.cols * size)
+                                            : config.unified_buffer_bytes / (ub_width * element);
+      if (insn[Field::kRow] + insn[Field::kRows] > buffer_rows) {
+        return acc ? regs::ErrorCode::kAccRange : regs::ErrorCode::kUbRange;
+      }
+      return std::nullopt;
+    }
+    case Opcode::kLoadWeights:
+      if (insn[Field::kDram] % element != 0 || insn[Field::kStride] % element != 0) {
+        return regs::ErrorCode::kMisaligned;
+      }
+      if (insn[Field::kRows] > config.rows || insn[Field::kCols] > config.cols) {
+        return regs::ErrorCode::kShape;
+      }
+      return std::nullopt;
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace systole

@@ -2,6 +2,7 @@
 // default (host-side) allocation books.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -15,6 +16,22 @@ namespace systole {
 
 LinkError::LinkError(std::string_view uri, const std::string& cause)
     : std::runtime_error(fmt::format("device '{}': {}", uri, cause)), cause_(cause) {}
+
+std::string RedactUri(std::string_view uri) {
+  const auto query = uri.find('?');
+  if (!uri.starts_with("tcp://") || query == std::string_view::npos) return std::string(uri);
+  std::string shown(uri.substr(0, query + 1));
+  std::string_view parameters = uri.substr(query + 1);
+  bool first = true;
+  while (!parameters.empty()) {
+    const std::string_view parameter = parameters.substr(0, parameters.find('&'));
+    parameters.remove_prefix(std::min(parameters.size(), parameter.size() + 1));
+    if (!first) shown += '&';
+    first = false;
+    shown += parameter.starts_with("token=") ? std::string_view("token=<hidden>") : parameter;
+  }
+  return shown;
+}
 
 Link::Link() = default;
 Link::~Link() = default;

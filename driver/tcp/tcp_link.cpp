@@ -1,16 +1,25 @@
 // `tcp://HOST:PORT`: a device hosted by `systole serve`, reached with the frames of
-// docs/PROTOCOL.md over a blocking Boost.Asio socket. Bulk transfers are cut into chunks and
-// pipelined (several requests in flight) so that the link runs near the socket's speed.
+// docs/PROTOCOL.md over a Boost.Asio socket. Bulk transfers are cut into chunks and pipelined
+// (several requests in flight) so that the link runs near the socket's speed.
+//
+// Every operation has a deadline: each is started asynchronously and the io_context runs for
+// at most the time left (Asio's blocking-client-with-timeouts idiom), so a server that accepts
+// and never answers costs a bounded wait and a clear error, never a hang. The token never
+// appears in Uri() or in a message: it is hidden as soon as the URI is parsed.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
+#include <charconv>
 #include <cstdlib>
 #include <deque>
+#include <fstream>
+#include <sstream>
 
 #include "systole/link.hpp"
 #include "systole/protocol.hpp"
+#include "systole/server.hpp"  // kMinMaxPayload
 
 namespace systole {
 namespace {
@@ -27,30 +36,75 @@ using protocol::PayloadWriter;
 // 4 MiB for 64 MiB writes (CPU per byte 5-10% lower than with 1 MiB), no worse for reads.
 constexpr std::uint32_t kChunkBytes = 512u << 10;
 constexpr std::size_t kWindow = 8;  // chunk requests in flight at once
+// How long a reply (and connecting, and sending a request) may take unless the URI says
+// otherwise (?timeout_ms=N). A WAIT's reply may take its own timeout more. Requests wait at most
+// a few milliseconds for another client's launch (the server runs launches in slices), so only
+// a slow network or a stuck server comes near this.
+constexpr std::chrono::milliseconds kDefaultReplyTimeout{60000};
 
 struct Endpoint {
   std::string host;
   std::string port;
   std::string token;
+  std::chrono::milliseconds timeout = kDefaultReplyTimeout;
+  std::string shown;  // the URI as messages show it: the token hidden
 };
 
-// tcp://HOST:PORT[?token=TOKEN]; HOST may be [v6]. The token falls back to $SYSTOLE_TOKEN.
+std::string ReadTokenFile(const std::string& path, std::string_view shown) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (!file || token.empty()) {
+    throw LinkError(shown, fmt::format("SYSTOLE_TOKEN_FILE {} is missing, unreadable or empty", path));
+  }
+  return token;
+}
+
+// tcp://HOST:PORT[?PARAM=VALUE[&...]]; HOST may be [v6]. Parameters: token (else
+// $SYSTOLE_TOKEN, else the file named by $SYSTOLE_TOKEN_FILE) and timeout_ms.
 Endpoint ParseUri(std::string_view uri) {
-  std::string_view rest = uri.substr(6);  // after "tcp://"
   Endpoint endpoint;
+  endpoint.shown = RedactUri(uri);
+  std::string_view rest = uri.substr(6);  // after "tcp://"
+  std::optional<std::string> token;
   if (const auto query = rest.find('?'); query != std::string_view::npos) {
-    const std::string_view parameters = rest.substr(query + 1);
-    if (!parameters.starts_with("token=")) {
-      throw LinkError(uri, "the only URI parameter is ?token=TOKEN");
-    }
-    endpoint.token = std::string(parameters.substr(6));
+    std::string_view parameters = rest.substr(query + 1);
     rest = rest.substr(0, query);
-  } else if (const char* token = std::getenv("SYSTOLE_TOKEN")) {
-    endpoint.token = token;
+    while (!parameters.empty()) {
+      const std::string_view parameter = parameters.substr(0, parameters.find('&'));
+      parameters.remove_prefix(std::min(parameters.size(), parameter.size() + 1));
+      const auto equals = parameter.find('=');
+      const std::string_view name = parameter.substr(0, equals);
+      const std::string_view value =
+          equals == std::string_view::npos ? std::string_view() : parameter.substr(equals + 1);
+      if (name == "token") {
+        token = std::string(value);
+      } else if (name == "timeout_ms") {
+        unsigned long long ms = 0;
+        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
+        if (error != std::errc() || end != value.data() + value.size() || ms == 0 ||
+            ms > 86'400'000) {
+          throw LinkError(endpoint.shown, fmt::format("timeout_ms={} is not 1..86400000", value));
+        }
+        endpoint.timeout = std::chrono::milliseconds(ms);
+      } else {
+        throw LinkError(endpoint.shown, fmt::format("unknown URI parameter '{}' (expected token "
+                                                    "or timeout_ms)", name));
+      }
+    }
+  }
+  if (token) {
+    endpoint.token = *token;
+  } else if (const char* from_environment = std::getenv("SYSTOLE_TOKEN")) {
+    endpoint.token = from_environment;
+  } else if (const char* path = std::getenv("SYSTOLE_TOKEN_FILE")) {
+    endpoint.token = ReadTokenFile(path, endpoint.shown);
   }
   const auto colon = rest.rfind(':');
   if (colon == std::string_view::npos || colon + 1 == rest.size() || colon == 0) {
-    throw LinkError(uri, "expected tcp://HOST:PORT");
+    throw LinkError(endpoint.shown, "expected tcp://HOST:PORT");
   }
   std::string_view host = rest.substr(0, colon);
   if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
@@ -61,22 +115,40 @@ Endpoint ParseUri(std::string_view uri) {
 
 class TcpLink final : public Link {
  public:
-  explicit TcpLink(std::string_view uri) : uri_(uri), socket_(io_) {
+  explicit TcpLink(std::string_view uri) : socket_(io_) {
     const Endpoint endpoint = ParseUri(uri);
-    try {
-      tcp::resolver resolver(io_);
-      asio::connect(socket_, resolver.resolve(endpoint.host, endpoint.port));
-      socket_.set_option(tcp::no_delay(true));
-    } catch (const boost::system::system_error& error) {
-      throw LinkError(uri_, fmt::format("cannot connect: {}", error.code().message()));
+    uri_ = endpoint.shown;
+    timeout_ = endpoint.timeout;
+    boost::system::error_code error;
+    tcp::resolver resolver(io_);
+    const auto addresses = resolver.resolve(endpoint.host, endpoint.port, error);
+    if (!error) {
+      asio::async_connect(socket_, addresses,
+                          [&error](boost::system::error_code result, const tcp::endpoint&) {
+                            error = result;
+                          });
+      if (!Complete(timeout_)) error = asio::error::timed_out;
     }
+    if (error) throw LinkError(uri_, fmt::format("cannot connect: {}", error.message()));
+    socket_.set_option(tcp::no_delay(true));
     PayloadWriter hello;
     hello.U16(protocol::kVersion).String(endpoint.token);
     const std::vector<std::uint8_t> reply = Call(MessageType::kHello, hello.bytes());
-    PayloadReader reader(reply);
-    memory_bytes_ = reader.U64();
-    max_payload_ = reader.U32();
-    reader.U64();  // the server's per-client allocation limit: it enforces it
+    try {
+      PayloadReader reader(reply);
+      memory_bytes_ = reader.U64();
+      max_payload_ = reader.U32();
+      reader.U64();  // the server's per-client allocation limit: it enforces it
+      reader.ExpectEnd();
+    } catch (const protocol::ProtocolError& bad) {
+      throw LinkError(uri_, fmt::format("reply to HELLO: {}", bad.what()));
+    }
+    // A limit below this leaves a transfer no room beside its fields: chunks of nothing.
+    if (max_payload_ < kMinMaxPayload) {
+      throw LinkError(uri_, fmt::format("the server's payload limit of {} bytes is below the {} "
+                                        "a client needs",
+                                        max_payload_, kMinMaxPayload));
+    }
     chunk_bytes_ = std::min<std::uint32_t>(kChunkBytes, max_payload_ - 16);
   }
 
@@ -132,9 +204,10 @@ class TcpLink final : public Link {
 
   bool WaitForInterrupt(std::chrono::milliseconds timeout) override {
     PayloadWriter request;
-    request.U32(static_cast<std::uint32_t>(
-        std::clamp<std::int64_t>(timeout.count(), 0, std::numeric_limits<std::uint32_t>::max())));
-    const auto reply = Call(MessageType::kWait, request.bytes());
+    const auto wait_ms =
+        std::clamp<std::int64_t>(timeout.count(), 0, std::numeric_limits<std::uint32_t>::max());
+    request.U32(static_cast<std::uint32_t>(wait_ms));
+    const auto reply = Call(MessageType::kWait, request.bytes(), std::chrono::milliseconds(wait_ms));
     PayloadReader reader(reply);
     return reader.U8() != 0;
   }
@@ -163,26 +236,75 @@ class TcpLink final : public Link {
     const std::array<asio::const_buffer, 3> buffers = {
         asio::buffer(header), asio::buffer(fields.data(), fields.size()),
         asio::buffer(bulk.data(), bulk.size())};
-    try {
-      asio::write(socket_, buffers);
-    } catch (const boost::system::system_error& error) {
-      throw LinkError(uri_, fmt::format("sending {}: {}", protocol::MessageTypeName(
-                                                               static_cast<std::uint16_t>(type)),
-                                        error.code().message()));
+    const std::string_view name = protocol::MessageTypeName(static_cast<std::uint16_t>(type));
+    CheckUsable();
+    boost::system::error_code error;
+    asio::async_write(socket_, buffers,
+                      [&error](boost::system::error_code result, std::size_t) { error = result; });
+    if (!Complete(timeout_)) {
+      Break(fmt::format("sending {}: the server took nothing for {} ms", name, timeout_.count()));
     }
+    if (error) Break(fmt::format("sending {}: {}", name, error.message()));
     return id;
   }
 
-  // Reads the reply to request `id`. Its payload goes to `destination` when given (and must
-  // fill it exactly), otherwise into reply_.
-  void Receive(std::uint32_t id, MessageType type, std::span<std::uint8_t>* destination) {
+  // Runs the operation just started until it completes or `limit` passes. On timeout the
+  // socket is closed (the stream is out of step from then on) and false returned.
+  bool Complete(std::chrono::milliseconds limit) {
+    io_.restart();
+    io_.run_for(limit);
+    if (io_.stopped()) return true;
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    io_.run();  // the cancelled operation's handler
+    return false;
+  }
+
+  // Reads exactly `buffer` within the deadline.
+  void ReadExactly(asio::mutable_buffer buffer, std::chrono::steady_clock::time_point deadline,
+                   std::string_view name, std::chrono::milliseconds limit) {
+    boost::system::error_code error;
+    asio::async_read(socket_, buffer,
+                     [&error](boost::system::error_code result, std::size_t) { error = result; });
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!Complete(std::max(left, std::chrono::milliseconds(1)))) {
+      Break(fmt::format("no reply to {} within {} ms", name, limit.count()));
+    }
+    if (error) {
+      Break(fmt::format("waiting for the reply to {}: {}", name,
+                        error == asio::error::eof ? "the server closed the connection"
+                                                  : error.message()));
+    }
+  }
+
+  // After a timeout or a broken stream, every later call fails with the first reason.
+  [[noreturn]] void Break(const std::string& why) {
+    broken_ = why;
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    throw LinkError(uri_, why);
+  }
+  void CheckUsable() const {
+    if (broken_) throw LinkError(uri_, fmt::format("unusable since: {}", *broken_));
+  }
+
+  // Reads the reply to request `id` within timeout_ (+ `extra`, for a WAIT). Its payload goes
+  // to `destination` when given (and must fill it exactly), otherwise into reply_.
+  void Receive(std::uint32_t id, MessageType type, std::span<std::uint8_t>* destination,
+               std::chrono::milliseconds extra = std::chrono::milliseconds(0)) {
     const std::string_view name = protocol::MessageTypeName(static_cast<std::uint16_t>(type));
+    CheckUsable();
+    const std::chrono::milliseconds limit = timeout_ + extra;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
     protocol::Header header;
     protocol::HeaderFields fields;
     try {
-      asio::read(socket_, asio::buffer(header));
-      if (auto error = protocol::ParseHeader(header, max_payload_ + 64, fields)) {
-        throw LinkError(uri_, fmt::format("reply to {}: {}", name, error->message));
+      ReadExactly(asio::buffer(header), deadline, name, limit);
+      // An error reply may be longer than a small limit; 64 KiB covers any message.
+      const std::uint32_t accept = std::max<std::uint32_t>(max_payload_, 1u << 16) + 64;
+      if (auto error = protocol::ParseHeader(header, accept, fields)) {
+        Break(fmt::format("reply to {}: {}", name, error->message));
       }
       const bool is_error = fields.type == static_cast<std::uint16_t>(MessageType::kError);
       std::span<std::uint8_t> payload;
@@ -192,7 +314,7 @@ class TcpLink final : public Link {
         reply_.resize(fields.payload_bytes);
         payload = reply_;
       }
-      asio::read(socket_, asio::buffer(payload.data(), payload.size()));
+      ReadExactly(asio::buffer(payload.data(), payload.size()), deadline, name, limit);
       if (!protocol::PayloadMatches(header, payload)) {
         throw LinkError(uri_, fmt::format("reply to {}: {}", name,
                                           protocol::ChecksumError(header, payload).message));
@@ -211,23 +333,21 @@ class TcpLink final : public Link {
         throw LinkError(uri_, fmt::format("unexpected reply to {} (type 0x{:x}, {} bytes)", name,
                                           fields.type, fields.payload_bytes));
       }
-    } catch (const boost::system::system_error& error) {
-      throw LinkError(uri_, fmt::format("waiting for the reply to {}: {}", name,
-                                        error.code() == asio::error::eof
-                                            ? "the server closed the connection"
-                                            : error.code().message()));
     } catch (const protocol::ProtocolError& error) {
       throw LinkError(uri_, fmt::format("reply to {}: {}", name, error.what()));
     }
   }
 
-  std::vector<std::uint8_t> Call(MessageType type, std::span<const std::uint8_t> payload) {
+  std::vector<std::uint8_t> Call(MessageType type, std::span<const std::uint8_t> payload,
+                                 std::chrono::milliseconds extra = std::chrono::milliseconds(0)) {
     const std::uint32_t id = Send(type, payload, {});
-    Receive(id, type, nullptr);
+    Receive(id, type, nullptr, extra);
     return reply_;
   }
 
-  std::string uri_;
+  std::string uri_;  // the token hidden
+  std::chrono::milliseconds timeout_ = kDefaultReplyTimeout;
+  std::optional<std::string> broken_;
   asio::io_context io_;
   tcp::socket socket_;
   std::uint32_t next_id_ = 1;

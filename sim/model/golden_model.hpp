@@ -18,6 +18,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -78,6 +79,11 @@ class GoldenModel {
   void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes);
   // Runs queued launches in order until the queue is empty or one stops on an error.
   void RunUntilIdle();
+  // The same, but pauses between two instructions once `deadline` has passed (at least one
+  // instruction runs per call): returns false then, with the launch still BUSY, and the next
+  // call resumes it. A host that waits with a timeout (the `ref` link, a device server) needs
+  // this to keep a long launch from holding its thread; CTRL.ABORT stops a paused launch.
+  bool RunUntil(std::chrono::steady_clock::time_point deadline);
   bool InterruptLine() const { return registers_.InterruptLine(); }
   // Records every launch's instruction spans and stalls, as the cycle estimate schedules them,
   // into `timeline` (nullptr: stop). The timeline must outlive the recording.
@@ -119,6 +125,12 @@ class GoldenModel {
     std::array<std::array<std::uint32_t, isa::kNumUnits>, isa::kNumUnits> tokens{};
     std::deque<WeightTile> weight_fifo;
     std::optional<WeightTile> stationary;
+    // Where a launch that RunUntil paused stands: it resumes at instruction `next`.
+    bool active = false;
+    std::uint64_t pc = 0;
+    std::uint32_t count = 0;
+    std::uint64_t next = 0;
+    LaunchResult result;
   };
   using QueuedLaunch = regs::Launch;
 
@@ -126,6 +138,10 @@ class GoldenModel {
   class RegisterOwner;
   std::uint32_t IdentityRegister(std::uint32_t offset) const;
   void SoftReset();
+  // sequencer.cpp: Execute in steps. StepLaunch runs one instruction of the active launch and
+  // returns true when the launch has ended (HALT or a fault).
+  void BeginLaunch(std::uint64_t pc, std::uint32_t count);
+  bool StepLaunch();
   void RaiseError(regs::ErrorCode code, std::uint64_t pc, std::string message);
 
   // sequencer.cpp

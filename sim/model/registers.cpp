@@ -42,8 +42,8 @@ constexpr std::uint32_t High(std::uint64_t value) { return static_cast<std::uint
 }  // namespace
 
 // What the registers ask of the model (regs::HostRegisterOwner). Launches run when the host
-// waits (RunUntilIdle), so every queued launch is waiting and none runs while a register is
-// written.
+// waits (RunUntilIdle, RunUntil), so every queued launch is waiting; one that RunUntil paused
+// is BUSY (and counts as running, not waiting) while a register is written.
 class GoldenModel::RegisterOwner final : public regs::HostRegisterOwner {
  public:
   explicit RegisterOwner(GoldenModel& model) : model_(model) {}
@@ -53,6 +53,15 @@ class GoldenModel::RegisterOwner final : public regs::HostRegisterOwner {
   }
   void SoftReset() override { model_.SoftReset(); }
   void Abort() override {
+    if (model_.launch_.active) {
+      // A launch RunUntil paused stops before its next instruction; the rest are dropped.
+      const std::uint64_t pc = model_.launch_.pc + model_.launch_.next * isa::kInstructionBytes;
+      model_.launch_ = LaunchState{};
+      model_.busy_ = false;
+      model_.RaiseError(ErrorCode::kAborted, pc, "aborted by the host");
+      model_.command_queue_.clear();
+      return;
+    }
     if (model_.command_queue_.empty()) return;
     // The oldest queued launch is the one the hardware would be running: it stops before its
     // first instruction, and the rest are dropped.
@@ -142,14 +151,24 @@ void GoldenModel::RaiseError(ErrorCode code, std::uint64_t pc, std::string messa
   if (registers_.RaiseError(code, pc)) last_error_message_ = std::move(message);
 }
 
-void GoldenModel::RunUntilIdle() {
+void GoldenModel::RunUntilIdle() { RunUntil(std::chrono::steady_clock::time_point::max()); }
+
+bool GoldenModel::RunUntil(std::chrono::steady_clock::time_point deadline) {
   busy_ = true;
-  while (!command_queue_.empty() && registers_.error() == ErrorCode::kNone) {
-    const QueuedLaunch launch = command_queue_.front();
-    command_queue_.pop_front();
-    Execute(launch.pc, launch.count);
+  for (;;) {
+    if (!launch_.active) {
+      if (command_queue_.empty() || registers_.error() != ErrorCode::kNone) break;
+      const QueuedLaunch launch = command_queue_.front();
+      command_queue_.pop_front();
+      BeginLaunch(launch.pc, launch.count);
+    }
+    if (!StepLaunch() && deadline != std::chrono::steady_clock::time_point::max() &&
+        std::chrono::steady_clock::now() >= deadline) {
+      return false;
+    }
   }
   busy_ = false;
+  return true;
 }
 
 }  // namespace systole::model

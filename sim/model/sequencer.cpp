@@ -27,49 +27,66 @@ unsigned UnitOf(Opcode opcode) {
 }  // namespace
 
 LaunchResult GoldenModel::Execute(std::uint64_t pc, std::uint32_t count) {
+  BeginLaunch(pc, count);
+  while (!StepLaunch()) {
+  }
+  return launch_.result;
+}
+
+void GoldenModel::BeginLaunch(std::uint64_t pc, std::uint32_t count) {
   launch_ = LaunchState{};
+  launch_.active = true;
+  launch_.pc = pc;
+  launch_.count = count;
   timing_.StartLaunch();
-  LaunchResult result;
-  for (std::uint64_t index = 0;; ++index) {
-    // pc < 2^48 for the first fetch to succeed, so this sum cannot wrap before a fault.
-    const std::uint64_t insn_pc = pc + index * isa::kInstructionBytes;
-    isa::Instruction insn;
-    std::optional<Fault> fault;
-    if (insn_pc % isa::kInstructionBytes != 0) {
-      fault = Fault{ErrorCode::kMisaligned,
-                    fmt::format("program counter is not a multiple of {}", isa::kInstructionBytes)};
-    } else if (index == count) {
-      fault = Fault{ErrorCode::kProgramOverrun,
-                    fmt::format("{} instructions executed without HALT", count)};
-    } else if (!memory_.Contains(insn_pc, isa::kInstructionBytes)) {
-      fault = Fault{ErrorCode::kDramRange, "instruction fetch outside device memory"};
+}
+
+bool GoldenModel::StepLaunch() {
+  LaunchResult& result = launch_.result;
+  const std::uint64_t index = launch_.next++;
+  // pc < 2^48 for the first fetch to succeed, so this sum cannot wrap before a fault.
+  const std::uint64_t insn_pc = launch_.pc + index * isa::kInstructionBytes;
+  isa::Instruction insn;
+  std::optional<Fault> fault;
+  if (insn_pc % isa::kInstructionBytes != 0) {
+    fault = Fault{ErrorCode::kMisaligned,
+                  fmt::format("program counter is not a multiple of {}", isa::kInstructionBytes)};
+  } else if (index == launch_.count) {
+    fault = Fault{ErrorCode::kProgramOverrun,
+                  fmt::format("{} instructions executed without HALT", launch_.count)};
+  } else if (!memory_.Contains(insn_pc, isa::kInstructionBytes)) {
+    fault = Fault{ErrorCode::kDramRange, "instruction fetch outside device memory"};
+  } else {
+    isa::Word word;
+    memory_.Read(insn_pc, word);
+    if (auto error = isa::Decode(word, insn)) {
+      fault = Fault{static_cast<ErrorCode>(error->code), std::move(error->message)};
     } else {
-      isa::Word word;
-      memory_.Read(insn_pc, word);
-      if (auto error = isa::Decode(word, insn)) {
-        fault = Fault{static_cast<ErrorCode>(error->code), std::move(error->message)};
-      } else {
-        fault = Check(insn);
-      }
+      fault = Check(insn);
     }
-    if (fault) {
-      result.error = fault->code;
-      result.fault_pc = insn_pc;
-      result.message = fmt::format("pc 0x{:x}: {}: {}", insn_pc, regs::ErrorName(fault->code),
-                                   fault->message);
-      RaiseError(fault->code, insn_pc, result.message);
-      break;
-    }
+  }
+  bool ended = false;
+  if (fault) {
+    result.error = fault->code;
+    result.fault_pc = insn_pc;
+    result.message = fmt::format("pc 0x{:x}: {}: {}", insn_pc, regs::ErrorName(fault->code),
+                                 fault->message);
+    RaiseError(fault->code, insn_pc, result.message);
+    ended = true;
+  } else {
     Dispatch(insn);
     ++result.retired;
     ++Count(Perf::kInsns);
     if (insn.opcode == Opcode::kHalt) {
       registers_.LaunchDone();
-      break;
+      ended = true;
     }
   }
-  Count(Perf::kCycles) += timing_.LaunchCycles();
-  return result;
+  if (ended) {
+    Count(Perf::kCycles) += timing_.LaunchCycles();
+    launch_.active = false;
+  }
+  return ended;
 }
 
 std::optional<GoldenModel::Fault> GoldenModel::Check(const isa::Instruction& insn) const {

@@ -15,6 +15,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 struct CliResult {
@@ -102,6 +103,30 @@ TEST(CliInfo, UnknownConfigurationAndDeviceAreClearErrors) {
   result = Systole({"info", "--device", "tcp://127.0.0.1:1", "--config", "tiny"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("device 'tcp://127.0.0.1:1'"));
+}
+
+// Issue 20: limits that wrapped (4096 MiB << 20 is 0 in 32 bits) or left a useless server are
+// refused, naming the option; a token on the command line is refused without being echoed.
+TEST(CliServe, LimitsOutsideTheirRangeAreRefused) {
+  for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
+           {"--max-frame-mib", "4096"}, {"--max-clients", "0"},
+           {"--max-client-memory-mib", "17592186044416"}, {"--launch-timeout-s", "0"}}) {
+    const CliResult result = Systole({"serve", "--listen", "127.0.0.1:0", option, value});
+    EXPECT_NE(result.exit_code, 0) << option;
+    EXPECT_THAT(result.out, HasSubstr(option)) << result.out;
+    EXPECT_THAT(result.out, HasSubstr(value)) << result.out;
+  }
+}
+
+TEST(CliInfo, ATokenOnTheCommandLineIsRefusedAndNotEchoed) {
+  for (const char* command : {"info", "run"}) {
+    std::vector<std::string> args = {command, "--device", "tcp://127.0.0.1:1?token=hunter2-secret"};
+    if (std::string(command) == "run") args.insert(args.begin() + 1, Source("examples/asm/conv_pool_tiny.s"));
+    const CliResult result = Systole(args);
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_THAT(result.out, HasSubstr("SYSTOLE_TOKEN")) << result.out;
+    EXPECT_THAT(result.out, Not(HasSubstr("hunter2-secret"))) << result.out;
+  }
 }
 
 TEST(CliGen, CheckedInFilesAreCurrent) {

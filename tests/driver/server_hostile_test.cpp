@@ -10,6 +10,7 @@
 #include "systole/device.hpp"
 #include "systole/server.hpp"
 #include "tests/driver/driver_test_util.hpp"
+#include "tests/driver/raw_client.hpp"
 
 namespace {
 
@@ -19,54 +20,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using std::chrono::milliseconds;
 
-// A client that speaks raw frames.
-class RawClient {
- public:
-  explicit RawClient(std::uint16_t port) : socket_(io_) {
-    socket_.connect(tcp::endpoint(asio::ip::address_v4::loopback(), port));
-  }
-  void SendBytes(const std::vector<std::uint8_t>& bytes) {
-    asio::write(socket_, asio::buffer(bytes));
-  }
-  void Send(MessageType type, std::uint32_t id, PayloadWriter payload = {}) {
-    SendBytes(EncodeFrame(static_cast<std::uint16_t>(type), id, payload.bytes()));
-  }
-  void Hello(std::uint32_t id) {
-    PayloadWriter hello;
-    hello.U16(kVersion).String("");
-    Send(MessageType::kHello, id, hello);
-    EXPECT_EQ(Receive().type, ReplyType(MessageType::kHello));
-  }
-  Frame Receive() {
-    Frame frame;
-    while (decoder_.Next(frame) != FrameDecoder::Status::kFrame) {
-      std::array<std::uint8_t, 4096> chunk;
-      const std::size_t n = socket_.read_some(asio::buffer(chunk));
-      decoder_.Feed({chunk.data(), n});
-    }
-    return frame;
-  }
-  // The code of the next frame, which must be an error reply to `expected_id`.
-  ErrorCode ReceiveError(std::uint32_t expected_id) {
-    const Frame frame = Receive();
-    EXPECT_EQ(frame.type, static_cast<std::uint16_t>(MessageType::kError));
-    EXPECT_EQ(frame.request_id, expected_id);
-    return DecodeErrorReply(frame.payload).code;
-  }
-  // True once the server has closed the connection.
-  bool Closed() {
-    std::array<std::uint8_t, 64> chunk;
-    boost::system::error_code error;
-    socket_.read_some(asio::buffer(chunk), error);
-    return error == asio::error::eof || error == asio::error::connection_reset;
-  }
-  void Close() { socket_.close(); }
-
- private:
-  asio::io_context io_;
-  tcp::socket socket_;
-  FrameDecoder decoder_;
-};
+using driver_test::RawClient;
 
 ServerOptions Small() {
   ServerOptions options;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
 
 #include "tests/model/model_test_util.hpp"
@@ -168,6 +169,34 @@ TEST(Registers, ErrorStopsLaterLaunchesUntilCleared) {
   model.RunUntilIdle();
   EXPECT_EQ(Register(model, "LAUNCHES_DONE"), 1u);
   EXPECT_EQ(Register(model, "STATUS"), 0u);
+}
+
+// RunUntil with a deadline already past runs one instruction per call, so a host that waits
+// with a timeout gets its thread back between instructions; the launch resumes, or ABORT ends it.
+TEST(Registers, RunUntilPausesBetweenInstructionsAndResumes) {
+  const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  GoldenModel model(LoadConfig("tiny"));
+  Queue(model, {Sync(), Sync(), Sync(), Halt()}, 0x100);
+  EXPECT_FALSE(model.RunUntil(past));
+  EXPECT_EQ(model.Counter("INSNS"), 1u);
+  EXPECT_EQ(Register(model, "STATUS") & 1u, 1u) << "BUSY while paused";
+  EXPECT_FALSE(model.RunUntil(past));
+  EXPECT_EQ(model.Counter("INSNS"), 2u);
+  EXPECT_TRUE(model.RunUntil(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
+  EXPECT_EQ(Register(model, "LAUNCHES_DONE"), 1u);
+  EXPECT_EQ(Register(model, "STATUS"), 0u);
+
+  GoldenModel aborted(LoadConfig("tiny"));
+  Queue(aborted, {Sync(), Sync(), Sync(), Halt()}, 0x100);
+  EXPECT_FALSE(aborted.RunUntil(past));
+  EXPECT_FALSE(aborted.RunUntil(past));
+  SetRegister(aborted, "CTRL", 0x2);  // ABORT the paused launch
+  EXPECT_EQ(Register(aborted, "ERROR_CODE"), static_cast<std::uint32_t>(ErrorCode::kAborted));
+  EXPECT_EQ(Register(aborted, "FAULT_PC_LO"), 0x140u) << "stopped before its third instruction";
+  EXPECT_EQ(Register(aborted, "STATUS") & 1u, 0u);
+  EXPECT_TRUE(aborted.RunUntil(past));
+  EXPECT_EQ(aborted.Counter("INSNS"), 2u);
+  EXPECT_EQ(Register(aborted, "LAUNCHES_DONE"), 0u);
 }
 
 TEST(Registers, AbortDropsQueuedLaunches) {

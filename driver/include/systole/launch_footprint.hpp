@@ -14,6 +14,7 @@
 
 #include "arch/config/config.hpp"
 #include "arch/isa/isa.hpp"
+#include "arch/regs/regmap.hpp"
 
 namespace systole {
 
@@ -38,5 +39,12 @@ LaunchFootprint FootprintOf(std::span<const isa::Word> words, const Config& conf
 // The device-memory range an instruction's DMA touches, or nullopt for instructions that touch
 // none. Used by FootprintOf and by relocation.
 std::optional<TouchedRange> DmaRangeOf(const isa::Instruction& instruction, const Config& config);
+
+// The fault a device reports for a LOAD, STORE or LOAD_WEIGHTS before it checks the device-memory
+// range (docs/ISA.md: MISALIGNED, SHAPE, then UB_RANGE or ACC_RANGE), or nullopt when its
+// operands are fine up to the range. A device server that refuses an instruction for its range
+// reports this instead when there is one, so that the error reads as the device's own.
+std::optional<regs::ErrorCode> OperandFault(const isa::Instruction& instruction,
+                                            const Config& config);
 
 }  // namespace systole

@@ -72,9 +72,14 @@ class Link {
   std::unique_ptr<MemoryAllocator> allocator_;  // the default books, made on first use
 };
 
+// `uri` fit to show: a token in it (tcp://HOST:PORT?token=…) replaced by "<hidden>". Links,
+// Device and the CLI show URIs only through this, so a token never reaches a message or a log.
+std::string RedactUri(std::string_view uri);
+
 // Opens a link by URI. `config` selects the configuration for devices that are built on
 // demand (the in-process models); hardware and servers report their own. Supported: "ref",
-// "rtl[?memory=hbm|ideal]", "tcp://HOST:PORT[?token=TOKEN]" (the token may also come from $SYSTOLE_TOKEN),
+// "rtl[?memory=hbm|ideal]", "tcp://HOST:PORT[?token=TOKEN][&timeout_ms=N]" (the token may also come from $SYSTOLE_TOKEN
+// or the file named by $SYSTOLE_TOKEN_FILE),
 // "usb://VID:PID[/SERIAL]", "pcie://DDDD:BB:DD.F", and the simulated USB and PCIe paths
 // "usb+sim" and "pcie+sim" (docs/HOST_LINKS.md).
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);

@@ -1,0 +1,205 @@
+// Launches through a device server: a long launch does not stall the other clients and is cut
+// at its budget; no client takes all device memory by default; on-chip state (unified buffer,
+// accumulators) never carries one client's data to another; and faults read the same through
+// tcp:// as on the device itself.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include "systole/device.hpp"
+#include "systole/server.hpp"
+#include "tests/driver/driver_test_util.hpp"
+
+namespace {
+
+using namespace systole;
+using isa::Field;
+using isa::Opcode;
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+ServerOptions Loopback() {
+  ServerOptions options;
+  options.port = 0;
+  return options;
+}
+
+isa::Instruction Insn(Opcode opcode, std::initializer_list<std::pair<Field, std::uint64_t>> fields) {
+  return isa::MakeInstruction(opcode, fields, 0, 0);
+}
+
+isa::Instruction Dma(Opcode opcode, isa::MemSpace mem, std::uint64_t dram, std::uint64_t stride,
+                     std::uint64_t row, std::uint64_t rows, std::uint64_t elems) {
+  return Insn(opcode, {{Field::kMem, static_cast<std::uint64_t>(mem)}, {Field::kDram, dram},
+                       {Field::kStride, stride}, {Field::kRow, row}, {Field::kCol, 0},
+                       {Field::kRows, rows}, {Field::kElems, elems}});
+}
+
+// Writes `program` into a fresh buffer of `device` and launches it there.
+struct Launched {
+  Buffer text;
+  Run run;
+};
+Launched LaunchWords(Device& device, const std::vector<isa::Instruction>& program) {
+  std::vector<std::uint8_t> bytes;
+  for (const isa::Instruction& insn : program) {
+    const isa::Word word = isa::EncodeOrThrow(insn);
+    bytes.insert(bytes.end(), word.begin(), word.end());
+  }
+  Buffer text = device.Allocate(bytes.size());
+  text.Write(bytes);
+  Run run = device.Launch(text.address(), static_cast<std::uint32_t>(program.size()));
+  return {std::move(text), std::move(run)};
+}
+
+// Seconds of work on `small` for the golden model: 2000 matmuls of 2048 rows.
+std::vector<isa::Instruction> LongProgram(std::uint64_t weights) {
+  std::vector<isa::Instruction> program = {Insn(Opcode::kLoadWeights, {{Field::kDram, weights},
+                                                                      {Field::kStride, 32},
+                                                                      {Field::kRows, 16},
+                                                                      {Field::kCols, 16}})};
+  for (int i = 0; i < 2000; ++i) {
+    program.push_back(Insn(Opcode::kMatmul, {{Field::kUb, 0}, {Field::kAcc, 0}, {Field::kRows, 2048},
+                                             {Field::kK, 16}, {Field::kPop, i == 0 ? 1u : 0u}}));
+  }
+  program.push_back(Insn(Opcode::kHalt, {}));
+  return program;
+}
+
+// One client's 20-second launch used to hold the device host's thread: another client's HELLO
+// waited for it, and `ref` ignored the launch timeout.
+TEST(ServerLaunch, ALongLaunchNeitherStallsOthersNorOutlivesItsBudget) {
+  ServerOptions options = Loopback();
+  options.launch_timeout = milliseconds(600);
+  DeviceServer server(OpenRefLink(LoadConfig("small")), options);
+  const std::string uri = "tcp://" + server.endpoint();
+  Device hog = Device::Open(uri, LoadConfig("small"));
+  Buffer weights = hog.Allocate(16 * 32);
+  const auto start = Clock::now();
+  Launched launched = LaunchWords(hog, LongProgram(weights.address()));
+  auto outcome = std::async(std::launch::async, [&] {
+    try {
+      launched.run.Wait(milliseconds(60000));
+      return std::string("finished");
+    } catch (const RunError& error) {
+      return std::string(regs::ErrorName(error.code()));
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(100));  // the launch is running now
+  const auto hello = Clock::now();
+  Device other = Device::Open(uri, LoadConfig("small"));
+  Buffer mine = other.Allocate(4096);
+  mine.Write(std::vector<std::uint8_t>(4096, 7));
+  EXPECT_EQ(mine.Read(), std::vector<std::uint8_t>(4096, 7));
+  EXPECT_LT(Clock::now() - hello, milliseconds(400)) << "served while the launch ran";
+  ASSERT_EQ(outcome.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(outcome.get(), "ABORTED");
+  EXPECT_LT(Clock::now() - start, milliseconds(3000)) << "cut at its budget";
+}
+
+// The default per-client limit (1 GiB) was larger than `small`'s 512 MiB: one client could
+// take the whole device. By default a client may hold a quarter of device memory.
+TEST(ServerLaunch, NoClientTakesAllDeviceMemoryByDefault) {
+  DeviceServer server(OpenRefLink(LoadConfig("small")), Loopback());
+  Device device = Device::Open("tcp://" + server.endpoint(), LoadConfig("small"));
+  const std::uint64_t memory = LoadConfig("small").memory_bytes;
+  try {
+    device.Allocate(memory / 2);
+    FAIL() << "one client took half the device";
+  } catch (const DeviceError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("NO_MEMORY"));
+  }
+  Buffer quarter = device.Allocate(memory / 4 - (1 << 20));
+  EXPECT_GT(quarter.size(), 0u);
+}
+
+// The unified buffer and accumulators kept one client's data for the next client's launch.
+TEST(ServerLaunch, OnChipStateDoesNotCarryOverToAnotherClient) {
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  const std::string uri = "tcp://" + server.endpoint();
+  constexpr std::uint64_t kUbRows = 16, kAccRows = 8;
+  const auto ub = isa::MemSpace::kUb;
+  const auto acc = isa::MemSpace::kAcc;
+  {
+    Device alice = Device::Open(uri, LoadConfig("tiny"));
+    Buffer secret = alice.Allocate(kUbRows * 4 + kAccRows * 16);
+    secret.Write(std::vector<std::uint8_t>(secret.size(), 0x5A));
+    Launched loaded = LaunchWords(alice, {Dma(Opcode::kLoad, ub, secret.address(), 4, 0, kUbRows, 4),
+                                          Dma(Opcode::kLoad, acc, secret.address() + kUbRows * 4,
+                                              16, 0, kAccRows, 4),
+                                          Insn(Opcode::kHalt, {})});
+    ASSERT_TRUE(loaded.run.Wait(milliseconds(5000)));
+  }
+  Device mallory = Device::Open(uri, LoadConfig("tiny"));
+  Buffer out = mallory.Allocate(kUbRows * 4 + kAccRows * 16);
+  Launched stored = LaunchWords(mallory, {Dma(Opcode::kStore, ub, out.address(), 4, 0, kUbRows, 4),
+                                          Dma(Opcode::kStore, acc, out.address() + kUbRows * 4,
+                                              16, 0, kAccRows, 4),
+                                          Insn(Opcode::kHalt, {})});
+  ASSERT_TRUE(stored.run.Wait(milliseconds(5000)));
+  EXPECT_EQ(out.Read(), std::vector<std::uint8_t>(out.size(), 0));
+}
+
+// The server refuses a launch that would leave the client's memory, but a device checks
+// instructions in order, and within one instruction its operands before the range: through
+// tcp:// the error must be the device's own (code and instruction), not the refusal's.
+struct FaultCase {
+  const char* name;
+  // `inside`: an address in the client's buffer.
+  std::vector<isa::Instruction> (*program)(std::uint64_t inside);
+};
+
+void ExpectSameFault(const FaultCase& fault) {
+  SCOPED_TRACE(fault.name);
+  auto run = [&](Device& device) -> std::pair<regs::ErrorCode, std::uint64_t> {
+    Buffer data = device.AllocateAt(0x20000, 4096);
+    Launched launched = LaunchWords(device, fault.program(data.address()));
+    try {
+      launched.run.Wait(milliseconds(5000));
+      return {regs::ErrorCode::kNone, 0};
+    } catch (const RunError& error) {
+      return {error.code(), (error.fault_pc() - launched.text.address()) / 32};
+    }
+  };
+  Device ref = Device::Open("ref", LoadConfig("tiny"));
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  Device remote = Device::Open("tcp://" + server.endpoint(), LoadConfig("tiny"));
+  const auto direct = run(ref);
+  const auto through = run(remote);
+  EXPECT_NE(direct.first, regs::ErrorCode::kNone);
+  EXPECT_EQ(regs::ErrorName(through.first), regs::ErrorName(direct.first));
+  EXPECT_EQ(through.second, direct.second) << "faulting instruction";
+}
+
+constexpr std::uint64_t kNotMine = 0x80000;   // device memory, but not the client's
+constexpr std::uint64_t kBeyond = 0x200000;   // past tiny's 1 MiB of device memory
+constexpr auto ub = isa::MemSpace::kUb;
+
+TEST(ServerLaunch, FaultsReadTheSameThroughTcpAsOnTheDevice) {
+  for (const FaultCase& fault : std::initializer_list<FaultCase>{
+           {"SHAPE at 0, then a load outside the client's memory",
+            [](std::uint64_t inside) {
+              return std::vector{Dma(Opcode::kLoad, ub, inside, 4, 0, 1, 9),  // 9 > row width
+                                 Dma(Opcode::kLoad, ub, kNotMine, 4, 0, 1, 4),
+                                 Insn(Opcode::kHalt, {})};
+            }},
+           {"UB_RANGE and not the client's memory in one instruction",
+            [](std::uint64_t) {
+              return std::vector{Dma(Opcode::kLoad, ub, kNotMine, 4, 1020, 8, 4),
+                                 Insn(Opcode::kHalt, {})};
+            }},
+           {"a good load, then a store past device memory",
+            [](std::uint64_t inside) {
+              return std::vector{Dma(Opcode::kLoad, ub, inside, 4, 0, 4, 4),
+                                 Dma(Opcode::kStore, ub, kBeyond, 4, 0, 4, 4),
+                                 Insn(Opcode::kHalt, {})};
+            }},
+       }) {
+    ExpectSameFault(fault);
+  }
+}
+
+}  // namespace
