@@ -137,13 +137,13 @@ std::vector<npy::Array> InputArrays(const Program& program, const RunOptions& op
 
 void RunProgram(const RunOptions& options) {
   const Program program = assembly::LoadProgram(options.program);
-  std::string config_name = options.config;
-  if (config_name.empty()) config_name = program.config.value_or(std::string(kDefaultConfig));
-  if (program.config && !options.config.empty() && *program.config != options.config) {
+  // Only --config may name a file; the program's .config is a name (LoadConfig).
+  const Config config = options.config.empty() ? LoadConfig(program.config.value_or(std::string(kDefaultConfig)))
+                                               : LoadConfigNameOrFile(options.config);
+  if (program.config && *program.config != config.name) {
     throw std::runtime_error(fmt::format("{} is written for configuration '{}' but --config is '{}'",
-                                         options.program, *program.config, options.config));
+                                         options.program, *program.config, config.name));
   }
-  const Config config = LoadConfig(config_name);
   const auto wall_start = std::chrono::steady_clock::now();
 
   Device device = Device::Open(options.device, config);

@@ -55,17 +55,18 @@ void RunModel(const ModelRunOptions& options) {
     compiler::CompileOptions compile_options;
     compile_options.progress = progress;
     const std::string config = options.config.empty() ? std::string(kDefaultConfig) : options.config;
-    model = compiler::Compile(text.str(), std::filesystem::path(options.model).filename().string(), LoadConfig(config),
-                              compile_options);
+    model = compiler::Compile(text.str(), std::filesystem::path(options.model).filename().string(),
+                              LoadConfigNameOrFile(config), compile_options);
     compile_seconds = Since(start);
   } else {
     model = compiler::LoadModel(options.model);
-    if (!options.config.empty() && options.config != model.config) {
-      throw std::runtime_error(fmt::format("{} is compiled for configuration '{}' but --config is '{}'", options.model,
-                                           model.config, options.config));
-    }
   }
-  const Config config = LoadConfig(model.config);
+  // Only --config may name a file; the model's configuration is a name (LoadConfig).
+  const Config config = options.config.empty() ? LoadConfig(model.config) : LoadConfigNameOrFile(options.config);
+  if (config.name != model.config) {
+    throw std::runtime_error(fmt::format("{} is compiled for configuration '{}' but --config is '{}'", options.model,
+                                         model.config, config.name));
+  }
 
   std::vector<hlo::Literal> inputs;
   if (!options.inputs.empty()) {

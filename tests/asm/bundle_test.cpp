@@ -185,6 +185,9 @@ TEST(Bundle, ValidatesThePrograms) {
             "b.sbin: invalid program: name 'X' is used twice");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["config"] = 5; })),
             "b.sbin: manifest: 'config' must be a string or null");
+  // A configuration is looked up by name: a path here would make tools read any file.
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["config"] = "/dev/zero"; })),
+            "b.sbin: invalid program: config \"/dev/zero\" is not a configuration name (up to 16 of A-Z a-z 0-9 - _)");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["text"]["address"] = 0x10; })),
             "b.sbin: invalid program: the program text at 0x10 is not on a 32-byte boundary");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m.erase("outputs"); })),

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+#include "tests/archive/zip_builder.hpp"
+#include "tests/asm/zip_test_util.hpp"
 #include "toolchain/npy/npy.hpp"
 
 namespace {
@@ -204,6 +206,31 @@ halt
   result = Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("wrong.npz")});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("arr_0 has shape (4, 2) but input 'X' is (2, 4)"));
+}
+
+// A bundle's configuration is a name: a path there once made `run` parse that file (or read
+// /dev/zero until memory ran out). A path typed after --config is still a path.
+TEST_F(CliRun, ConfigurationPathsComeOnlyFromTheCommandLine) {
+  Write("p.s", ".config tiny\nhalt\n");
+  ASSERT_EQ(Systole({"asm", Path("p.s"), "-o", Path("p.sbin")}).exit_code, 0);
+  fs::copy_file(Source("configs/tiny.toml"), Path("my.toml"));
+  auto entries = systole::assembly::testing::Unzip(systole::testing::ReadBytes(Path("p.sbin")));
+  for (auto& [name, data] : entries) {
+    if (name != "manifest.json") continue;
+    auto manifest = nlohmann::json::parse(data);
+    manifest["config"] = Path("my.toml");
+    data = manifest.dump();
+  }
+  systole::testing::WriteBytes(Path("evil.sbin"), systole::assembly::testing::Zip(entries));
+  CliResult result = Systole({"run", Path("evil.sbin"), "--device", "ref"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("is not a configuration name"));
+
+  result = Systole({"run", Path("p.sbin"), "--device", "ref", "--config", Path("my.toml")});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  result = Systole({"info", "--config", "/dev/zero"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("/dev/zero: not a regular file"));
 }
 
 TEST_F(CliRun, FaultNamesTheErrorAndTheSourceLine) {
