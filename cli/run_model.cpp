@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/run_files.hpp"
 #include "cli/tensor_text.hpp"
 #include "runtime/execute.hpp"
 #include "toolchain/compiler/model_file.hpp"
@@ -70,7 +71,7 @@ void RunModel(const ModelRunOptions& options) {
 
   std::vector<hlo::Literal> inputs;
   if (!options.inputs.empty()) {
-    inputs = hlo::InputsFromArrays(*model.module, npy::ReadNpz(options.inputs));
+    inputs = ReadModelInputs(*model.module, options.inputs, options.lossy_inputs);
   } else if (options.random_seed) {
     inputs = hlo::RandomInputs(*model.module, *options.random_seed);
   } else if (options.network_seed) {
