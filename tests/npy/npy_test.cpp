@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -124,6 +127,18 @@ TEST(Npy, RandomCorruptionNeverCrashes) {
     } catch (const NpyError&) {
     }
   }
+}
+
+// fuzz_npy found it: an int64 near 2^63 reads into a double as 2^63, and writing that back
+// cast it to int64, which is undefined (x86 gives INT64_MIN). It saturates now, NaN is 0.
+TEST(Npy, Int64BeyondDoublePrecisionSaturatesOnTheWayOut) {
+  const Array array{ElementType::kInt64, {3}, {0x1p63, -0x1p64, std::nan("")}};
+  const Array back = ParseNpy(SerializeNpy(array), "x.npy");
+  EXPECT_EQ(back.values, (std::vector<double>{0x1p63, -0x1p63, 0}));  // INT64_MAX reads as 2^63
+  const std::vector<std::uint8_t> bytes = SerializeNpy(array);
+  std::int64_t first = 0;
+  std::memcpy(&first, &bytes[bytes.size() - 24], sizeof first);
+  EXPECT_EQ(first, std::numeric_limits<std::int64_t>::max());
 }
 
 class NpzTest : public ::testing::Test {

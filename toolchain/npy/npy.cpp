@@ -4,7 +4,9 @@
 #include <zip.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <regex>
 
@@ -60,13 +62,23 @@ double Decode(ElementType type, const std::uint8_t* p) {
   return 0;
 }
 
+// A double as int64 without undefined behaviour: NaN is 0, and values beyond int64's range
+// saturate (an int64 near 2^63 read into a double rounds up to 2^63, one past the largest).
+std::int64_t ToInt64(double value) {
+  if (std::isnan(value)) return 0;
+  if (value >= 0x1p63) return std::numeric_limits<std::int64_t>::max();
+  if (value < -0x1p63) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(value);
+}
+
 void Encode(ElementType type, double value, std::vector<std::uint8_t>& out) {
   switch (type) {
-    // Integers go through int64 so that an out-of-range value wraps instead of being undefined.
+    // Narrower integers go through int64 so that an out-of-range value wraps instead of being
+    // undefined.
     case ElementType::kInt8:
-    case ElementType::kUInt8: out.push_back(static_cast<std::uint8_t>(static_cast<std::int64_t>(value))); break;
-    case ElementType::kInt32: StoreLe(out, static_cast<std::int32_t>(static_cast<std::int64_t>(value))); break;
-    case ElementType::kInt64: StoreLe(out, static_cast<std::int64_t>(value)); break;
+    case ElementType::kUInt8: out.push_back(static_cast<std::uint8_t>(ToInt64(value))); break;
+    case ElementType::kInt32: StoreLe(out, static_cast<std::int32_t>(ToInt64(value))); break;
+    case ElementType::kInt64: StoreLe(out, ToInt64(value)); break;
     case ElementType::kFloat32: StoreLe(out, static_cast<float>(value)); break;
     case ElementType::kFloat64: StoreLe(out, value); break;
   }
