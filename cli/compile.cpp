@@ -80,7 +80,7 @@ void PrintPlacement(const compiler::CompiledModel& model, const Config& config) 
 
 void Compile(const CompileOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const Config config = LoadConfig(options.config);
+  const Config config = LoadConfigNameOrFile(options.config);
   std::ifstream in(options.input);
   std::stringstream text;
   text << in.rdbuf();

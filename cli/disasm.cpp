@@ -23,7 +23,7 @@ struct DisasmOptions {
 void RunDisasm(const DisasmOptions& options) {
   assembly::DisassemblyOptions disasm;
   disasm.show_addresses = options.addresses;
-  if (!options.config.empty()) disasm.element_type = LoadConfig(options.config).dtype;
+  if (!options.config.empty()) disasm.element_type = LoadConfigNameOrFile(options.config).dtype;
   std::string text;
   if (options.raw) {
     std::ifstream in(options.input, std::ios::binary);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/run_files.hpp"
 #include "cli/tensor_text.hpp"
 #include "toolchain/hlo/interpreter.hpp"
 #include "toolchain/hlo/io.hpp"
@@ -30,6 +31,7 @@ struct InterpOptions {
   std::string inputs;
   std::optional<std::uint64_t> random_seed;
   std::string outputs;
+  bool lossy_inputs = false;  // cli/run_files.hpp
   bool json = false;
 };
 
@@ -91,7 +93,7 @@ void Interp(const InterpOptions& options) {
   hlo::Verify(module);
   std::vector<hlo::Literal> inputs;
   if (!options.inputs.empty()) {
-    inputs = hlo::InputsFromArrays(module, npy::ReadNpz(options.inputs));
+    inputs = ReadModelInputs(module, options.inputs, options.lossy_inputs);
   } else if (options.random_seed) {
     inputs = hlo::RandomInputs(module, *options.random_seed);
   } else if (!module.entry->Parameters().empty()) {
@@ -148,8 +150,11 @@ void AddHloCommand(CLI::App& app) {
   interp_cmd->add_option("--outputs", interp->outputs, "Write the outputs (tuple flattened) to this .npz");
   interp_cmd->add_option("--module", interp->module_index, "Which module of a '// -----' separated file")
       ->capture_default_str();
+  interp_cmd->add_flag("--lossy-inputs", interp->lossy_inputs,
+                       "Convert --inputs values the parameter type cannot hold (saturate integers, NaN to 0) "
+                       "instead of refusing them");
   interp_cmd->add_flag("--json", interp->json, "Print a JSON summary");
-  interp_cmd->callback([interp] { Interp(*interp); });
+  interp_cmd->callback([interp] { RemoveOutputsOnFailure(interp->outputs, [&interp] { Interp(*interp); }); });
 }
 
 }  // namespace systole::cli

@@ -82,7 +82,7 @@ void RunInfo(const InfoOptions& options) {
     if (options.json) fmt::print("{}\n", all.dump(2));
     return;
   }
-  Config config = LoadConfig(options.config);
+  Config config = LoadConfigNameOrFile(options.config);
   if (!options.device.empty()) {
     // Describe what the device reports through its identity registers, not the file.
     std::unique_ptr<Link> link = OpenLink(options.device, config);

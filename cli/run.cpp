@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -12,6 +13,7 @@
 #include "arch/numerics/bf16.hpp"
 #include "arch/regs/regmap.hpp"
 #include "cli/commands.hpp"
+#include "cli/run_files.hpp"
 #include "cli/run_model.hpp"
 #include "cli/tensor_text.hpp"
 #include "sim/trace/timeline.hpp"
@@ -34,6 +36,7 @@ struct RunOptions {
   std::optional<unsigned> random_seed;
   std::optional<std::uint64_t> network_seed;  // models only: compiler::NetworkInputs
   std::string outputs;
+  bool lossy_inputs = false;  // models only: cli/run_files.hpp
   bool json = false;
   bool quiet = false;
   unsigned timeout_ms = 60000;
@@ -42,14 +45,19 @@ struct RunOptions {
 };
 
 // Converts one value to the device's little-endian representation of `dtype`. Integers must
-// be exact and in range; floats round to bf16 with the device's rounding (NUMERICS.md).
+// be exact and in range; floats round to bf16 with the device's rounding (NUMERICS.md) but must
+// not overflow to infinity — the rules hlo::InputConversion::kExact applies to models.
 void AppendElement(DataType dtype, double value, std::vector<std::uint8_t>& out,
                    const std::string& what) {
+  auto refuse = [&] {
+    throw std::runtime_error(fmt::format("{} = {} is not a {} value", what, value, image::DataTypeName(dtype)));
+  };
   auto require_integer = [&](double lo, double hi) {
-    if (value != static_cast<double>(static_cast<std::int64_t>(value)) || value < lo || value > hi) {
-      throw std::runtime_error(fmt::format("{} = {} is not a {} value", what, value,
-                                           image::DataTypeName(dtype)));
-    }
+    // NaN fails every comparison, so it is caught by the range test before any cast.
+    if (!(value >= lo && value <= hi) || value != static_cast<double>(static_cast<std::int64_t>(value))) refuse();
+  };
+  auto require_finite_float = [&] {
+    if (std::isfinite(value) && !std::isfinite(static_cast<float>(value))) refuse();
   };
   switch (dtype) {
     case DataType::kInt8:
@@ -63,6 +71,7 @@ void AppendElement(DataType dtype, double value, std::vector<std::uint8_t>& out,
       return;
     }
     case DataType::kBf16: {
+      require_finite_float();
       const std::uint16_t bits =
           numerics::F32ToBf16(std::bit_cast<std::uint32_t>(static_cast<float>(value)));
       out.push_back(static_cast<std::uint8_t>(bits));
@@ -70,6 +79,7 @@ void AppendElement(DataType dtype, double value, std::vector<std::uint8_t>& out,
       return;
     }
     case DataType::kFp32: {
+      require_finite_float();
       const auto bits = std::bit_cast<std::uint32_t>(static_cast<float>(value));
       for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
       return;
@@ -141,13 +151,13 @@ std::vector<npy::Array> InputArrays(const Program& program, const RunOptions& op
 
 void RunProgram(const RunOptions& options) {
   const Program program = assembly::LoadProgram(options.program);
-  std::string config_name = options.config;
-  if (config_name.empty()) config_name = program.config.value_or(std::string(kDefaultConfig));
-  if (program.config && !options.config.empty() && *program.config != options.config) {
+  // Only --config may name a file; the program's .config is a name (LoadConfig).
+  const Config config = options.config.empty() ? LoadConfig(program.config.value_or(std::string(kDefaultConfig)))
+                                               : LoadConfigNameOrFile(options.config);
+  if (program.config && *program.config != config.name) {
     throw std::runtime_error(fmt::format("{} is written for configuration '{}' but --config is '{}'",
-                                         options.program, *program.config, options.config));
+                                         options.program, *program.config, config.name));
   }
-  const Config config = LoadConfig(config_name);
   const auto wall_start = std::chrono::steady_clock::now();
 
   Device device = Device::Open(options.device, config);
@@ -289,6 +299,9 @@ void AddRunCommand(CLI::App& app) {
                   "positive per-channel vectors; docs/COMPILER.md)")
       ->excludes(inputs)
       ->excludes(random);
+  cmd->add_flag("--lossy-inputs", options->lossy_inputs,
+                "Models: convert --inputs values the parameter type cannot hold (saturate integers, NaN to 0) "
+                "instead of refusing them");
   cmd->add_flag("-q,--quiet", options->quiet, "Models: no progress on stderr");
   cmd->add_option("--trace", options->trace,
                   "Write a timeline of every launch (Chrome trace-event JSON: Perfetto, chrome://tracing; "
@@ -296,15 +309,19 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--wave", options->wave,
                   "Write the waveform of every signal during the run (FST: GTKWave, Surfer; rtl only; slow)");
   cmd->callback([options] {
-    if (IsHloFile(options->program) || IsModelPath(options->program)) {
-      RunModel({options->program, options->device, options->config, options->inputs,
-                options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
-                options->network_seed, options->outputs, options->json, options->quiet, options->trace,
-                options->wave});
-    } else {
-      if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
-      RunProgram(*options);
-    }
+    RemoveOutputsOnFailure(options->outputs, [&options] {
+      if (IsHloFile(options->program) || IsModelPath(options->program)) {
+        RunModel({options->program, options->device, options->config, options->inputs,
+                  options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
+                  options->network_seed, options->outputs, options->lossy_inputs, options->json, options->quiet,
+                  options->trace, options->wave});
+      } else {
+        if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
+        // Programs take exactly what their .input dtypes hold (AppendElement); there is no lossy mode.
+        if (options->lossy_inputs) throw std::runtime_error("--lossy-inputs is for models (.hlo, compiled .sbin)");
+        RunProgram(*options);
+      }
+    });
   });
 }
 

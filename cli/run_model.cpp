@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/run_files.hpp"
 #include "cli/tensor_text.hpp"
 #include "runtime/execute.hpp"
 #include "sim/trace/timeline.hpp"
@@ -56,21 +57,22 @@ void RunModel(const ModelRunOptions& options) {
     compiler::CompileOptions compile_options;
     compile_options.progress = progress;
     const std::string config = options.config.empty() ? std::string(kDefaultConfig) : options.config;
-    model = compiler::Compile(text.str(), std::filesystem::path(options.model).filename().string(), LoadConfig(config),
-                              compile_options);
+    model = compiler::Compile(text.str(), std::filesystem::path(options.model).filename().string(),
+                              LoadConfigNameOrFile(config), compile_options);
     compile_seconds = Since(start);
   } else {
     model = compiler::LoadModel(options.model);
-    if (!options.config.empty() && options.config != model.config) {
-      throw std::runtime_error(fmt::format("{} is compiled for configuration '{}' but --config is '{}'", options.model,
-                                           model.config, options.config));
-    }
   }
-  const Config config = LoadConfig(model.config);
+  // Only --config may name a file; the model's configuration is a name (LoadConfig).
+  const Config config = options.config.empty() ? LoadConfig(model.config) : LoadConfigNameOrFile(options.config);
+  if (config.name != model.config) {
+    throw std::runtime_error(fmt::format("{} is compiled for configuration '{}' but --config is '{}'", options.model,
+                                         model.config, config.name));
+  }
 
   std::vector<hlo::Literal> inputs;
   if (!options.inputs.empty()) {
-    inputs = hlo::InputsFromArrays(*model.module, npy::ReadNpz(options.inputs));
+    inputs = ReadModelInputs(*model.module, options.inputs, options.lossy_inputs);
   } else if (options.random_seed) {
     inputs = hlo::RandomInputs(*model.module, *options.random_seed);
   } else if (options.network_seed) {

@@ -15,6 +15,7 @@ struct ModelRunOptions {
   std::optional<std::uint64_t> random_seed;
   std::optional<std::uint64_t> network_seed;  // compiler::NetworkInputs
   std::string outputs;
+  bool lossy_inputs = false;  // ReadModelInputs
   bool json = false;
   bool quiet = false;
   std::string trace;  // a Chrome trace-event timeline of the device steps (ref, rtl)

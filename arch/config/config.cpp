@@ -220,16 +220,40 @@ Config ParseConfig(std::string_view toml_text, std::string_view origin) {
 }
 
 Config LoadConfigFile(const std::filesystem::path& path) {
+  // A regular file of bounded size: /dev/zero would be read until memory runs out, /dev/stdin
+  // would wait for input, and no configuration is anywhere near this long.
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw ConfigError(fmt::format("{}: {}", path.string(),
+                                  std::filesystem::exists(path, error) ? "not a regular file" : "cannot open"));
+  }
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error || size > kMaxConfigFileBytes) {
+    throw ConfigError(fmt::format("{}: {} bytes is not a configuration (at most {})", path.string(),
+                                  error ? 0 : size, kMaxConfigFileBytes));
+  }
   std::string text;
   {
     std::FILE* file = std::fopen(path.c_str(), "rb");
     if (file == nullptr) throw ConfigError(fmt::format("{}: cannot open", path.string()));
     char buffer[4096];
     std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, file)) > 0) text.append(buffer, n);
+    // Bounded again: the file may have grown since its size was read.
+    while (text.size() <= kMaxConfigFileBytes && (n = std::fread(buffer, 1, sizeof buffer, file)) > 0) {
+      text.append(buffer, n);
+    }
     std::fclose(file);
   }
+  if (text.size() > kMaxConfigFileBytes) {
+    throw ConfigError(fmt::format("{}: longer than {} bytes", path.string(), kMaxConfigFileBytes));
+  }
   return ParseConfig(text, path.string());
+}
+
+bool IsConfigName(std::string_view name) {
+  return !name.empty() && name.size() <= 16 && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
 }
 
 std::filesystem::path ConfigDirectory() {
@@ -239,22 +263,32 @@ std::filesystem::path ConfigDirectory() {
   return std::filesystem::path(SYSTOLE_DEFAULT_CONFIG_DIR);
 }
 
-Config LoadConfig(std::string_view name_or_path) {
-  const bool is_path = name_or_path.find('/') != std::string_view::npos ||
-                       name_or_path.ends_with(".toml");
-  if (is_path) return LoadConfigFile(std::filesystem::path(name_or_path));
-  const std::filesystem::path path = ConfigDirectory() / (std::string(name_or_path) + ".toml");
-  if (!std::filesystem::exists(path)) {
+Config LoadConfig(std::string_view name) {
+  if (!IsConfigName(name)) {
+    // Printed with escapes: the name may come from a hostile file.
+    throw ConfigError(fmt::format("configuration name {:?} is not a name (up to 16 letters, digits, '-' or '_'); "
+                                  "a configuration file is given by its path on the command line (--config FILE.toml)",
+                                  name));
+  }
+  const std::filesystem::path path = ConfigDirectory() / (std::string(name) + ".toml");
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
     std::string known;
-    for (const auto& name : ListConfigs()) known += (known.empty() ? "" : ", ") + name;
-    throw ConfigError(fmt::format("unknown configuration '{}' (known: {})", name_or_path, known));
+    for (const auto& known_name : ListConfigs()) known += (known.empty() ? "" : ", ") + known_name;
+    throw ConfigError(fmt::format("unknown configuration '{}' (known: {}; a configuration file is given by its "
+                                  "path: --config FILE.toml)", name, known));
   }
   Config config = LoadConfigFile(path);
-  if (config.name != name_or_path) {
+  if (config.name != name) {
     throw ConfigError(fmt::format("{}: name = \"{}\" does not match the file name '{}'",
-                                  path.string(), config.name, name_or_path));
+                                  path.string(), config.name, name));
   }
   return config;
+}
+
+Config LoadConfigNameOrFile(std::string_view name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string_view::npos || name_or_path.ends_with(".toml");
+  return is_path ? LoadConfigFile(std::filesystem::path(name_or_path)) : LoadConfig(name_or_path);
 }
 
 std::vector<std::string> ListConfigs() {

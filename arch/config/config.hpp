@@ -2,7 +2,8 @@
 // the C++ models, the compiler's target and the device's identity registers all derive from.
 //
 // A configuration is a TOML file in configs/ (see docs/CONFIG.md). Load one by name with
-// LoadConfig("small") or by path with LoadConfigFile("configs/small.toml").
+// LoadConfig("small"), by path with LoadConfigFile("configs/small.toml"), or from a command-line
+// argument that may be either with LoadConfigNameOrFile.
 #pragma once
 
 #include <cstdint>
@@ -128,12 +129,21 @@ struct Config {
 
 // Parses TOML text. `origin` names the source in error messages (a path, or "<string>").
 Config ParseConfig(std::string_view toml_text, std::string_view origin = "<string>");
+// A regular file of at most kMaxConfigFileBytes (never a device, a pipe or a directory).
 Config LoadConfigFile(const std::filesystem::path& path);
+inline constexpr std::uint64_t kMaxConfigFileBytes = 1 << 20;
 
 // Directory searched by LoadConfig: $SYSTOLE_CONFIG_DIR if set, else the source tree's configs/.
 std::filesystem::path ConfigDirectory();
-// Loads a configuration by name ("small") or by path (anything containing '/' or ending .toml).
-Config LoadConfig(std::string_view name_or_path);
+// A configuration name: 1 to 16 of [A-Za-z0-9_-] (so never a path).
+bool IsConfigName(std::string_view name);
+// Loads a named configuration ("small") from ConfigDirectory(), and nothing else: the name may
+// come from a program, a bundle or a model file, which must not make a tool read /dev/zero or
+// any other file as TOML.
+Config LoadConfig(std::string_view name);
+// For what a person typed (--config, a Python argument): a path when it contains '/' or ends
+// in .toml, else a name. Never give it a name read from a file.
+Config LoadConfigNameOrFile(std::string_view name_or_path);
 // Names of the shipped configurations, sorted.
 std::vector<std::string> ListConfigs();
 

@@ -6,6 +6,8 @@
 #include <array>
 #include <set>
 
+#include "arch/config/config.hpp"
+
 namespace systole::image {
 namespace {
 
@@ -129,7 +131,10 @@ std::vector<ProgramProblem> ValidateProgram(const Program& program) {
     }
   };
 
-  if (program.config && program.config->empty()) problem("", "config name is empty");
+  // A name, never a path: tools look the configuration up by it (LoadConfig).
+  if (program.config && !IsConfigName(*program.config)) {
+    problem("", fmt::format("config {:?} is not a configuration name (up to 16 of A-Z a-z 0-9 - _)", *program.config));
+  }
   if (program.words.size() > ~std::uint64_t{0} / isa::kInstructionBytes) {
     problem("", "too many instructions");
   } else {

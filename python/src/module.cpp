@@ -283,7 +283,7 @@ py::array ToNumpy(const npy::Array& a) {
 class PyDevice {
  public:
   PyDevice(const std::string& uri, const std::string& config) {
-    const Config loaded = LoadConfig(config);
+    const Config loaded = LoadConfigNameOrFile(config);
     py::gil_scoped_release release;
     holder_ = std::make_shared<DeviceHolder>(Device::Open(uri, loaded));
   }
@@ -368,7 +368,7 @@ class PyDevice {
 };
 
 PyProgram CompileText(const std::string& text, const std::string& source_name, const std::string& config, bool fuse) {
-  const Config loaded = LoadConfig(config);
+  const Config loaded = LoadConfigNameOrFile(config);
   compiler::CompileOptions options;
   options.fuse = fuse;
   py::gil_scoped_release release;
@@ -483,5 +483,5 @@ PYBIND11_MODULE(_systole, m) {
       py::arg("program"), py::arg("inputs"),
       "Runs the program's HLO on the CPU interpreter (the numerical reference, in double).");
   m.def("configs", &ListConfigs, "Names of the configurations LoadConfig finds.");
-  m.def("config_info", [](const std::string& name) { return ConfigDict(LoadConfig(name)); }, py::arg("config"));
+  m.def("config_info", [](const std::string& name) { return ConfigDict(LoadConfigNameOrFile(name)); }, py::arg("config"));
 }

@@ -3,7 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
 
 #include "arch/config/config.hpp"
@@ -179,9 +184,42 @@ TEST(Config, UnknownNameListsKnownOnes) {
   }
 }
 
-TEST(Config, LoadsByPath) {
-  const Config config = LoadConfig(std::string(SYSTOLE_SOURCE_DIR) + "/configs/tiny.toml");
+TEST(Config, LoadsByPathWhenAPersonGivesOne) {
+  const Config config = LoadConfigNameOrFile(std::string(SYSTOLE_SOURCE_DIR) + "/configs/tiny.toml");
   EXPECT_EQ(config.name, "tiny");
+  EXPECT_EQ(LoadConfigNameOrFile("tiny"), config);
+}
+
+std::string LoadError(const std::function<Config()>& load) {
+  try {
+    load();
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "<no error>";
+}
+
+// A configuration name may come from a program, a bundle or a model file: LoadConfig takes it
+// as a name only, so such a file cannot make a tool read /dev/zero (until memory runs out),
+// /dev/stdin (forever) or any readable file as TOML.
+TEST(Config, NamesFromFilesAreNeverPaths) {
+  const std::string tiny = std::string(SYSTOLE_SOURCE_DIR) + "/configs/tiny.toml";
+  for (const std::string& name : {tiny, std::string("/dev/zero"), std::string("../configs/tiny"),
+                                  std::string("tiny.toml"), std::string(""), std::string("a-name-of-17-char")}) {
+    EXPECT_THAT(LoadError([&] { return LoadConfig(name); }), HasSubstr("is not a name")) << name;
+  }
+  EXPECT_TRUE(IsConfigName("small-int8"));
+  EXPECT_FALSE(IsConfigName("small/int8"));
+}
+
+TEST(Config, FilesAreRegularAndSmall) {
+  EXPECT_EQ(LoadError([] { return LoadConfigFile("/dev/zero"); }), "/dev/zero: not a regular file");
+  EXPECT_EQ(LoadError([] { return LoadConfigNameOrFile("/dev/stdin"); }).find("/dev/stdin: "), 0u);
+  const std::filesystem::path big =
+      std::filesystem::path(::testing::TempDir()) / ("systole_big_config_" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(big) << std::string(kMaxConfigFileBytes, '#') << "\n";
+  EXPECT_THAT(LoadError([&] { return LoadConfigFile(big); }), HasSubstr("(at most 1048576)"));
+  std::filesystem::remove(big);
 }
 
 }  // namespace

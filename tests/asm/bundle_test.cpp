@@ -11,6 +11,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "tests/archive/zip_builder.hpp"
 #include "tests/asm/asm_test_util.hpp"
 #include "tests/asm/zip_test_util.hpp"
 #include "toolchain/asm/assembler.hpp"
@@ -184,6 +185,9 @@ TEST(Bundle, ValidatesThePrograms) {
             "b.sbin: invalid program: name 'X' is used twice");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["config"] = 5; })),
             "b.sbin: manifest: 'config' must be a string or null");
+  // A configuration is looked up by name: a path here would make tools read any file.
+  EXPECT_EQ(ParseError(WithManifest([](json& m) { m["config"] = "/dev/zero"; })),
+            "b.sbin: invalid program: config \"/dev/zero\" is not a configuration name (up to 16 of A-Z a-z 0-9 - _)");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["text"]["address"] = 0x10; })),
             "b.sbin: invalid program: the program text at 0x10 is not on a 32-byte boundary");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m.erase("outputs"); })),
@@ -192,6 +196,39 @@ TEST(Bundle, ValidatesThePrograms) {
               m["source_map"]["lines"][0] = json::array({7, 1});
             })),
             "b.sbin: manifest: 'source_map.lines' entries must be [file index, line]");
+}
+
+// A 32 KiB bundle whose text.bin inflates to 32 MiB (a million instructions of zeros) once
+// took 1.6 GiB and 21 s to disassemble: refused before its text is allocated.
+TEST(Bundle, ADecompressionBombIsRefused) {
+  constexpr std::uint64_t kInstructions = 1 << 20;
+  auto entries = Unzip(SerializeBundle(Example()));
+  std::vector<systole::testing::ZipEntry> bomb;
+  for (auto& [name, data] : entries) {
+    if (name == "manifest.json") {
+      json manifest = json::parse(data);
+      manifest["text"]["instructions"] = kInstructions;
+      manifest.erase("source_map");
+      data = manifest.dump();
+    }
+    if (name == "text.bin") data.assign(kInstructions * isa::kInstructionBytes, '\0');
+    bomb.push_back({name, data});
+  }
+  const std::string error = ParseError(systole::testing::MakeZip(bomb));
+  EXPECT_NE(error.find("b.sbin: text.bin: "), std::string::npos) << error;
+  EXPECT_NE(error.find("decompression bomb"), std::string::npos) << error;
+}
+
+// Mostly-zero data (a depthwise convolution's packed weights deflate 800:1) is written stored,
+// so that the reader's ratio bound never refuses a bundle the writer made.
+TEST(Bundle, DataThatDeflatesTooWellIsStoredAndReadsBack) {
+  Program program = Example();
+  program.data[0].bytes.assign(6 << 20, 0);
+  program.data[1].address = 0x1000000;  // after W
+  const std::vector<std::uint8_t> bytes = SerializeBundle(program);
+  EXPECT_GT(bytes.size(), 6u << 20) << "stored, not deflated";
+  EXPECT_EQ(ParseBundle(bytes, "zeros.sbin").data[0].bytes.size(), 6u << 20);
+  EXPECT_LT(SerializeBundle(Example()).size(), 4096u) << "the rest stays deflated";
 }
 
 TEST(Bundle, WriterRejectsInvalidPrograms) {

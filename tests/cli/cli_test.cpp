@@ -10,6 +10,8 @@
 #include <sstream>
 #include <sys/wait.h>
 
+#include "tests/archive/zip_builder.hpp"
+#include "tests/asm/zip_test_util.hpp"
 #include "toolchain/npy/npy.hpp"
 
 namespace {
@@ -229,6 +231,100 @@ halt
   result = Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("wrong.npz")});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("arr_0 has shape (4, 2) but input 'X' is (2, 4)"));
+}
+
+// A 1-row identity on tiny (y = x through the MXU): a program with one int8 input.
+constexpr std::string_view kIdentity = R"(.config tiny
+.data  W, at=0x1000, dtype=int8
+.values 1,0,0,0, 0,1,0,0, 0,0,1,0, 0,0,0,1
+.input  X, at=0x2000, dtype=int8, shape=1x4
+.output Y, at=0x3000, dtype=int8, shape=1x4
+load mem=ub, dram=X, stride=4, row=0, rows=1, elems=4, signal=mxu
+load_weights dram=W, stride=4, rows=4, cols=4
+matmul ub=0, acc=0, rows=1, k=4, pop, wait=load, signal=vector
+activate acc=0, ub=8, rows=1, scale=1, wait=mxu, signal=store
+store mem=ub, dram=Y, stride=4, row=8, rows=1, elems=4, wait=vector
+halt
+)";
+
+// An .npz as numpy.savez writes it (members stored), holding one int8 array.
+std::vector<std::uint8_t> StoredNpz(const std::vector<double>& values) {
+  const auto image = systole::npy::SerializeNpy({systole::npy::ElementType::kInt8, {1, values.size()}, values});
+  return systole::testing::MakeZip({{"arr_0.npy", std::string(image.begin(), image.end()), /*store=*/true}});
+}
+
+// Once 11 of 12 randomly damaged .npz inputs ran with exit 0 and other outputs.
+TEST_F(CliRun, ADamagedInputFailsItsCrc) {
+  Write("id.s", std::string(kIdentity));
+  auto npz = StoredNpz({11, 22, 33, 44});
+  systole::testing::WriteBytes(Path("in.npz"), npz);
+  ASSERT_EQ(Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("in.npz")}).exit_code, 0);
+  npz[systole::testing::FindOnce(npz, "\x0b\x16\x21\x2c") + 1] = 23;  // 22 -> 23
+  systole::testing::WriteBytes(Path("in.npz"), npz);
+  const CliResult result = Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("in.npz")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("in.npz: arr_0.npy: corrupt: CRC error"));
+}
+
+// Outputs of an earlier run must not survive a failing one, where they would pass for its own.
+TEST_F(CliRun, AFailedRunRemovesEarlierOutputs) {
+  Write("id.s", std::string(kIdentity));
+  systole::testing::WriteBytes(Path("in.npz"), StoredNpz({1, 2, 3, 4}));
+  systole::testing::WriteBytes(Path("wrong.npz"), StoredNpz({1, 2, 3}));
+  ASSERT_EQ(Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("in.npz"), "--outputs", Path("out.npz")})
+                .exit_code,
+            0);
+  ASSERT_TRUE(fs::exists(Path("out.npz")));
+  const CliResult result =
+      Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("wrong.npz"), "--outputs", Path("out.npz")});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("arr_0 has shape (1, 3)"));
+  EXPECT_FALSE(fs::exists(Path("out.npz"))) << "the earlier run's outputs are still there";
+}
+
+// A bundle's configuration is a name: a path there once made `run` parse that file (or read
+// /dev/zero until memory ran out). A path typed after --config is still a path.
+TEST_F(CliRun, ConfigurationPathsComeOnlyFromTheCommandLine) {
+  Write("p.s", ".config tiny\nhalt\n");
+  ASSERT_EQ(Systole({"asm", Path("p.s"), "-o", Path("p.sbin")}).exit_code, 0);
+  fs::copy_file(Source("configs/tiny.toml"), Path("my.toml"));
+  auto entries = systole::assembly::testing::Unzip(systole::testing::ReadBytes(Path("p.sbin")));
+  for (auto& [name, data] : entries) {
+    if (name != "manifest.json") continue;
+    auto manifest = nlohmann::json::parse(data);
+    manifest["config"] = Path("my.toml");
+    data = manifest.dump();
+  }
+  systole::testing::WriteBytes(Path("evil.sbin"), systole::assembly::testing::Zip(entries));
+  CliResult result = Systole({"run", Path("evil.sbin"), "--device", "ref"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("is not a configuration name"));
+
+  result = Systole({"run", Path("p.sbin"), "--device", "ref", "--config", Path("my.toml")});
+  EXPECT_EQ(result.exit_code, 0) << result.out;
+  result = Systole({"info", "--config", "/dev/zero"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("/dev/zero: not a regular file"));
+}
+
+// f32 1000 for an s8 parameter once became 127 without a word.
+TEST_F(CliRun, ModelInputsThatDoNotFitAreRefusedUnlessAskedFor) {
+  Write("m.hlo", "HloModule m\nENTRY e {\n  a = s8[4] parameter(0)\n  ROOT r = s8[4] negate(a)\n}\n");
+  systole::npy::WriteNpz(Path("in.npz"), {{systole::npy::ElementType::kFloat32, {4}, {1, 2, 1000, 3}}});
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"run", Path("m.hlo"), "--device", "ref", "-q"},
+        std::vector<std::string>{"hlo", "interp", Path("m.hlo")}}) {
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--inputs", Path("in.npz"), "--outputs", Path("out.npz")});
+    CliResult result = Systole(args);
+    EXPECT_EQ(result.exit_code, 1) << command[0];
+    EXPECT_THAT(result.out, HasSubstr("in.npz: arr_0 (float32) for parameter 0 ('a', s8[4]): element 2 = 1000 "
+                                      "does not fit s8 (it would become 127); --lossy-inputs converts such values"));
+    args.push_back("--lossy-inputs");
+    result = Systole(args);
+    EXPECT_EQ(result.exit_code, 0) << result.out;
+    EXPECT_EQ(systole::npy::ReadNpz(Path("out.npz"))[0].values, (std::vector<double>{-1, -2, -127, -3}));
+  }
 }
 
 TEST_F(CliRun, FaultNamesTheErrorAndTheSourceLine) {

@@ -1,7 +1,9 @@
 // The compiler end to end on small programs: placement, fusion, numerics against the
 // interpreter on the golden model, model files, and the int8 refusal.
 #include <gmock/gmock.h>
+#include <zip.h>
 
+#include "tests/archive/zip_builder.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
 #include "toolchain/compiler/model_file.hpp"
 
@@ -143,6 +145,57 @@ TEST(Compiler, CorruptModelFilesFailWithAMessage) {
   { std::ofstream(path) << "PK garbage"; }
   EXPECT_FALSE(IsModelFile(path));
   EXPECT_THROW(LoadModel(path), std::runtime_error);
+  std::filesystem::remove(path);
+}
+
+// One digit of a constant changed in model.hlo, the zip's CRC left alone: once this loaded and
+// ran, changing 511 output bytes. Members are stored here so that the digit is in the file as
+// text, as an editor (or a flipped bit on disk) would change it.
+TEST(Compiler, AChangedConstantInAModelFileFailsItsCrc) {
+  const std::string text = R"(HloModule crc
+ENTRY e {
+  a = f32[16,32] parameter(0)
+  b = f32[32,24] parameter(1)
+  d = f32[16,24] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  k = f32[] constant(0.4375)
+  kb = f32[16,24] broadcast(k), dimensions={}
+  ROOT r = f32[16,24] multiply(d, kb)
+})";
+  const auto path = std::filesystem::path(::testing::TempDir()) / "crc_model.sbin";
+  SaveModel(Compile(text, "crc", LoadConfig("small")), path);
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), 0, &error);
+  ASSERT_NE(archive, nullptr);
+  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
+    zip_set_file_compression(archive, static_cast<zip_uint64_t>(i), ZIP_CM_STORE, 0);
+  }
+  ASSERT_EQ(zip_close(archive), 0);
+  EXPECT_NO_THROW(LoadModel(path));
+  std::vector<std::uint8_t> bytes = systole::testing::ReadBytes(path);
+  bytes[systole::testing::FindOnce(bytes, "0.4375") + 2] = '9';
+  systole::testing::WriteBytes(path, bytes);
+  try {
+    LoadModel(path);
+    ADD_FAILURE() << "a changed constant loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("crc_model.sbin: model.hlo: corrupt: CRC error"));
+  }
+  std::filesystem::remove(path);
+}
+
+// HLO text with a large constant of zeros deflates far beyond the reader's ratio bound:
+// SaveModel stores such a member so that LoadModel reads what SaveModel wrote.
+TEST(Compiler, AModelThatDeflatesTooWellIsStoredAndLoads) {
+  constexpr int kElements = 1 << 20;
+  std::string zeros;
+  for (int i = 0; i < kElements; ++i) zeros += i ? ", 0.0" : "0.0";
+  const std::string text = "HloModule zeros\nENTRY e {\n  p = f32[" + std::to_string(kElements) +
+                           "] parameter(0)\n  c = f32[" + std::to_string(kElements) + "] constant({" + zeros +
+                           "})\n  ROOT a = f32[" + std::to_string(kElements) + "] add(p, c)\n}\n";
+  const auto path = std::filesystem::path(::testing::TempDir()) / "zeros_model.sbin";
+  SaveModel(Compile(text, "zeros", LoadConfig("small")), path);
+  EXPECT_GT(std::filesystem::file_size(path), zeros.size()) << "model.hlo stored, not deflated";
+  EXPECT_EQ(LoadModel(path).hlo_text, text);
   std::filesystem::remove(path);
 }
 

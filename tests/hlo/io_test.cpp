@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "tests/hlo/hlo_test_util.hpp"
@@ -67,6 +68,36 @@ TEST(HloIo, InputsFromArraysCheckShapesAndRound) {
               ::testing::HasSubstr("arr_0 has shape (3) but parameter 0 ('a') is bf16[2]"));
   EXPECT_THAT(testing::ErrorOf([&] { InputsFromArrays(module, {}); }),
               ::testing::HasSubstr("0 input array(s) given but the entry computation 'e' takes 1"));
+}
+
+// f32 1000 into an s8 parameter once became 127 and NaN became 0, silently; `.s` programs
+// refuse the same values. Exact conversion refuses them, naming the array, its dtype, the
+// parameter and its type; kLossy keeps XLA's convert for whoever asks for it.
+TEST(HloIo, LossyInputValuesAreRefusedUnlessAskedFor) {
+  const Module module = testing::ParseAndVerify("ENTRY e {\n  ROOT a = s8[3] parameter(0)\n}\n");
+  const npy::Array fits{npy::ElementType::kFloat32, {3}, {-128, 0, 127}};
+  EXPECT_EQ(InputsFromArrays(module, {fits})[0].values, fits.values);
+  for (const double bad : {1000.0, 0.5, std::nan("")}) {
+    const npy::Array array{npy::ElementType::kFloat32, {3}, {1, 2, bad}};
+    EXPECT_THAT(testing::ErrorOf([&] { InputsFromArrays(module, {array}, InputConversion::kExact, "in.npz"); }),
+                ::testing::HasSubstr("in.npz: arr_0 (float32) for parameter 0 ('a', s8[3]): element 2 = "))
+        << bad;
+    EXPECT_THROW(InputsFromArrays(module, {array}), LossyInputError);
+  }
+  const npy::Array big{npy::ElementType::kFloat32, {3}, {1000, -1000, std::nan("")}};
+  EXPECT_EQ(InputsFromArrays(module, {big}, InputConversion::kLossy)[0].values, (std::vector<double>{127, -128, 0}));
+}
+
+TEST(HloIo, FloatInputsRoundButDoNotOverflow) {
+  const Module module = testing::ParseAndVerify("ENTRY e {\n  ROOT a = bf16[3] parameter(0)\n}\n");
+  const npy::Array array{npy::ElementType::kFloat64, {3}, {1.00390625, INFINITY, std::nan("")}};
+  const std::vector<Literal> inputs = InputsFromArrays(module, {array});
+  EXPECT_EQ(inputs[0].values[0], 1.0);  // rounded: NumPy has no bf16, float32 stands in for it
+  EXPECT_TRUE(std::isinf(inputs[0].values[1]));
+  EXPECT_TRUE(std::isnan(inputs[0].values[2]));
+  const npy::Array huge{npy::ElementType::kFloat64, {3}, {1, 2, 1e300}};
+  EXPECT_THAT(testing::ErrorOf([&] { InputsFromArrays(module, {huge}); }),
+              ::testing::HasSubstr("element 2 = 1e+300 does not fit bf16 (it would become inf)"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "toolchain/archive/zip_reader.hpp"
 #include "toolchain/asm/assembler.hpp"
 
 namespace systole::assembly {
@@ -33,7 +34,7 @@ using nlohmann::json;
 constexpr std::string_view kManifestName = "manifest.json";
 constexpr std::string_view kTextName = "text.bin";
 constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
-constexpr std::size_t kReadChunk = 1 << 16;
+constexpr archive::Limits kBundleLimits{.max_member_bytes = kMaxBundleEntryBytes};
 // Entries get a fixed timestamp (1980-01-01, the earliest a zip can hold), so the same
 // program always gives the same bundle bytes.
 constexpr time_t kEntryTime = 315532800;
@@ -43,14 +44,10 @@ std::string DataFileName(std::string_view name) { return fmt::format("data/{}.bi
 struct ZipCloser {
   void operator()(zip_t* archive) const { zip_discard(archive); }
 };
-struct ZipFileCloser {
-  void operator()(zip_file_t* file) const { zip_fclose(file); }
-};
 struct ZipSourceFreer {
   void operator()(zip_source_t* source) const { zip_source_free(source); }
 };
 using ZipPtr = std::unique_ptr<zip_t, ZipCloser>;
-using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
 using ZipSourcePtr = std::unique_ptr<zip_source_t, ZipSourceFreer>;
 
 // zip_error_t owns a message buffer; this frees it.
@@ -108,7 +105,8 @@ std::string ManifestText(const Program& program) {
   return manifest.dump(2) + "\n";
 }
 
-void AddEntry(zip_t* archive, std::string_view name, const void* data, std::size_t size) {
+// `stored`: the entry's bytes as they are (ZIP_CM_STORE) instead of deflated.
+void AddEntry(zip_t* archive, std::string_view name, const void* data, std::size_t size, bool stored) {
   zip_source_t* source = zip_source_buffer(archive, data, size, 0);
   if (source == nullptr)
     throw BundleError(fmt::format("cannot add {}: {}", name, zip_strerror(archive)));
@@ -119,21 +117,15 @@ void AddEntry(zip_t* archive, std::string_view name, const void* data, std::size
     throw BundleError(fmt::format("cannot add {}: {}", name, zip_strerror(archive)));
   }
   zip_file_set_mtime(archive, static_cast<zip_uint64_t>(index), kEntryTime, 0);
+  if (stored) zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
 }
 
 // Reading ------------------------------------------------------------------------------------
 
 class Reader {
  public:
-  Reader(std::span<const std::uint8_t> bytes, std::string_view origin) : origin_(origin) {
-    if (bytes.empty()) Fail("not a valid bundle: the file is empty");
-    ZipError error;
-    ZipSourcePtr source(zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error.error));
-    if (!source) Fail(fmt::format("cannot read: {}", error.Message()));
-    archive_.reset(zip_open_from_source(source.get(), ZIP_RDONLY | ZIP_CHECKCONS, &error.error));
-    if (!archive_) Fail(fmt::format("not a valid bundle (zip archive): {}", error.Message()));
-    source.release();  // the archive owns it now
-  }
+  Reader(std::span<const std::uint8_t> bytes, std::string_view origin)
+      : archive_(Open(bytes, origin)), origin_(origin) {}
 
   Program Read() {
     const std::vector<std::uint8_t> manifest_bytes = Entry(kManifestName, std::nullopt);
@@ -224,41 +216,22 @@ class Reader {
     throw BundleError(fmt::format("{}: {}", origin_, message));
   }
 
-  // The bytes of entry `name`: exactly `expected` of them if given, else at most the manifest
-  // limit. Read in chunks so that a forged size in the zip directory allocates nothing.
+  // The verified bytes of entry `name` (archive::ZipReader): exactly `expected` of them if
+  // given, else at most the manifest limit.
   std::vector<std::uint8_t> Entry(std::string_view name, std::optional<std::uint64_t> expected) {
-    const std::string entry(name);
-    const zip_int64_t index = zip_name_locate(archive_.get(), entry.c_str(), 0);
-    if (index < 0) Fail(fmt::format("{} is missing", name));
-    zip_stat_t stat;
-    zip_stat_init(&stat);
-    if (zip_stat_index(archive_.get(), static_cast<zip_uint64_t>(index), 0, &stat) != 0 ||
-        (stat.valid & ZIP_STAT_SIZE) == 0) {
-      Fail(fmt::format("{}: cannot read its size: {}", name, zip_strerror(archive_.get())));
+    try {
+      return expected ? archive_.ReadExactly(name, *expected) : archive_.ReadAtMost(name, kMaxManifestBytes);
+    } catch (const archive::ZipError& error) {
+      throw BundleError(error.what());
     }
-    const std::uint64_t limit = expected.value_or(kMaxManifestBytes);
-    if (expected ? stat.size != *expected : stat.size > limit) {
-      Fail(expected
-               ? fmt::format("{} holds {} bytes, the manifest says {}", name, stat.size, *expected)
-               : fmt::format("{} is too large ({} bytes)", name, stat.size));
+  }
+
+  static archive::ZipReader Open(std::span<const std::uint8_t> bytes, std::string_view origin) {
+    try {
+      return archive::ZipReader::OpenBytes(bytes, std::string(origin), "bundle", kBundleLimits);
+    } catch (const archive::ZipError& error) {
+      throw BundleError(error.what());
     }
-    ZipFilePtr file(zip_fopen_index(archive_.get(), static_cast<zip_uint64_t>(index), 0));
-    if (!file) Fail(fmt::format("{}: {}", name, zip_strerror(archive_.get())));
-    std::vector<std::uint8_t> bytes;
-    std::uint8_t chunk[kReadChunk];
-    while (true) {
-      const zip_int64_t got = zip_fread(file.get(), chunk, sizeof chunk);
-      if (got < 0) Fail(fmt::format("{} is corrupt: {}", name, zip_file_strerror(file.get())));
-      if (got == 0) break;
-      if (bytes.size() + static_cast<std::uint64_t>(got) > limit) {
-        Fail(fmt::format("{} holds more bytes than its size says", name));
-      }
-      bytes.insert(bytes.end(), chunk, chunk + got);
-    }
-    if (bytes.size() != stat.size) {
-      Fail(fmt::format("{} is truncated: {} of {} bytes", name, bytes.size(), stat.size));
-    }
-    return bytes;
   }
 
   const json& Member(const json& object, std::string_view key, std::string_view where,
@@ -331,8 +304,8 @@ class Reader {
     }
   }
 
+  archive::ZipReader archive_;
   std::string origin_;
-  ZipPtr archive_;
 };
 
 std::vector<std::uint8_t> ReadFileBytes(const std::filesystem::path& path, std::uint64_t limit) {
@@ -352,12 +325,14 @@ std::vector<std::uint8_t> ReadFileBytes(const std::filesystem::path& path, std::
 
 }  // namespace
 
-std::vector<std::uint8_t> SerializeBundle(const Program& program) {
-  const std::vector<ProgramProblem> problems = ValidateProgram(program);
-  if (!problems.empty()) {
-    throw BundleError(fmt::format("cannot write an invalid program: {}", problems.front().message));
-  }
-  const std::string manifest = ManifestText(program);
+namespace {
+
+// The bundle's bytes, with the entries named in `stored` stored rather than deflated.
+std::vector<std::uint8_t> Serialize(const Program& program, const std::string& manifest,
+                                    const std::vector<std::string>& stored) {
+  const auto is_stored = [&stored](std::string_view name) {
+    return std::find(stored.begin(), stored.end(), name) != stored.end();
+  };
   ZipError error;
   ZipSourcePtr buffer(zip_source_buffer_create(nullptr, 0, 0, &error.error));
   if (!buffer) throw BundleError(fmt::format("cannot create a bundle: {}", error.Message()));
@@ -368,10 +343,11 @@ std::vector<std::uint8_t> SerializeBundle(const Program& program) {
     throw BundleError(fmt::format("cannot create a bundle: {}", error.Message()));
   }
   // The buffers handed to libzip must live until zip_close.
-  AddEntry(archive.get(), kManifestName, manifest.data(), manifest.size());
-  AddEntry(archive.get(), kTextName, program.words.data(), program.TextBytes());
+  AddEntry(archive.get(), kManifestName, manifest.data(), manifest.size(), is_stored(kManifestName));
+  AddEntry(archive.get(), kTextName, program.words.data(), program.TextBytes(), is_stored(kTextName));
   for (const DataSegment& segment : program.data) {
-    AddEntry(archive.get(), DataFileName(segment.name), segment.bytes.data(), segment.bytes.size());
+    const std::string name = DataFileName(segment.name);
+    AddEntry(archive.get(), name, segment.bytes.data(), segment.bytes.size(), is_stored(name));
   }
   if (zip_close(archive.get()) != 0) {
     throw BundleError(fmt::format("cannot write the bundle: {}", zip_strerror(archive.get())));
@@ -390,6 +366,21 @@ std::vector<std::uint8_t> SerializeBundle(const Program& program) {
     throw BundleError("cannot read back the written bundle");
   }
   return bytes;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> SerializeBundle(const Program& program) {
+  const std::vector<ProgramProblem> problems = ValidateProgram(program);
+  if (!problems.empty()) {
+    throw BundleError(fmt::format("cannot write an invalid program: {}", problems.front().message));
+  }
+  const std::string manifest = ManifestText(program);
+  // Deflated, unless an entry deflates beyond the ratio the reader accepts (mostly-zero packed
+  // weights): then again with those entries stored, which costs a second pass only then.
+  std::vector<std::uint8_t> bytes = Serialize(program, manifest, {});
+  const std::vector<std::string> too_compressible = archive::MembersBeyondRatio(bytes, kBundleLimits);
+  return too_compressible.empty() ? bytes : Serialize(program, manifest, too_compressible);
 }
 
 Program ParseBundle(std::span<const std::uint8_t> bytes, std::string_view origin) {

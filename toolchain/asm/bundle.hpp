@@ -6,9 +6,12 @@
 //                    byte count or shape, file name) and the source map;
 //   text.bin         the instruction words, 32 bytes each, in order;
 //   data/NAME.bin    the bytes of each data segment.
-// The reader trusts nothing: every size is checked against the manifest, every name and
-// address range is validated (ValidateProgram), and each entry is read in bounded chunks, so a
+// The reader trusts nothing: every entry is verified and bounded by archive::ZipReader (CRC,
+// declared and actual size, compression ratio) and its size checked against the manifest
+// before it is allocated, every name and address range is validated (ValidateProgram), so a
 // truncated, corrupt or hostile file gives a BundleError, never a crash or a huge allocation.
+// The writer deflates each entry, or stores it where deflate would pass the reader's ratio
+// bound (mostly-zero data).
 #pragma once
 
 #include <cstdint>

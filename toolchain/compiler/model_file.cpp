@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "toolchain/archive/zip_reader.hpp"
 #include "toolchain/asm/bundle.hpp"
 
 namespace systole::compiler {
@@ -15,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{4} << 30;
+constexpr archive::Limits kModelLimits{.max_member_bytes = std::uint64_t{4} << 30};
 constexpr time_t kEntryTime = 315532800;  // fixed (1980-01-01): the same model, the same bytes
 
 struct ZipCloser {
@@ -44,11 +45,7 @@ json BindingJson(const Binding& b) {
 
 class ModelReader {
  public:
-  explicit ModelReader(const std::filesystem::path& path) : origin_(path.string()) {
-    int error = 0;
-    archive_.reset(zip_open(origin_.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &error));
-    if (!archive_) Fail("not a readable zip archive");
-  }
+  explicit ModelReader(const std::filesystem::path& path) : archive_(Open(path)), origin_(path.string()) {}
 
   json Manifest() {
     const std::string text = Entry("manifest.json");
@@ -57,22 +54,15 @@ class ModelReader {
     return manifest;
   }
 
+  // Verified (CRC, sizes, ratio) by archive::ZipReader: a changed digit in model.hlo's
+  // constants must fail here, not run and give other numbers.
   std::string Entry(const std::string& name) {
-    const zip_int64_t index = zip_name_locate(archive_.get(), name.c_str(), 0);
-    if (index < 0) Fail(fmt::format("{} is missing", name));
-    zip_stat_t stat;
-    zip_stat_init(&stat);
-    if (zip_stat_index(archive_.get(), static_cast<zip_uint64_t>(index), 0, &stat) != 0 ||
-        (stat.valid & ZIP_STAT_SIZE) == 0 || stat.size > kMaxEntryBytes) {
-      Fail(fmt::format("{}: missing or implausible size", name));
+    try {
+      const std::vector<std::uint8_t> bytes = archive_.Read(name);
+      return std::string(bytes.begin(), bytes.end());
+    } catch (const archive::ZipError& error) {
+      throw std::runtime_error(error.what());
     }
-    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive_.get(), static_cast<zip_uint64_t>(index), 0),
-                                                            zip_fclose);
-    if (!file) Fail(fmt::format("{}: {}", name, zip_strerror(archive_.get())));
-    std::string bytes(stat.size, '\0');
-    const zip_int64_t got = zip_fread(file.get(), bytes.data(), bytes.size());
-    if (got < 0 || static_cast<std::uint64_t>(got) != stat.size) Fail(fmt::format("{} is truncated or corrupt", name));
-    return bytes;
   }
 
   [[noreturn]] void Fail(const std::string& message) const {
@@ -80,8 +70,16 @@ class ModelReader {
   }
 
  private:
+  static archive::ZipReader Open(const std::filesystem::path& path) {
+    try {
+      return archive::ZipReader::OpenFile(path, "compiled model", kModelLimits);
+    } catch (const archive::ZipError& error) {
+      throw std::runtime_error(error.what());
+    }
+  }
+
+  archive::ZipReader archive_;
   std::string origin_;
-  ZipPtr archive_;
 };
 
 template <typename T>
@@ -145,6 +143,24 @@ void CheckBinding(const Binding& b, const image::TensorDesc& tensor, const hlo::
   }
 }
 
+// A member that deflates beyond the reader's ratio bound (HLO text with a large constant of
+// zeros) is rewritten stored, so that LoadModel reads every model SaveModel writes.
+void StoreWhatTheReaderWouldRefuse(const std::filesystem::path& temporary, const std::filesystem::path& path) {
+  const std::vector<std::string> names = archive::MembersBeyondRatio(temporary, kModelLimits);
+  if (names.empty()) return;
+  int error = 0;
+  ZipPtr archive(zip_open(temporary.string().c_str(), 0, &error));
+  if (!archive) throw std::runtime_error(fmt::format("{}: cannot reopen to store members", path.string()));
+  for (const std::string& name : names) {
+    const zip_int64_t index = zip_name_locate(archive.get(), name.c_str(), 0);
+    if (index >= 0) zip_set_file_compression(archive.get(), static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
+  }
+  if (zip_close(archive.get()) != 0) {
+    throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), zip_strerror(archive.get())));
+  }
+  archive.release();
+}
+
 }  // namespace
 
 void SaveModel(const CompiledModel& model, const std::filesystem::path& path) {
@@ -194,6 +210,7 @@ void SaveModel(const CompiledModel& model, const std::filesystem::path& path) {
     throw std::runtime_error(fmt::format("{}: cannot write: {}", path.string(), zip_strerror(archive.get())));
   }
   archive.release();
+  StoreWhatTheReaderWouldRefuse(temporary, path);
   std::filesystem::rename(temporary, path);
 }
 
@@ -260,9 +277,6 @@ CompiledModel LoadModel(const std::filesystem::path& path) {
 }
 
 bool IsModelFile(const std::filesystem::path& path) {
-  int error = 0;
-  ZipPtr archive(zip_open(path.string().c_str(), ZIP_RDONLY, &error));
-  if (!archive) return false;
   try {
     ModelReader reader(path);
     const json manifest = reader.Manifest();

@@ -5,8 +5,9 @@
 //   model.hlo          the HLO source; loading re-runs the deterministic front-end passes
 //                      (PrepareModule) so host steps find their instructions by name;
 //   steps/N.sbin       one program bundle (asm/bundle.hpp) per device step.
-// The reader checks every name, permutation and shape against the module and the programs,
-// so a stale or corrupt file fails with a message instead of computing garbage.
+// The reader verifies every member (archive::ZipReader: CRC, sizes, compression ratio) and
+// checks every name, permutation and shape against the module and the programs, so a stale or
+// corrupt file fails with a message instead of computing garbage.
 #pragma once
 
 #include <filesystem>

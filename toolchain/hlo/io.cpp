@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <random>
 
 namespace systole::hlo {
@@ -33,6 +34,14 @@ void Flatten(const Literal& literal, std::vector<npy::Array>& arrays) {
   for (std::int64_t d : literal.shape.dims) array.shape.push_back(static_cast<std::uint64_t>(d));
   array.values = literal.values;
   arrays.push_back(std::move(array));
+}
+
+// Whether `value` arrives as `converted` without losing what it says. Integers and pred must
+// be held exactly (1000 is not an s8, NaN no integer); floating types round to their precision
+// as NumPy's float32 must for bf16, but a finite value must not overflow to infinity.
+bool ConvertsExactly(ElementType type, double value, double converted) {
+  if (IsFloating(type)) return !std::isfinite(value) || std::isfinite(converted);
+  return value == converted;
 }
 
 }  // namespace
@@ -77,11 +86,12 @@ std::vector<Literal> RandomInputs(const Module& module, std::uint64_t seed) {
   return inputs;
 }
 
-std::vector<Literal> InputsFromArrays(const Module& module, const std::vector<npy::Array>& arrays) {
+std::vector<Literal> InputsFromArrays(const Module& module, const std::vector<npy::Array>& arrays,
+                                      InputConversion conversion, std::string_view origin) {
   const std::vector<const Instruction*> parameters = EntryParameters(module);
   if (arrays.size() != parameters.size()) {
-    throw HloError(fmt::format("{} input array(s) given but the entry computation '{}' takes {}", arrays.size(),
-                               module.entry->name, parameters.size()));
+    throw HloError(fmt::format("{}: {} input array(s) given but the entry computation '{}' takes {}", origin,
+                               arrays.size(), module.entry->name, parameters.size()));
   }
   std::vector<Literal> inputs;
   for (std::size_t k = 0; k < arrays.size(); ++k) {
@@ -89,13 +99,23 @@ std::vector<Literal> InputsFromArrays(const Module& module, const std::vector<np
     std::vector<std::uint64_t> expected;
     for (std::int64_t d : shape.dims) expected.push_back(static_cast<std::uint64_t>(d));
     if (arrays[k].shape != expected) {
-      throw HloError(fmt::format("arr_{} has shape ({}) but parameter {} ('{}') is {}", k,
+      throw HloError(fmt::format("{}: arr_{} has shape ({}) but parameter {} ('{}') is {}", origin, k,
                                  fmt::join(arrays[k].shape, ", "), k, parameters[k]->name, shape.ToString()));
     }
     Literal literal;
     literal.shape = shape;
     literal.values = arrays[k].values;
     RoundAll(shape.type, literal.values);
+    if (conversion == InputConversion::kExact) {
+      for (std::size_t i = 0; i < literal.values.size(); ++i) {
+        if (!ConvertsExactly(shape.type, arrays[k].values[i], literal.values[i])) {
+          throw LossyInputError(fmt::format(
+              "{}: arr_{} ({}) for parameter {} ('{}', {}): element {} = {} does not fit {} (it would become {})",
+              origin, k, npy::ElementTypeName(arrays[k].type), k, parameters[k]->name, shape.ToString(), i,
+              arrays[k].values[i], ElementTypeName(shape.type), literal.values[i]));
+        }
+      }
+    }
     inputs.push_back(std::move(literal));
   }
   return inputs;

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
+#include "toolchain/hlo/error.hpp"
 #include "toolchain/hlo/ir.hpp"
 #include "toolchain/npy/npy.hpp"
 
@@ -20,8 +22,26 @@ namespace systole::hlo {
 //   signed integers: (draw % 17) - 8, in [-8, 8];  unsigned: draw % 17;  pred: draw & 1.
 std::vector<Literal> RandomInputs(const Module& module, std::uint64_t seed);
 
-// Entry arguments from arrays; shapes must match exactly, values are rounded to the type.
-std::vector<Literal> InputsFromArrays(const Module& module, const std::vector<npy::Array>& arrays);
+// How InputsFromArrays treats a value its parameter's type cannot hold.
+enum class InputConversion {
+  kExact,  // refuse it: an integer or pred parameter takes only exact in-range integers (never
+           // NaN), a floating one any value that does not overflow to infinity (rounded RNE:
+           // bf16 and f16 arrive as float32). What `.s` programs accept, too.
+  kLossy,  // convert it as XLA's convert would: integers truncate and saturate, NaN becomes 0,
+           // pred is value != 0, floats overflow to infinity (systole run --lossy-inputs).
+};
+
+// A value that InputConversion::kExact refuses (shape and count errors are plain HloErrors).
+class LossyInputError : public HloError {
+ public:
+  using HloError::HloError;
+};
+
+// Entry arguments from arrays; shapes must match exactly. `origin` (the .npz) starts every
+// error, which names the array, its dtype, the parameter, its type and the element.
+std::vector<Literal> InputsFromArrays(const Module& module, const std::vector<npy::Array>& arrays,
+                                      InputConversion conversion = InputConversion::kExact,
+                                      std::string_view origin = "inputs");
 
 // The result's arrays, tuples flattened depth-first.
 std::vector<npy::Array> OutputArrays(const Literal& result);

@@ -4,9 +4,13 @@
 #include <zip.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <regex>
+
+#include "toolchain/archive/zip_reader.hpp"
 
 namespace systole::npy {
 namespace {
@@ -58,24 +62,33 @@ double Decode(ElementType type, const std::uint8_t* p) {
   return 0;
 }
 
+// A double as int64 without undefined behaviour: NaN is 0, and values beyond int64's range
+// saturate (an int64 near 2^63 read into a double rounds up to 2^63, one past the largest).
+std::int64_t ToInt64(double value) {
+  if (std::isnan(value)) return 0;
+  if (value >= 0x1p63) return std::numeric_limits<std::int64_t>::max();
+  if (value < -0x1p63) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(value);
+}
+
 void Encode(ElementType type, double value, std::vector<std::uint8_t>& out) {
   switch (type) {
-    // Integers go through int64 so that an out-of-range value wraps instead of being undefined.
+    // Narrower integers go through int64 so that an out-of-range value wraps instead of being
+    // undefined.
     case ElementType::kInt8:
-    case ElementType::kUInt8: out.push_back(static_cast<std::uint8_t>(static_cast<std::int64_t>(value))); break;
-    case ElementType::kInt32: StoreLe(out, static_cast<std::int32_t>(static_cast<std::int64_t>(value))); break;
-    case ElementType::kInt64: StoreLe(out, static_cast<std::int64_t>(value)); break;
+    case ElementType::kUInt8: out.push_back(static_cast<std::uint8_t>(ToInt64(value))); break;
+    case ElementType::kInt32: StoreLe(out, static_cast<std::int32_t>(ToInt64(value))); break;
+    case ElementType::kInt64: StoreLe(out, ToInt64(value)); break;
     case ElementType::kFloat32: StoreLe(out, static_cast<float>(value)); break;
     case ElementType::kFloat64: StoreLe(out, value); break;
   }
 }
 
-// RAII for libzip handles.
+// One array may be as large as 16 GiB; the ratio bounds keep a small file from getting there.
+constexpr archive::Limits kNpzLimits{.max_member_bytes = std::uint64_t{1} << 34};
+
 struct ZipCloser {
   void operator()(zip_t* archive) const { zip_discard(archive); }
-};
-struct ZipFileCloser {
-  void operator()(zip_file_t* file) const { zip_fclose(file); }
 };
 
 }  // namespace
@@ -187,44 +200,28 @@ std::vector<std::uint8_t> SerializeNpy(const Array& array) {
 }
 
 std::vector<Array> ReadNpz(const std::filesystem::path& path) {
-  int error = 0;
-  std::unique_ptr<zip_t, ZipCloser> archive(zip_open(path.c_str(), ZIP_RDONLY, &error));
-  if (!archive) {
-    zip_error_t zip_error;
-    zip_error_init_with_code(&zip_error, error);
-    const std::string why = zip_error_strerror(&zip_error);
-    zip_error_fini(&zip_error);
-    throw NpyError(fmt::format("{}: cannot open as .npz: {}", path.string(), why));
-  }
+  // Every member verified (CRC, sizes, compression ratio) before it is parsed: a corrupt input
+  // must fail here, not run with different numbers.
   std::vector<Array> arrays;
-  for (std::size_t i = 0;; ++i) {
-    const std::string member = fmt::format("arr_{}.npy", i);
-    const zip_int64_t index = zip_name_locate(archive.get(), member.c_str(), 0);
-    if (index < 0) break;
-    zip_stat_t stat;
-    if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(index), 0, &stat) != 0 ||
-        (stat.valid & ZIP_STAT_SIZE) == 0) {
-      throw NpyError(fmt::format("{}: {}: cannot read its size", path.string(), member));
+  try {
+    archive::ZipReader archive = archive::ZipReader::OpenFile(path, ".npz", kNpzLimits);
+    for (std::size_t i = 0;; ++i) {
+      const std::string member = fmt::format("arr_{}.npy", i);
+      if (!archive.Contains(member)) break;
+      arrays.push_back(ParseNpy(archive.Read(member), path.string() + ":" + member));
     }
-    if (stat.size > (std::uint64_t{1} << 34)) {
-      throw NpyError(fmt::format("{}: {}: {} bytes is too large", path.string(), member, stat.size));
+    if (arrays.empty() && archive.Members() > 0) {
+      throw NpyError(fmt::format("{}: has no arr_0.npy (write it with numpy.savez(f, *arrays))", path.string()));
     }
-    std::unique_ptr<zip_file_t, ZipFileCloser> file(
-        zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(index), 0));
-    std::vector<std::uint8_t> bytes(stat.size);
-    if (!file || zip_fread(file.get(), bytes.data(), bytes.size()) !=
-                     static_cast<zip_int64_t>(bytes.size())) {
-      throw NpyError(fmt::format("{}: {}: cannot read (corrupt archive?)", path.string(), member));
-    }
-    arrays.push_back(ParseNpy(bytes, path.string() + ":" + member));
-  }
-  if (arrays.empty() && zip_get_num_entries(archive.get(), 0) > 0) {
-    throw NpyError(fmt::format("{}: has no arr_0.npy (write it with numpy.savez(f, *arrays))",
-                               path.string()));
+  } catch (const archive::ZipError& error) {
+    throw NpyError(error.what());
   }
   return arrays;
 }
 
+// libzip writes the archive to a temporary file beside `path` at zip_close and renames it into
+// place, so a reader never sees half an archive. Members are stored, as numpy.savez stores them:
+// deflate would shrink an all-zero output beyond the ratio ReadNpz accepts from a large member.
 void WriteNpz(const std::filesystem::path& path, const std::vector<Array>& arrays) {
   int error = 0;
   zip_t* raw = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
@@ -238,10 +235,13 @@ void WriteNpz(const std::filesystem::path& path, const std::vector<Array>& array
     zip_source_t* source =
         zip_source_buffer(archive.get(), images.back().data(), images.back().size(), 0);
     const std::string member = fmt::format("arr_{}.npy", i);
-    if (source == nullptr || zip_file_add(archive.get(), member.c_str(), source, ZIP_FL_OVERWRITE) < 0) {
+    const zip_int64_t index =
+        source == nullptr ? -1 : zip_file_add(archive.get(), member.c_str(), source, ZIP_FL_OVERWRITE);
+    if (index < 0) {
       if (source != nullptr) zip_source_free(source);
       throw NpyError(fmt::format("{}: cannot add {}", path.string(), member));
     }
+    zip_set_file_compression(archive.get(), static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
   }
   if (zip_close(archive.get()) != 0) {
     throw NpyError(fmt::format("{}: cannot write: {}", path.string(), zip_strerror(archive.get())));

@@ -36,7 +36,9 @@ struct Array {
 Array ParseNpy(const std::vector<std::uint8_t>& bytes, std::string_view origin);
 std::vector<std::uint8_t> SerializeNpy(const Array& array);
 
-// .npz archives: arrays in order arr_0, arr_1, … (what numpy.savez(f, *arrays) writes).
+// .npz archives: arrays in order arr_0, arr_1, … (what numpy.savez(f, *arrays) writes). Each
+// member is verified and bounded by archive::ZipReader (CRC, sizes, compression ratio) before it
+// is parsed; WriteNpz stores members uncompressed, as numpy.savez does.
 std::vector<Array> ReadNpz(const std::filesystem::path& path);
 void WriteNpz(const std::filesystem::path& path, const std::vector<Array>& arrays);
 
