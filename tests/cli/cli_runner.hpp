@@ -17,8 +17,10 @@ namespace systole::cli_test {
 
 struct CliResult {
   int exit_code = -1;
-  std::string out;  // stdout and stderr together
+  std::string out;  // stdout, and stderr unless it was discarded
 };
+
+enum class Stderr { kWithStdout, kDiscard };
 
 inline std::string Quote(const std::string& arg) {
   std::string quoted = "'";
@@ -26,10 +28,10 @@ inline std::string Quote(const std::string& arg) {
   return quoted + "'";
 }
 
-inline CliResult Systole(const std::vector<std::string>& args) {
+inline CliResult Systole(const std::vector<std::string>& args, Stderr stderr_to = Stderr::kWithStdout) {
   std::string command = Quote(SYSTOLE_CLI);
   for (const std::string& arg : args) command += " " + Quote(arg);
-  command += " 2>&1";
+  command += stderr_to == Stderr::kWithStdout ? " 2>&1" : " 2>/dev/null";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

@@ -12,41 +12,15 @@
 
 #include "tests/archive/zip_builder.hpp"
 #include "tests/asm/zip_test_util.hpp"
+#include "tests/cli/cli_runner.hpp"
 #include "toolchain/npy/npy.hpp"
 
 namespace {
 
+using namespace systole::cli_test;
 using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = std::filesystem;
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-std::string Quote(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-CliResult Systole(const std::vector<std::string>& args) {
-  std::string command = Quote(SYSTOLE_CLI);
-  for (const std::string& arg : args) command += " " + Quote(arg);
-  command += " 2>&1";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string Source(const std::string& relative) { return std::string(SYSTOLE_SOURCE_DIR) + "/" + relative; }
 
 std::vector<fs::path> Examples() {
   std::vector<fs::path> files;
@@ -56,17 +30,6 @@ std::vector<fs::path> Examples() {
   std::sort(files.begin(), files.end());
   return files;
 }
-
-class TempDir : public ::testing::Test {
- protected:
-  fs::path dir_ = fs::temp_directory_path() /
-                  ("systole_cli_test_" + std::to_string(::getpid()) + "_" +
-                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-  void SetUp() override { fs::create_directories(dir_); }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  void Write(const std::string& name, const std::string& text) const { std::ofstream(dir_ / name) << text; }
-};
 
 TEST(CliInfo, EveryConfigurationAsJson) {
   for (const char* name : {"tiny", "small", "small-int8", "v1", "v2"}) {

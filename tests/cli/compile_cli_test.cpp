@@ -12,32 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/cli/cli_runner.hpp"
 #include "toolchain/npy/npy.hpp"
 
 namespace {
 
+using namespace systole::cli_test;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CliResult Systole(const std::vector<std::string>& args) {
-  std::string command = std::string("'") + SYSTOLE_CLI + "'";
-  for (const std::string& arg : args) command += " '" + arg + "'";  // test paths hold no quotes
-  command += " 2>&1";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
 
 std::string Corpus(const std::string& name) { return std::string(SYSTOLE_SHARED_DIR) + "/corpus/hlo/" + name; }
 

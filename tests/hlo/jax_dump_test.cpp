@@ -143,6 +143,17 @@ TEST(JaxDump, BrokenTablesFailAtTheirLocation) {
               HasSubstr("stack_frame_id 9 is not in the table (it has 1 entries)"));
 }
 
+// XLA prints modules without their tables too (the corpus's ResNet-50 dump): the instructions'
+// stack_frame_id then refers to nothing the file holds, and the source is simply unknown.
+TEST(JaxDump, StackFrameIdsWithoutTablesAreKeptButNameNoSource) {
+  const Module module = ParseModule(
+      "HloModule m\n\nENTRY %e (p: f32[2]) -> f32[2] {\n  ROOT %p = f32[2]{0} parameter(0), "
+      "metadata={op_name=\"jit(f)/p\" stack_frame_id=10}\n}\n",
+      "t.hlo");
+  EXPECT_EQ(module.entry->root->metadata.stack_frame_id, 10);
+  EXPECT_EQ(module.SourceOf(*module.entry->root), "");
+}
+
 TEST(JaxDump, UnsupportedOpNamesThePythonLine) {
   const std::string text = "HloModule m\n\n" + kTables +
                            "\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"

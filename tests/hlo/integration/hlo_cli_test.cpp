@@ -10,49 +10,28 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_runner.hpp"
 #include "toolchain/npy/npy.hpp"
 
 namespace {
 
+using namespace systole::cli_test;
 using ::testing::HasSubstr;
+
+// stdout only: the commands' JSON and tensors, without their progress lines.
+CliResult SystoleStdout(const std::vector<std::string>& args) { return Systole(args, Stderr::kDiscard); }
 namespace fs = std::filesystem;
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-std::string Quote(const std::string& arg) {
-  std::string quoted = "'";
-  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-CliResult Systole(const std::vector<std::string>& args) {
-  std::string command = Quote(SYSTOLE_CLI);
-  for (const std::string& arg : args) command += " " + Quote(arg);
-  command += " 2>/dev/null";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
 
 std::string Corpus(const std::string& name) { return std::string(SYSTOLE_SHARED_DIR) + "/corpus/hlo/" + name; }
 
-fs::path TempDir() {
+fs::path ScratchDir() {
   const fs::path dir = fs::temp_directory_path() / ("systole_hlo_cli_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir;
 }
 
 TEST(HloCli, CheckPrintsComputationsAndHistogram) {
-  const CliResult result = Systole({"hlo", "check", Corpus("07_mha_softmax_attention_bf16.hlo")});
+  const CliResult result = SystoleStdout({"hlo", "check", Corpus("07_mha_softmax_attention_bf16.hlo")});
   ASSERT_EQ(result.exit_code, 0) << result.out;
   EXPECT_THAT(result.out, HasSubstr("module        jit_f (ok: parsed and verified)"));
   EXPECT_THAT(result.out, HasSubstr("computations  3, 41 instructions"));
@@ -60,7 +39,7 @@ TEST(HloCli, CheckPrintsComputationsAndHistogram) {
 }
 
 TEST(HloCli, CheckJsonOnResNet) {
-  const CliResult result = Systole({"hlo", "check", "--json", Corpus("06_resnet50_inference_f32.hlo")});
+  const CliResult result = SystoleStdout({"hlo", "check", "--json", Corpus("06_resnet50_inference_f32.hlo")});
   ASSERT_EQ(result.exit_code, 0) << result.out;
   const auto json = nlohmann::json::parse(result.out);
   EXPECT_EQ(json["module"], "jit_predict_step");
@@ -69,7 +48,7 @@ TEST(HloCli, CheckJsonOnResNet) {
 }
 
 TEST(HloCli, CheckReportsErrorsWithLocation) {
-  const fs::path dir = TempDir();
+  const fs::path dir = ScratchDir();
   std::ofstream(dir / "bad.hlo") << "ENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[3] negate(a)\n}\n";
   std::string command = Quote(SYSTOLE_CLI) + " hlo check " + Quote((dir / "bad.hlo").string()) + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
@@ -83,10 +62,10 @@ TEST(HloCli, CheckReportsErrorsWithLocation) {
 }
 
 TEST(HloCli, InterpWithNpzInputsAndOutputs) {
-  const fs::path dir = TempDir();
+  const fs::path dir = ScratchDir();
   systole::npy::WriteNpz(dir / "in.npz", {{systole::npy::ElementType::kFloat32, {4}, {1, 2, 3, 4}},
                                           {systole::npy::ElementType::kFloat32, {4}, {0.5, -1, 2, 3}}});
-  const CliResult result = Systole({"hlo", "interp", Corpus("13_add_dot_legacy_operand_shapes.hlo"), "--inputs",
+  const CliResult result = SystoleStdout({"hlo", "interp", Corpus("13_add_dot_legacy_operand_shapes.hlo"), "--inputs",
                                     (dir / "in.npz").string(), "--outputs", (dir / "out.npz").string(), "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.out;
   const auto json = nlohmann::json::parse(result.out);
@@ -100,18 +79,18 @@ TEST(HloCli, InterpWithNpzInputsAndOutputs) {
 
 TEST(HloCli, InterpWithRandomInputsIsReproducible) {
   const std::vector<std::string> args{"hlo", "interp", Corpus("10_mean_reduce_bf16.hlo"), "--random-inputs", "7", "--json"};
-  const CliResult first = Systole(args);
+  const CliResult first = SystoleStdout(args);
   ASSERT_EQ(first.exit_code, 0) << first.out;
   auto a = nlohmann::json::parse(first.out);
-  auto b = nlohmann::json::parse(Systole(args).out);
+  auto b = nlohmann::json::parse(SystoleStdout(args).out);
   EXPECT_EQ(a["outputs"][0]["first_values"], b["outputs"][0]["first_values"]);
   EXPECT_EQ(a["outputs"][0]["dtype"], "float32");
-  const CliResult text = Systole({"hlo", "interp", Corpus("10_mean_reduce_bf16.hlo"), "--random-inputs", "7"});
+  const CliResult text = SystoleStdout({"hlo", "interp", Corpus("10_mean_reduce_bf16.hlo"), "--random-inputs", "7"});
   EXPECT_THAT(text.out, HasSubstr("arr_0 float32 (1, 4096):"));
 }
 
 TEST(HloCli, InterpNeedsInputs) {
-  EXPECT_NE(Systole({"hlo", "interp", Corpus("13_add_dot_legacy_operand_shapes.hlo")}).exit_code, 0);
+  EXPECT_NE(SystoleStdout({"hlo", "interp", Corpus("13_add_dot_legacy_operand_shapes.hlo")}).exit_code, 0);
 }
 
 }  // namespace
