@@ -306,7 +306,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--trace", options->trace,
                   "Write a timeline of every launch (Chrome trace-event JSON: Perfetto, chrome://tracing; "
                   "ref and rtl; docs/TRACE.md)");
-  cmd->add_option("--wave", options->wave,
+  cmd->add_option("--fst,--wave", options->wave,
                   "Write the waveform of every signal during the run (FST: GTKWave, Surfer; rtl only; slow)");
   cmd->callback([options] {
     RemoveOutputsOnFailure(options->outputs, [&options] {
