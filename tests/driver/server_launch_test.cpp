@@ -114,7 +114,7 @@ TEST(ServerLaunch, ALongLaunchNeitherStallsOthersNorOutlivesItsBudget) {
   Buffer mine = other.Allocate(4096);
   mine.Write(std::vector<std::uint8_t>(4096, 7));
   EXPECT_EQ(mine.Read(), std::vector<std::uint8_t>(4096, 7));
-  EXPECT_LT(Clock::now() - hello, milliseconds(1000) + 10 * one_instruction)
+  EXPECT_LT(Clock::now() - hello, milliseconds(1500) + 20 * one_instruction)
       << "served while the launch ran (" << matmuls << " matmuls of " << per_matmul << " us)";
   ASSERT_EQ(outcome.wait_for(std::chrono::seconds(60)), std::future_status::ready);
   EXPECT_EQ(outcome.get(), "ABORTED");
