@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "driver/server/session.hpp"
+#include "driver/server/vetting.hpp"
 #include "systole/launch_footprint.hpp"
 #include "systole/link.hpp"
 #include "systole/protocol.hpp"
@@ -75,10 +76,12 @@ class DeviceHost {
     regs::ErrorCode error;
     std::uint64_t pc;
   };
-  // The launch on the device now.
+  // The launch being vetted (vetting.hpp), then run on the device.
   struct ActiveLaunch {
     std::uint64_t session;
     QueuedLaunch launch;                // as the device runs it: a prefix when `refusal` is set
+    std::optional<Vetting> vetting;     // until it is done
+    bool on_device = false;
     std::vector<TouchedRange> ranges;   // what it may write
     std::optional<Refusal> refusal;
     std::chrono::steady_clock::time_point deadline;
@@ -107,8 +110,11 @@ class DeviceHost {
   // device_host_launches.cpp
   // Takes the next session's launch in turn, vets it and starts it on the device.
   void StartNextLaunch();
-  // Runs the active launch for one slice; finishes it when it ends or runs out of time.
+  // Vets the active launch, or runs it, for one slice; finishes it when it ends or runs out of
+  // time.
   void StepLaunch();
+  // The vetting is done: refuse the launch, or start it on the device.
+  void StartVetted();
   // Aborts the active launch now (its session closed) and finishes it.
   void AbortActiveLaunch();
   void FinishActiveLaunch();

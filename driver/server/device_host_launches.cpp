@@ -1,9 +1,8 @@
-// The fair launch queue: vet a session's launch against its allocations, run it on the device
-// a slice at a time, and fold the results back into the session.
+// The fair launch queue: vet a session's launch against its allocations (vetting.hpp), run it
+// on the device, both a slice at a time, and fold the results back into the session.
 #include <fmt/format.h>
 
 #include "driver/server/device_host.hpp"
-#include "systole/launch_footprint.hpp"
 
 namespace systole::server {
 
@@ -12,89 +11,11 @@ using regs::OffsetOf;
 
 namespace {
 
-constexpr std::uint64_t kWordsPerRead = 4096;
 // Device time a launch gets before the worker answers requests again: the longest a request
 // waits for a launch (plus one instruction on `ref`, one 4096-cycle step on `rtl`).
 constexpr std::chrono::milliseconds kLaunchSlice{5};
-
-// The words a launch fetches, read from device memory, and the pc of the first word it would
-// fetch outside the session's memory (if it gets that far).
-struct Fetched {
-  std::vector<isa::Word> words;
-  std::optional<std::uint64_t> outside_at;
-};
-
-Fetched FetchWords(Link& device, const RangeMap& allocations, const QueuedLaunch& launch) {
-  Fetched fetched;
-  std::vector<std::uint8_t> bytes;
-  for (std::uint64_t index = 0; index < launch.count;) {
-    const std::uint64_t address = launch.pc + index * isa::kInstructionBytes;
-    if (!Covers(allocations, address, isa::kInstructionBytes)) {
-      fetched.outside_at = address;
-      return fetched;
-    }
-    std::uint64_t n = 1;
-    while (n < kWordsPerRead && index + n < launch.count &&
-           Covers(allocations, address + n * isa::kInstructionBytes, isa::kInstructionBytes)) {
-      ++n;
-    }
-    bytes.resize(n * isa::kInstructionBytes);
-    device.ReadMemory(address, bytes);
-    for (std::uint64_t i = 0; i < n; ++i) {
-      isa::Word word;
-      std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(i * isa::kInstructionBytes),
-                  isa::kInstructionBytes, word.begin());
-      fetched.words.push_back(word);
-      isa::Instruction insn;
-      // The sequencer stops at the first HALT, and faults (with no effect) at a bad word.
-      if (isa::Decode(word, insn) || insn.opcode == isa::Opcode::kHalt) return fetched;
-    }
-    index += n;
-  }
-  return fetched;
-}
-
-
-// The ISA has no indirect addressing and no branches, so the bytes a launch can touch are known
-// before it runs (launch_footprint.hpp): it runs only as far as everything it touches is the
-// session's, and no STORE writes over its own instructions (which could turn a vetted word into
-// another). Where it may not go on, the device runs the instructions before that one (a device
-// completes every instruction before a fault) and the outcome is the fault the device would
-// report there: its own, if it faults earlier; else the instruction's operand fault, if any
-// (docs/ISA.md checks operands before ranges); else DRAM_RANGE.
-struct Vetted {
-  std::uint32_t runnable = 0;  // instructions the device may run
-  std::optional<std::pair<regs::ErrorCode, std::uint64_t>> refusal;  // error, pc
-  std::vector<TouchedRange> ranges;
-};
-
-Vetted Vet(Link& device, const RangeMap& allocations, const QueuedLaunch& launch,
-           const Config& config) {
-  Vetted vetted;
-  vetted.runnable = launch.count;
-  const Fetched fetched = FetchWords(device, allocations, launch);
-  const LaunchFootprint footprint = FootprintOf(fetched.words, config);
-  const std::uint64_t text_end = launch.pc + footprint.fetched * isa::kInstructionBytes;
-  for (const TouchedRange& range : footprint.data) {
-    const bool over_text = range.written && range.address < text_end &&
-                           range.address + range.bytes > launch.pc;
-    if (!Covers(allocations, range.address, range.bytes) || over_text) {
-      isa::Instruction insn;
-      (void)isa::Decode(fetched.words[range.instruction], insn);  // decoded: it has a range
-      vetted.runnable = static_cast<std::uint32_t>(range.instruction);
-      vetted.refusal.emplace(OperandFault(insn, config).value_or(regs::ErrorCode::kDramRange),
-                             launch.pc + range.instruction * isa::kInstructionBytes);
-      return vetted;
-    }
-    vetted.ranges.push_back(range);
-  }
-  if (fetched.outside_at) {
-    vetted.runnable = static_cast<std::uint32_t>((*fetched.outside_at - launch.pc) /
-                                                 isa::kInstructionBytes);
-    vetted.refusal.emplace(regs::ErrorCode::kDramRange, *fetched.outside_at);
-  }
-  return vetted;
-}
+// Instructions vetted per slice: about 5 ms of reading and decoding in a release build.
+constexpr std::uint64_t kVettedPerSlice = 8192;
 
 }  // namespace
 
@@ -104,43 +25,54 @@ void DeviceHost::StartNextLaunch() {
     ready_.pop_front();
     const auto it = sessions_.find(id);
     if (it == sessions_.end() || !it->second.Runnable()) continue;  // closed or stopped since
-    Session& session = it->second;
-    const QueuedLaunch launch = session.PopLaunch();
+    const QueuedLaunch launch = it->second.PopLaunch();
     ++launches_run_;
-    ActiveLaunch active{id, launch, {}, std::nullopt, {}};
-    try {
-      if (launch.pc % isa::kInstructionBytes == 0 && launch.count != 0) {
-        // (otherwise the device faults before it fetches anything)
-        Vetted vetted = Vet(*device_, session.allocations, launch, config_);
-        if (vetted.refusal && vetted.runnable == 0) {
-          session.RefuseLaunch(vetted.refusal->first, vetted.refusal->second);
-          if (session.Runnable()) ready_.push_back(id);
-          return;
-        }
-        active.launch.count = vetted.runnable;
-        active.ranges = std::move(vetted.ranges);
-        if (vetted.refusal) active.refusal = Refusal{vetted.refusal->first, vetted.refusal->second};
-      }
-      ScrubIfAnotherClient(id);
-      active.deadline = std::chrono::steady_clock::now() + options_.launch_timeout;
-      StartOnDevice(active.launch);
-    } catch (const std::exception& error) {
-      fmt::print(stderr, "systole serve: launch at 0x{:x} failed on the device: {}\n", launch.pc,
-                 error.what());
-      session.FinishLaunch(regs::Mask(FieldOf("IRQ_STATUS", "ERROR")), 0,
-                           regs::ErrorCode::kAborted, launch.pc, {});
-      if (session.Runnable()) ready_.push_back(id);
-      return;
-    }
-    active_ = std::move(active);
+    active_ = ActiveLaunch{id, launch, std::nullopt, false, {}, std::nullopt, {}};
+    // A misaligned pc or a count of 0: the device faults before it fetches anything.
+    if (launch.pc % isa::kInstructionBytes == 0 && launch.count != 0) active_->vetting.emplace(launch);
     return;
   }
+}
+
+void DeviceHost::StartVetted() {
+  ActiveLaunch& active = *active_;
+  Session& session = sessions_.at(active.session);
+  if (active.vetting) {
+    Vetting& vetting = *active.vetting;
+    if (vetting.refusal() && vetting.runnable() == 0) {
+      session.RefuseLaunch(vetting.refusal()->first, vetting.refusal()->second);
+      if (session.Runnable()) ready_.push_back(active.session);
+      active_.reset();
+      return;
+    }
+    active.launch.count = vetting.runnable();
+    active.ranges = std::move(vetting.ranges());
+    if (vetting.refusal()) active.refusal = Refusal{vetting.refusal()->first, vetting.refusal()->second};
+    active.vetting.reset();
+  }
+  ScrubIfAnotherClient(active.session);
+  active.deadline = std::chrono::steady_clock::now() + options_.launch_timeout;
+  active.on_device = true;
+  StartOnDevice(active.launch);
 }
 
 void DeviceHost::StepLaunch() {
   Link& device = *device_;
   const auto it = sessions_.find(active_->session);
-  if (it != sessions_.end() && it->second.stop_requested()) return AbortActiveLaunch();
+  if (it == sessions_.end() || it->second.stop_requested()) return AbortActiveLaunch();
+  if (!active_->on_device) {
+    try {
+      if (!active_->vetting || active_->vetting->Step(device, it->second.allocations, config_,
+                                                      kVettedPerSlice)) {
+        StartVetted();
+      }
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "systole serve: launch at 0x{:x} failed on the device: {}\n",
+                 active_->launch.pc, error.what());
+      AbortActiveLaunch();
+    }
+    return;
+  }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       active_->deadline - std::chrono::steady_clock::now());
   try {
@@ -159,6 +91,20 @@ void DeviceHost::StepLaunch() {
 }
 
 void DeviceHost::AbortActiveLaunch() {
+  if (!active_->on_device) {  // still being vetted (or its start failed): nothing to stop
+    const ActiveLaunch active = std::move(*active_);
+    active_.reset();
+    if (auto it = sessions_.find(active.session); it != sessions_.end()) {
+      Session& session = it->second;
+      session.FinishLaunch(regs::Mask(FieldOf("IRQ_STATUS", "ERROR")), 0,
+                           regs::ErrorCode::kAborted, active.launch.pc, {});
+      for (const auto& [start, end] : std::exchange(session.frees_after_launch, {})) {
+        ReleaseRange(session, start, end);
+      }
+      if (session.Runnable()) ready_.push_back(active.session);
+    }
+    return;
+  }
   try {
     device_->WriteRegister(OffsetOf("CTRL"), regs::Place(1, FieldOf("CTRL", "ABORT")));
   } catch (const std::exception& error) {

@@ -11,12 +11,10 @@
 #include <algorithm>
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
-#include <charconv>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
-#include <sstream>
 
+#include "driver/tcp/tcp_uri.hpp"
 #include "systole/link.hpp"
 #include "systole/protocol.hpp"
 #include "systole/server.hpp"  // kMinMaxPayload
@@ -36,87 +34,10 @@ using protocol::PayloadWriter;
 // 4 MiB for 64 MiB writes (CPU per byte 5-10% lower than with 1 MiB), no worse for reads.
 constexpr std::uint32_t kChunkBytes = 512u << 10;
 constexpr std::size_t kWindow = 8;  // chunk requests in flight at once
-// How long a reply (and connecting, and sending a request) may take unless the URI says
-// otherwise (?timeout_ms=N). A WAIT's reply may take its own timeout more. Requests wait at most
-// a few milliseconds for another client's launch (the server runs launches in slices), so only
-// a slow network or a stuck server comes near this.
-constexpr std::chrono::milliseconds kDefaultReplyTimeout{60000};
-
-struct Endpoint {
-  std::string host;
-  std::string port;
-  std::string token;
-  std::chrono::milliseconds timeout = kDefaultReplyTimeout;
-  std::string shown;  // the URI as messages show it: the token hidden
-};
-
-std::string ReadTokenFile(const std::string& path, std::string_view shown) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  std::string token = text.str();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  if (!file || token.empty()) {
-    throw LinkError(shown, fmt::format("SYSTOLE_TOKEN_FILE {} is missing, unreadable or empty", path));
-  }
-  return token;
-}
-
-// tcp://HOST:PORT[?PARAM=VALUE[&...]]; HOST may be [v6]. Parameters: token (else
-// $SYSTOLE_TOKEN, else the file named by $SYSTOLE_TOKEN_FILE) and timeout_ms.
-Endpoint ParseUri(std::string_view uri) {
-  Endpoint endpoint;
-  endpoint.shown = RedactUri(uri);
-  std::string_view rest = uri.substr(6);  // after "tcp://"
-  std::optional<std::string> token;
-  if (const auto query = rest.find('?'); query != std::string_view::npos) {
-    std::string_view parameters = rest.substr(query + 1);
-    rest = rest.substr(0, query);
-    while (!parameters.empty()) {
-      const std::string_view parameter = parameters.substr(0, parameters.find('&'));
-      parameters.remove_prefix(std::min(parameters.size(), parameter.size() + 1));
-      const auto equals = parameter.find('=');
-      const std::string_view name = parameter.substr(0, equals);
-      const std::string_view value =
-          equals == std::string_view::npos ? std::string_view() : parameter.substr(equals + 1);
-      if (name == "token") {
-        token = std::string(value);
-      } else if (name == "timeout_ms") {
-        unsigned long long ms = 0;
-        const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ms);
-        if (error != std::errc() || end != value.data() + value.size() || ms == 0 ||
-            ms > 86'400'000) {
-          throw LinkError(endpoint.shown, fmt::format("timeout_ms={} is not 1..86400000", value));
-        }
-        endpoint.timeout = std::chrono::milliseconds(ms);
-      } else {
-        throw LinkError(endpoint.shown, fmt::format("unknown URI parameter '{}' (expected token "
-                                                    "or timeout_ms)", name));
-      }
-    }
-  }
-  if (token) {
-    endpoint.token = *token;
-  } else if (const char* from_environment = std::getenv("SYSTOLE_TOKEN")) {
-    endpoint.token = from_environment;
-  } else if (const char* path = std::getenv("SYSTOLE_TOKEN_FILE")) {
-    endpoint.token = ReadTokenFile(path, endpoint.shown);
-  }
-  const auto colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon + 1 == rest.size() || colon == 0) {
-    throw LinkError(endpoint.shown, "expected tcp://HOST:PORT");
-  }
-  std::string_view host = rest.substr(0, colon);
-  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
-  endpoint.host = std::string(host);
-  endpoint.port = std::string(rest.substr(colon + 1));
-  return endpoint;
-}
-
 class TcpLink final : public Link {
  public:
   explicit TcpLink(std::string_view uri) : socket_(io_) {
-    const Endpoint endpoint = ParseUri(uri);
+    const TcpEndpoint endpoint = ParseTcpUri(uri);
     uri_ = endpoint.shown;
     timeout_ = endpoint.timeout;
     boost::system::error_code error;
@@ -346,7 +267,7 @@ class TcpLink final : public Link {
   }
 
   std::string uri_;  // the token hidden
-  std::chrono::milliseconds timeout_ = kDefaultReplyTimeout;
+  std::chrono::milliseconds timeout_ = kDefaultTcpReplyTimeout;
   std::optional<std::string> broken_;
   asio::io_context io_;
   tcp::socket socket_;

@@ -55,31 +55,53 @@ Launched LaunchWords(Device& device, const std::vector<isa::Instruction>& progra
   return {std::move(text), std::move(run)};
 }
 
-// Seconds of work on `small` for the golden model: 2000 matmuls of 2048 rows.
-std::vector<isa::Instruction> LongProgram(std::uint64_t weights) {
+// `matmuls` matmuls of 512 rows on `small`: short instructions, since a launch pauses only
+// between two, but not so short that vetting a program of seconds takes long.
+std::vector<isa::Instruction> LongProgram(std::uint64_t weights, int matmuls) {
   std::vector<isa::Instruction> program = {Insn(Opcode::kLoadWeights, {{Field::kDram, weights},
                                                                       {Field::kStride, 32},
                                                                       {Field::kRows, 16},
                                                                       {Field::kCols, 16}})};
-  for (int i = 0; i < 2000; ++i) {
-    program.push_back(Insn(Opcode::kMatmul, {{Field::kUb, 0}, {Field::kAcc, 0}, {Field::kRows, 2048},
+  for (int i = 0; i < matmuls; ++i) {
+    program.push_back(Insn(Opcode::kMatmul, {{Field::kUb, 0}, {Field::kAcc, 0}, {Field::kRows, 512},
                                              {Field::kK, 16}, {Field::kPop, i == 0 ? 1u : 0u}}));
   }
   program.push_back(Insn(Opcode::kHalt, {}));
   return program;
 }
 
-// One client's 20-second launch used to hold the device host's thread: another client's HELLO
+// What one of LongProgram's matmuls costs the golden model in this build (a sanitizer build is
+// tens of times slower than a release one), so that the program below runs twenty times its
+// budget (12 s) in every build. The bounds are half of that: loose enough for a loaded 2-core
+// machine running a sanitizer build, while without the fix the HELLO waited for the whole
+// launch and the launch ran to its end.
+milliseconds::rep MicrosPerMatmul() {
+  Device local = Device::Open("ref", LoadConfig("small"));
+  Buffer weights = local.Allocate(16 * 32);
+  constexpr int kSample = 400;
+  const auto start = Clock::now();
+  Launched sample = LaunchWords(local, LongProgram(weights.address(), kSample));
+  EXPECT_TRUE(sample.run.Wait(milliseconds(60000)));
+  const auto spent = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  return std::max<milliseconds::rep>(1, spent.count() / kSample);
+}
+
+// One client's 14-second launch used to hold the device host's thread: another client's HELLO
 // waited for it, and `ref` ignored the launch timeout.
 TEST(ServerLaunch, ALongLaunchNeitherStallsOthersNorOutlivesItsBudget) {
+  const auto per_matmul = MicrosPerMatmul();
+  const milliseconds budget(600);
+  const int matmuls = static_cast<int>(std::min<milliseconds::rep>(
+      200000, 20 * budget.count() * 1000 / per_matmul));
+  const milliseconds half_the_program = 10 * budget;
   ServerOptions options = Loopback();
-  options.launch_timeout = milliseconds(600);
+  options.launch_timeout = budget;
   DeviceServer server(OpenRefLink(LoadConfig("small")), options);
   const std::string uri = "tcp://" + server.endpoint();
   Device hog = Device::Open(uri, LoadConfig("small"));
   Buffer weights = hog.Allocate(16 * 32);
+  Launched launched = LaunchWords(hog, LongProgram(weights.address(), matmuls));
   const auto start = Clock::now();
-  Launched launched = LaunchWords(hog, LongProgram(weights.address()));
   auto outcome = std::async(std::launch::async, [&] {
     try {
       launched.run.Wait(milliseconds(60000));
@@ -88,16 +110,18 @@ TEST(ServerLaunch, ALongLaunchNeitherStallsOthersNorOutlivesItsBudget) {
       return std::string(regs::ErrorName(error.code()));
     }
   });
-  std::this_thread::sleep_for(milliseconds(100));  // the launch is running now
+  std::this_thread::sleep_for(milliseconds(300));  // vetted and running now
   const auto hello = Clock::now();
   Device other = Device::Open(uri, LoadConfig("small"));
   Buffer mine = other.Allocate(4096);
   mine.Write(std::vector<std::uint8_t>(4096, 7));
   EXPECT_EQ(mine.Read(), std::vector<std::uint8_t>(4096, 7));
-  EXPECT_LT(Clock::now() - hello, milliseconds(400)) << "served while the launch ran";
-  ASSERT_EQ(outcome.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_LT(Clock::now() - hello, half_the_program)
+      << "served while the launch ran (" << matmuls << " matmuls of " << per_matmul << " us)";
+  ASSERT_EQ(outcome.wait_for(std::chrono::seconds(60)), std::future_status::ready);
   EXPECT_EQ(outcome.get(), "ABORTED");
-  EXPECT_LT(Clock::now() - start, milliseconds(3000)) << "cut at its budget";
+  EXPECT_LT(Clock::now() - start, budget + half_the_program)
+      << "cut at its budget, not run for its " << matmuls * per_matmul / 1000 << " ms";
 }
 
 // The default per-client limit (1 GiB) was larger than `small`'s 512 MiB: one client could

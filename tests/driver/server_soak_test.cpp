@@ -4,7 +4,7 @@
 // and all clients) must stay under a memory bound. The figures are printed and recorded as test
 // properties (worst latency, peak resident memory): docs/PROTOCOL.md quotes them.
 //
-// SYSTOLE_SOAK_SECONDS (default 6) sets how long the hostile clients run.
+// SYSTOLE_SOAK_SECONDS (default 6) sets how long the hostile clients run. Skipped under ASan.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -93,6 +93,11 @@ void Hostile(int kind, std::uint16_t port, const std::atomic<bool>& stop) {
 }
 
 TEST(ServerSoak, LegitimateClientsFinishWhileSixtyFourHostileOnesDoTheirWorst) {
+#if defined(__SANITIZE_ADDRESS__)
+  // Labels belong to the folder, so this test carries `sanitize` too; but ASan's quarantine
+  // alone holds more than the bound, and its latency figures would say nothing.
+  GTEST_SKIP() << "a soak measures memory and latency: not in a sanitizer build";
+#endif
   const char* seconds_text = std::getenv("SYSTOLE_SOAK_SECONDS");
   const auto duration = std::chrono::seconds(seconds_text ? std::atoi(seconds_text) : 6);
   ServerOptions options;

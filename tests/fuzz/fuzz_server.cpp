@@ -62,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint32_t id = 0;
   for (std::size_t at = 0; at + 3 <= size;) {
     const std::uint8_t type = data[at];
-    const std::size_t length = std::min<std::size_t>(data[at + 1] | data[at + 2] << 8, size - at - 3);
+    const std::size_t declared = std::size_t{data[at + 1]} | std::size_t{data[at + 2]} << 8;
+    const std::size_t length = std::min(declared, size - at - 3);
     if ((type & 0x80) == 0 || id == 0) ++id;
     asked.emplace(id, type & 0x7F);  // a reused id keeps its first type: it gets an ERROR
     host.host->Deliver(session, Frame{static_cast<std::uint16_t>(type & 0x7F), id,
