@@ -287,7 +287,7 @@ void AddRunCommand(CLI::App& app) {
                 "instead of refusing them");
   cmd->add_flag("-q,--quiet", options->quiet, "Models: no progress on stderr");
   cmd->callback([options] {
-    RemoveOutputsOnFailure(options->outputs, [&options] {
+    RemoveOutputsOnFailure(options->outputs, options->inputs, [&options] {
       if (IsHloFile(options->program) || IsModelPath(options->program)) {
         RunModel({options->program, options->device, options->config, options->inputs,
                   options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
