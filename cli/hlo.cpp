@@ -154,7 +154,7 @@ void AddHloCommand(CLI::App& app) {
                        "Convert --inputs values the parameter type cannot hold (saturate integers, NaN to 0) "
                        "instead of refusing them");
   interp_cmd->add_flag("--json", interp->json, "Print a JSON summary");
-  interp_cmd->callback([interp] { RemoveOutputsOnFailure(interp->outputs, [&interp] { Interp(*interp); }); });
+  interp_cmd->callback([interp] { RemoveOutputsOnFailure(interp->outputs, interp->inputs, [&interp] { Interp(*interp); }); });
 }
 
 }  // namespace systole::cli

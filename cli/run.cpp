@@ -309,7 +309,7 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--fst,--wave", options->wave,
                   "Write the waveform of every signal during the run (FST: GTKWave, Surfer; rtl only; slow)");
   cmd->callback([options] {
-    RemoveOutputsOnFailure(options->outputs, [&options] {
+    RemoveOutputsOnFailure(options->outputs, options->inputs, [&options] {
       if (IsHloFile(options->program) || IsModelPath(options->program)) {
         RunModel({options->program, options->device, options->config, options->inputs,
                   options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,

@@ -17,12 +17,13 @@ std::vector<hlo::Literal> ReadModelInputs(const hlo::Module& module, const std::
   }
 }
 
-void RemoveOutputsOnFailure(const std::string& outputs, const std::function<void()>& run) {
+void RemoveOutputsOnFailure(const std::string& outputs, const std::string& inputs, const std::function<void()>& run) {
   try {
     run();
   } catch (...) {
     std::error_code ignored;  // the run's own error is the one to report
-    if (!outputs.empty()) std::filesystem::remove(outputs, ignored);
+    const bool is_inputs = !inputs.empty() && std::filesystem::equivalent(outputs, inputs, ignored);
+    if (!outputs.empty() && !is_inputs) std::filesystem::remove(outputs, ignored);
     throw;
   }
 }

@@ -17,8 +17,9 @@ namespace systole::cli {
 std::vector<hlo::Literal> ReadModelInputs(const hlo::Module& module, const std::string& npz, bool lossy);
 
 // Runs `run`. If it fails, the --outputs file (when one is named) is removed before the error
-// goes on, so that an earlier run's outputs are never taken for this run's. A run that succeeds
-// replaces the file in one rename (npy::WriteNpz), never leaving half of it.
-void RemoveOutputsOnFailure(const std::string& outputs, const std::function<void()>& run);
+// goes on, so that an earlier run's outputs are never taken for this run's — unless it is the
+// --inputs file itself, which a failed run must not destroy. A run that succeeds replaces the
+// file in one rename (npy::WriteNpz), never leaving half of it.
+void RemoveOutputsOnFailure(const std::string& outputs, const std::string& inputs, const std::function<void()>& run);
 
 }  // namespace systole::cli

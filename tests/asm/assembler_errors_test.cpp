@@ -257,6 +257,11 @@ TEST(AssemblerErrors, TextAndConfig) {
   EXPECT_EQ(FirstError(".config a b"),
             "1:9: expected a configuration name like small or small-int8, got 'a b'");
   EXPECT_EQ(FirstError(".config a\n.config b"), "2:1: '.config' given twice (first at line 1)");
+  // Names only (LoadConfig): a path here once made `systole run` read that file as TOML.
+  EXPECT_EQ(FirstError(".config /dev/zero"),
+            "1:9: expected a configuration name like small or small-int8, got '/dev/zero'");
+  EXPECT_EQ(FirstError(".config ../configs/tiny.toml"),
+            "1:9: expected a configuration name like small or small-int8, got '../configs/tiny.toml'");
 }
 
 TEST(AssemblerErrors, RawWords) {

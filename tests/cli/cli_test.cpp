@@ -243,6 +243,11 @@ TEST_F(CliRun, AFailedRunRemovesEarlierOutputs) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("arr_0 has shape (1, 3)"));
   EXPECT_FALSE(fs::exists(Path("out.npz"))) << "the earlier run's outputs are still there";
+  // ... but never the inputs, even when --outputs names the same file.
+  EXPECT_EQ(Systole({"run", Path("id.s"), "--device", "ref", "--inputs", Path("wrong.npz"), "--outputs",
+                     Path("wrong.npz")}).exit_code,
+            1);
+  EXPECT_TRUE(fs::exists(Path("wrong.npz")));
 }
 
 // A bundle's configuration is a name: a path there once made `run` parse that file (or read

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "arch/config/config.hpp"
 #include "toolchain/asm/assembler_internal.hpp"
 #include "toolchain/asm/literals.hpp"
 
@@ -304,11 +305,8 @@ void Assembler::ConfigName(const Line& line) {
   const std::size_t skip = name.find_first_not_of(" \t\r\v\f");
   name = skip == std::string_view::npos ? std::string_view{} : name.substr(skip);
   name = name.substr(0, name.find_last_not_of(" \t\r\v\f") + 1);
-  const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-' || c == '.' || c == '/' || c == '+';
-  });
-  if (!valid) {
+  // A name as LoadConfig takes it, never a path: a program must not make a tool read a file.
+  if (!IsConfigName(name)) {
     Fail(line,
          name.empty() ? end.column : static_cast<std::uint32_t>(name.data() - line.text.data() + 1),
          fmt::format("expected a configuration name like small or small-int8, got '{}'",
