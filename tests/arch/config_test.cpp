@@ -204,7 +204,8 @@ std::string LoadError(const std::function<Config()>& load) {
 // /dev/stdin (forever) or any readable file as TOML.
 TEST(Config, NamesFromFilesAreNeverPaths) {
   const std::string tiny = std::string(SYSTOLE_SOURCE_DIR) + "/configs/tiny.toml";
-  for (const std::string& name : {tiny, std::string("/dev/zero"), std::string("../configs/tiny"),
+  // (/dev/null, not /dev/zero: were this to regress, the test must fail, not eat the memory.)
+  for (const std::string& name : {tiny, std::string("/dev/null"), std::string("../configs/tiny"),
                                   std::string("tiny.toml"), std::string(""), std::string("a-name-of-17-char")}) {
     EXPECT_THAT(LoadError([&] { return LoadConfig(name); }), HasSubstr("is not a name")) << name;
   }
@@ -213,8 +214,7 @@ TEST(Config, NamesFromFilesAreNeverPaths) {
 }
 
 TEST(Config, FilesAreRegularAndSmall) {
-  EXPECT_EQ(LoadError([] { return LoadConfigFile("/dev/zero"); }), "/dev/zero: not a regular file");
-  EXPECT_EQ(LoadError([] { return LoadConfigNameOrFile("/dev/stdin"); }).find("/dev/stdin: "), 0u);
+  EXPECT_EQ(LoadError([] { return LoadConfigFile("/dev/null"); }), "/dev/null: not a regular file");
   const std::filesystem::path big =
       std::filesystem::path(::testing::TempDir()) / ("systole_big_config_" + std::to_string(::getpid()) + ".toml");
   std::ofstream(big) << std::string(kMaxConfigFileBytes, '#') << "\n";
