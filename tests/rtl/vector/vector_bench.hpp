@@ -91,7 +91,7 @@ class Bench {
   static constexpr std::uint64_t kData = 0x10000;
 
   Bench(const char* config, std::uint64_t seed, const std::filesystem::path& wave)
-      : golden_(LoadConfig(config)),
+      : golden_(LoadConfigNameOrFile(config)),  // a name, or the path of a test configuration (rect.toml)
         sim_("vector", {.trace_path = wave, .seed = seed}),
         rng_(seed ^ 0x5eed) {
     const Config& c = golden_.config();
