@@ -160,6 +160,9 @@ void RunProgram(const RunOptions& options) {
   }
   const auto wall_start = std::chrono::steady_clock::now();
 
+  // Declared before the device so that it outlives it: an exception between Record(&timeline)
+  // and Record(nullptr) leaves the device pointing at the timeline until the device closes.
+  trace::Timeline timeline(config, options.device);
   Device device = Device::Open(options.device, config);
   const Config& reported = device.config();
   if (reported.rows != config.rows || reported.cols != config.cols ||
@@ -186,7 +189,6 @@ void RunProgram(const RunOptions& options) {
 
   device.ClearCounters();
   if (!options.wave.empty()) device.RecordWaveform(options.wave);
-  trace::Timeline timeline(config, options.device);
   if (!options.trace.empty()) {
     device.Record(&timeline);
     timeline.NameNextLaunch(std::filesystem::path(options.program).filename().string());

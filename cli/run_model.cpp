@@ -82,8 +82,8 @@ void RunModel(const ModelRunOptions& options) {
                                          options.model, model.module->entry->Parameters().size()));
   }
 
+  trace::Timeline timeline(config, options.device);  // outlives the device that may point at it
   Device device = Device::Open(options.device, config);
-  trace::Timeline timeline(config, options.device);
   if (!options.trace.empty()) device.Record(&timeline);
   if (!options.wave.empty()) device.RecordWaveform(options.wave);
   const auto run_start = Clock::now();

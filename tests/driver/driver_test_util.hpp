@@ -10,9 +10,17 @@
 #include <vector>
 
 #include "systole/device.hpp"
+#include "systole/server.hpp"
 #include "toolchain/asm/assembler.hpp"
 
 namespace systole::driver_test {
+
+// A device server's options for a test: loopback on a port the kernel picks (endpoint() names it).
+inline ServerOptions LoopbackServerOptions() {
+  ServerOptions options;
+  options.port = 0;
+  return options;
+}
 
 // On `tiny` (4x4 int8): Y = X * scale, X and Y 2x4 int8, through the MXU with weights
 // scale * identity. Every client of a test uses the same addresses, so a shared server must move

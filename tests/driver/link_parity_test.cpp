@@ -55,8 +55,7 @@ std::vector<std::pair<std::string, image::Program>> TinyPrograms() {
 
 TEST(LinkParity, SameOutputsAndCountersThroughEveryPath) {
   const Config config = LoadConfig("tiny");
-  ServerOptions options;
-  options.port = 0;
+  ServerOptions options = driver_test::LoopbackServerOptions();
   DeviceServer ref_server(OpenRefLink(config), options);
   DeviceServer rtl_server(OpenRtlLink(config, "ideal"), options);
   for (const auto& [name, source] : TinyPrograms()) {

@@ -23,8 +23,7 @@ using std::chrono::milliseconds;
 using driver_test::RawClient;
 
 ServerOptions Small() {
-  ServerOptions options;
-  options.port = 0;
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.max_payload = 1 << 20;
   return options;
 }

@@ -21,12 +21,6 @@ using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-ServerOptions Loopback() {
-  ServerOptions options;
-  options.port = 0;
-  return options;
-}
-
 isa::Instruction Insn(Opcode opcode, std::initializer_list<std::pair<Field, std::uint64_t>> fields) {
   return isa::MakeInstruction(opcode, fields, 0, 0);
 }
@@ -94,7 +88,7 @@ TEST(ServerLaunch, ALongLaunchNeitherStallsOthersNorOutlivesItsBudget) {
   const int matmuls = static_cast<int>(std::min<milliseconds::rep>(
       200000, 20 * budget.count() * 1000 / per_matmul));
   const milliseconds half_the_program = 10 * budget;
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.launch_timeout = budget;
   DeviceServer server(OpenRefLink(LoadConfig("small")), options);
   const std::string uri = "tcp://" + server.endpoint();
@@ -127,7 +121,7 @@ TEST(ServerLaunch, ALongLaunchNeitherStallsOthersNorOutlivesItsBudget) {
 // The default per-client limit (1 GiB) was larger than `small`'s 512 MiB: one client could
 // take the whole device. By default a client may hold a quarter of device memory.
 TEST(ServerLaunch, NoClientTakesAllDeviceMemoryByDefault) {
-  DeviceServer server(OpenRefLink(LoadConfig("small")), Loopback());
+  DeviceServer server(OpenRefLink(LoadConfig("small")), driver_test::LoopbackServerOptions());
   Device device = Device::Open("tcp://" + server.endpoint(), LoadConfig("small"));
   const std::uint64_t memory = LoadConfig("small").memory_bytes;
   try {
@@ -153,7 +147,7 @@ TEST_P(ServerScrub, OnChipStateDoesNotCarryOverToAnotherClient) {
     if (std::string(error.what()).find("no simulated devices") == std::string::npos) throw;
     GTEST_SKIP() << "this build has no Verilated core";
   }
-  DeviceServer server(std::move(link), Loopback());
+  DeviceServer server(std::move(link), driver_test::LoopbackServerOptions());
   const std::string uri = "tcp://" + server.endpoint();
   constexpr std::uint64_t kUbRows = 16, kAccRows = 8;
   const auto ub = isa::MemSpace::kUb;
@@ -205,7 +199,7 @@ void ExpectSameFault(const FaultCase& fault) {
     }
   };
   Device ref = Device::Open("ref", LoadConfig("tiny"));
-  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), driver_test::LoopbackServerOptions());
   Device remote = Device::Open("tcp://" + server.endpoint(), LoadConfig("tiny"));
   const auto direct = run(ref);
   const auto through = run(remote);

@@ -22,12 +22,6 @@ using ::testing::Not;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-ServerOptions Loopback() {
-  ServerOptions options;
-  options.port = 0;
-  return options;
-}
-
 // Resident memory of this process (the server runs in it), from /proc/self/status.
 std::uint64_t ResidentBytes() {
   std::ifstream status("/proc/self/status");
@@ -50,7 +44,7 @@ bool Eventually(Predicate predicate, milliseconds limit = milliseconds(5000)) {
 
 // Connections that never send a byte used to fill --max-clients, locking everyone out.
 TEST(ServerLimits, SilentConnectionsDoNotLockOutAClient) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.token = "s3cret";
   DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
   std::vector<std::unique_ptr<RawClient>> silent;
@@ -63,7 +57,7 @@ TEST(ServerLimits, SilentConnectionsDoNotLockOutAClient) {
 // A header promising a large payload before HELLO used to make the server allocate and zero
 // it (16 MiB by default) before a byte of it arrived.
 TEST(ServerLimits, ALargeFrameBeforeHelloIsRefusedAtOnce) {
-  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), driver_test::LoopbackServerOptions());
   RawClient client(server.port(), milliseconds(3000));
   auto frame = EncodeFrame(static_cast<std::uint16_t>(MessageType::kHello), 1,
                            std::vector<std::uint8_t>(1 << 20));
@@ -76,7 +70,7 @@ TEST(ServerLimits, ALargeFrameBeforeHelloIsRefusedAtOnce) {
 // A client that asks for megabytes and never reads them used to make the server queue every
 // reply: 256 reads of 1 MiB held 256 MiB.
 TEST(ServerLimits, AClientThatNeverReadsIsNotBufferedWithoutBound) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.max_payload = 1 << 20;
   DeviceServer server(OpenRefLink(LoadConfig("small")), options);
   RawClient client(server.port());
@@ -104,7 +98,7 @@ TEST(ServerLimits, AClientThatNeverReadsIsNotBufferedWithoutBound) {
 }
 
 TEST(ServerLimits, TheTokenIsNeverEchoed) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.token = "right-token-1234";
   DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
   const std::string endpoint = "tcp://" + server.endpoint();
@@ -129,7 +123,7 @@ TEST(ServerLimits, TheTokenIsNeverEchoed) {
 // Wrong tokens were answered at once: thousands of guesses a second. Each failure is now
 // answered only after a delay, one at a time across all connections.
 TEST(ServerLimits, WrongTokensAreAnsweredSlowly) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.token = "s3cret";
   DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
   const auto start = Clock::now();
@@ -152,7 +146,7 @@ TEST(ServerLimits, WrongTokensAreAnsweredSlowly) {
 // No HELLO within hello_timeout, or nothing for idle_timeout: the connection is closed. A
 // client whose request is with the device (a WAIT) is not idle; one that does not read is.
 TEST(ServerLimits, SilentAndIdleConnectionsAreClosed) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.hello_timeout = milliseconds(200);
   options.idle_timeout = milliseconds(300);
   DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
@@ -180,7 +174,7 @@ TEST(ServerLimits, SilentAndIdleConnectionsAreClosed) {
 }
 
 TEST(ServerLimits, MaxClientsCountsGreetedClientsOnly) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.max_clients = 1;
   DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
   RawClient silent(server.port());  // connected, not greeted: not a client yet
@@ -194,7 +188,7 @@ TEST(ServerLimits, MaxClientsCountsGreetedClientsOnly) {
 
 TEST(ServerLimits, OptionsOutsideTheirRangeAreNamed) {
   auto refused = [](auto change) {
-    ServerOptions options = Loopback();
+    ServerOptions options = driver_test::LoopbackServerOptions();
     change(options);
     try {
       DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);

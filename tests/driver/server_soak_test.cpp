@@ -100,8 +100,7 @@ TEST(ServerSoak, LegitimateClientsFinishWhileSixtyFourHostileOnesDoTheirWorst) {
 #endif
   const char* seconds_text = std::getenv("SYSTOLE_SOAK_SECONDS");
   const auto duration = std::chrono::seconds(seconds_text ? std::atoi(seconds_text) : 6);
-  ServerOptions options;
-  options.port = 0;
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.token = kToken;
   options.hello_timeout = milliseconds(500);
   options.idle_timeout = milliseconds(500);

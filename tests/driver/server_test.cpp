@@ -15,14 +15,8 @@ using namespace systole;
 using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 
-ServerOptions Loopback() {
-  ServerOptions options;
-  options.port = 0;
-  return options;
-}
-
 TEST(Server, ThirtyTwoClientsGetExactlyTheirOwnResults) {
-  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), driver_test::LoopbackServerOptions());
   const std::string uri = "tcp://" + server.endpoint();
   constexpr int kClients = 32;
   std::vector<std::string> failures(kClients);
@@ -56,7 +50,7 @@ TEST(Server, ThirtyTwoClientsGetExactlyTheirOwnResults) {
 }
 
 TEST(Server, ClientsCannotTouchEachOthersMemory) {
-  DeviceServer server(OpenRefLink(LoadConfig("tiny")), Loopback());
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), driver_test::LoopbackServerOptions());
   const std::string uri = "tcp://" + server.endpoint();
   Device alice = Device::Open(uri, LoadConfig("tiny"));
   Device mallory = Device::Open(uri, LoadConfig("tiny"));
@@ -107,7 +101,7 @@ TEST(Server, ClientsCannotTouchEachOthersMemory) {
 }
 
 TEST(Server, LargeBuffersRoundTripInChunks) {
-  DeviceServer server(OpenRefLink(LoadConfig("small")), Loopback());
+  DeviceServer server(OpenRefLink(LoadConfig("small")), driver_test::LoopbackServerOptions());
   Device device = Device::Open("tcp://" + server.endpoint(), LoadConfig("small"));
   std::vector<std::uint8_t> data((9u << 20) + 123);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 7 + i / 4096);
@@ -120,7 +114,7 @@ TEST(Server, LargeBuffersRoundTripInChunks) {
 // thread's queue when it does not (a large read reply, a client slow to read): several clients
 // moving megabytes at once, each reading its own bytes back in order, exercise both.
 TEST(Server, ConcurrentLargeTransfersStayInOrder) {
-  DeviceServer server(OpenRefLink(LoadConfig("small")), Loopback());
+  DeviceServer server(OpenRefLink(LoadConfig("small")), driver_test::LoopbackServerOptions());
   const std::string uri = "tcp://" + server.endpoint();
   constexpr int kClients = 4;
   std::vector<std::string> failures(kClients);
@@ -153,7 +147,7 @@ TEST(Server, ConcurrentLargeTransfersStayInOrder) {
 }
 
 TEST(Server, AllocationLimitPerClient) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.max_allocation_bytes = 4096;
   DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
   Device device = Device::Open("tcp://" + server.endpoint(), LoadConfig("tiny"));
@@ -168,7 +162,7 @@ TEST(Server, AllocationLimitPerClient) {
 }
 
 TEST(Server, PublicAddressNeedsAToken) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.address = "0.0.0.0";
   try {
     DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
@@ -192,7 +186,7 @@ TEST(Server, PublicAddressNeedsAToken) {
 }
 
 TEST(Server, RefusesClientsBeyondTheLimit) {
-  ServerOptions options = Loopback();
+  ServerOptions options = driver_test::LoopbackServerOptions();
   options.max_clients = 2;
   DeviceServer server(OpenRefLink(LoadConfig("tiny")), options);
   const std::string uri = "tcp://" + server.endpoint();

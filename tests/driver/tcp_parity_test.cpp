@@ -61,8 +61,7 @@ std::vector<Outcome> RunAll(Device& device) {
 }
 
 std::vector<Outcome> RunThroughServer(std::unique_ptr<Link> hosted) {
-  ServerOptions options;
-  options.port = 0;
+  ServerOptions options = driver_test::LoopbackServerOptions();
   DeviceServer server(std::move(hosted), options);
   Device remote = Device::Open("tcp://" + server.endpoint(), LoadConfig("small"));
   EXPECT_EQ(remote.config().name, "tiny") << "the server's device reports itself";
@@ -109,8 +108,7 @@ TEST(TcpParity, RefThroughTcpMatchesRefOnEveryExample) {
     const Config config = LoadConfig(source.config.value_or("small"));
     Device ref = Device::Open("ref", config);
     const Outcome expected = RunOnce(ref, source, 0);
-    ServerOptions options;
-    options.port = 0;
+    ServerOptions options = driver_test::LoopbackServerOptions();
     DeviceServer server(OpenRefLink(config), options);
     Device remote = Device::Open("tcp://" + server.endpoint(), LoadConfig("tiny"));
     EXPECT_EQ(remote.config().name, config.name);

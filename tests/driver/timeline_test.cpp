@@ -141,8 +141,7 @@ TEST(TimelineRef, SpansAndStallsMatchTheModelsCounters) {
 
 TEST(TimelineRef, ALinkThatCannotRecordSaysSo) {
   const Config config = LoadConfig("tiny");
-  ServerOptions options;
-  options.port = 0;
+  ServerOptions options = driver_test::LoopbackServerOptions();
   DeviceServer server(OpenRefLink(config), options);
   Device remote = Device::Open("tcp://" + server.endpoint(), config);
   trace::Timeline timeline(config, "tcp");
