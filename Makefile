@@ -104,7 +104,7 @@ bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 	$(BUILD)/bench/memory_bench
 
 generate: build ## Regenerate files derived from the ISA/register definitions
-	$(SYSTOLE) gen all --root .
+	$(SYSTOLE) gen --root .
 
 lint: build ## Lint the RTL (Verilator -Wall, Icarus, Yosys) and check generated files are current
 	$(SYSTOLE) gen --check --root .

@@ -379,6 +379,36 @@ std::string RtlParams(const Config& config, std::string_view source) {
   return text;
 }
 
+std::string HlsConfigsHeader(const std::vector<Config>& configs) {
+  std::string text = fmt::format(kGeneratedNote, "configs/*.toml");
+  text +=
+      "// The sizes that shape the HLS kernels (hls/README.md), one namespace per configuration;\n"
+      "// a kernel's top file picks one with -DSYSTOLE_HLS_CONFIG=NAME.\n"
+      "#pragma once\n\n"
+      "namespace systole::hls::configs {\n";
+  for (const Config& config : configs) {
+    std::string name = config.name;
+    std::replace(name.begin(), name.end(), '-', '_');
+    auto constant = [&text](std::string_view type, std::string_view constant_name,
+                            std::uint64_t value, std::string_view comment) {
+      text += fmt::format("inline constexpr {} {} = {};{}{}\n", type, constant_name, value,
+                          comment.empty() ? "" : "  // ", comment);
+    };
+    text += fmt::format("\n// `{}`: {}\nnamespace {} {{\n", config.name, config.description, name);
+    text += fmt::format("inline constexpr const char* kName = \"{}\";\n", config.name);
+    constant("unsigned", "kRows", config.rows, "MXU rows: the reduction depth of a tile");
+    constant("unsigned", "kCols", config.cols, "MXU columns: outputs per input row");
+    text += fmt::format("inline constexpr bool kBf16 = {};\n",
+                        config.dtype == DType::kBf16 ? "true" : "false");
+    constant("unsigned", "kUbRowElems", config.UbRowElems(), "elements in a unified-buffer row");
+    constant("unsigned", "kAccRows", config.AccRows(), "accumulator rows: most rows of one MATMUL");
+    constant("unsigned", "kClockMhz", config.clock_mhz, "");
+    text += fmt::format("}}  // namespace {}\n", name);
+  }
+  text += "\n}  // namespace systole::hls::configs\n";
+  return text;
+}
+
 std::vector<Output> RtlTestParams(const std::filesystem::path& root) {
   std::vector<Output> outputs;
   const std::filesystem::path tests = root / "tests/rtl";
@@ -451,11 +481,14 @@ std::vector<Output> AllOutputs(const std::filesystem::path& root) {
     if (entry.path().extension() == ".toml") configs.push_back(entry.path());
   }
   std::sort(configs.begin(), configs.end());
+  std::vector<Config> loaded;
   for (const auto& path : configs) {
     const Config config = LoadConfigFile(path);
     outputs.push_back(
         {std::filesystem::path("rtl/generated/params") / (config.name + ".vc"), RtlParams(config)});
+    loaded.push_back(config);
   }
+  outputs.push_back({"hls/generated/configs.hpp", HlsConfigsHeader(loaded)});
   for (Output& output : RtlTestParams(root)) outputs.push_back(std::move(output));
   outputs.push_back({"rtl/generated/systole_isa.svh", RtlIsaHeader()});
   outputs.push_back({"rtl/generated/systole_regs.svh", RtlRegsHeader()});

@@ -24,6 +24,10 @@ std::string DocsRegisterTables();  // docs/REGISTERS.md, section "registers"
 // `source` names the file the configuration came from (default: configs/NAME.toml).
 std::string RtlParams(const Config& config, std::string_view source = {});
 
+// hls/generated/configs.hpp: every configuration's sizes as constants for the HLS kernels
+// (hls/README.md), one namespace systole::hls::configs::NAME each ('-' becomes '_').
+std::string HlsConfigsHeader(const std::vector<Config>& configs);
+
 // Replaces the text between "<!-- BEGIN GENERATED: NAME" and "<!-- END GENERATED: NAME -->"
 // lines. Throws std::runtime_error if the markers are missing.
 std::string ReplaceSection(std::string_view document, std::string_view name,

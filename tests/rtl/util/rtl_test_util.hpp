@@ -21,31 +21,12 @@
 #include <iostream>
 #include <string>
 
+#include "tests/util/test_seed.hpp"
+
 namespace systole::rtl::test {
 
-inline std::string TestName() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string name = std::string(info->test_suite_name()) + "." + info->name();
-  for (char& c : name) {
-    if (c == '/') c = '_';
-  }
-  return name;
-}
-
-inline std::uint64_t Seed() {
-  std::uint64_t seed = std::hash<std::string>{}(TestName()) & 0xffffffffu;
-  if (const char* env = std::getenv("SYSTOLE_SEED")) seed = std::strtoull(env, nullptr, 0);
-  // CTest names parameterised tests with '/', which TestName() turns into '_' (a file name):
-  // '.' matches either in the ctest -R regex.
-  std::string pattern = TestName();
-  for (char& c : pattern) {
-    if (c == '_') c = '.';
-  }
-  std::cout << "[ seed     ] " << seed << "  (replay: SYSTOLE_SEED=" << seed << " ctest -R '"
-            << pattern << "')\n";
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return seed;
-}
+using systole::test::Seed;      // tests/util/test_seed.hpp
+using systole::test::TestName;
 
 inline bool WavesRequested() {
   const char* env = std::getenv("SYSTOLE_WAVES");
