@@ -11,7 +11,7 @@ GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Un
 SYSTOLE    := $(BUILD)/cli/systole
 CTEST_ARGS ?=
 
-.PHONY: help setup configure build python run trace test test-fast test-sanitize fuzz lint bench generate clean
+.PHONY: help setup configure build python run trace test test-fast test-sanitize fuzz lint bench hls generate clean
 
 help: ## Show this help
 	@echo "Systole — an open TPU. Targets:"
@@ -102,6 +102,10 @@ bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
 	$(BUILD)/bench/driver_link_bench
 	$(BUILD)/bench/rtl_core_bench
 	$(BUILD)/bench/memory_bench
+
+hls: build ## C-simulate the HLS kernels against the golden model; writes the Vitis testbench's vectors (hls/README.md)
+	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L '^hls$$' -j $(JOBS)
+	@echo "golden vectors for the Vitis testbench: $(BUILD)/tests/hls/golden_vectors_{tiny,small}.bin"
 
 generate: build ## Regenerate files derived from the ISA/register definitions
 	$(SYSTOLE) gen --root .
