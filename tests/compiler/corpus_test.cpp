@@ -48,6 +48,28 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"13_add_dot_legacy_operand_shapes.hlo", 1}),
     [](const ::testing::TestParamInfo<Case>& param) { return "f" + param.param.file.substr(0, 2); });
 
+// JAX functions as XLA's CPU compiler prints them after optimization (tests/hlo/data/
+// jax_dumps.py): the fusions inline and the same dots and convolutions reach the MXU as from the
+// unoptimized dump of the same function.
+class JaxOptimized : public ::testing::TestWithParam<Case> {};
+
+TEST_P(JaxOptimized, MatchesTheInterpreterOnTheGoldenModel) {
+  const Case& c = GetParam();
+  const auto path = std::filesystem::path(SYSTOLE_SOURCE_DIR) / "tests" / "hlo" / "data" / c.file;
+  const auto module = PrepareModule(ReadText(path), c.file);
+  const auto result = CompileRunCompare(path, "small", "ref", hlo::RandomInputs(*module, 7));
+  EXPECT_EQ(result.run.stats.device_steps, c.device_steps);
+  EXPECT_LE(result.error, kFloatTolerance) << c.file;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hlo, JaxOptimized,
+    ::testing::Values(Case{"jax_mlp_optimized.hlo", 2}, Case{"jax_cnn_optimized.hlo", 4},
+                      Case{"jax_layer_norm_optimized.hlo", 0}, Case{"jax_attention_optimized.hlo", 2}),
+    [](const ::testing::TestParamInfo<Case>& param) {
+      return param.param.file.substr(4, param.param.file.find("_optimized") - 4);
+    });
+
 class Int8 : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Int8, S8ProgramsAreExactOnSmallInt8) {

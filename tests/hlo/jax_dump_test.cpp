@@ -44,7 +44,7 @@ TEST(JaxDump, MlpTablesAndSourceLines) {
   ASSERT_FALSE(index.file_locations.empty());
   ASSERT_FALSE(index.frames.empty());
 
-  // The first dot is `x @ w1` on line 19 of jax_dumps.py, the second `h @ w2` on line 20.
+  // The first dot is `x @ w1` on line 23 of jax_dumps.py, the second `h @ w2` on line 24.
   std::vector<const Instruction*> dots;
   for (const auto& i : module.entry->instructions) {
     if (i->opcode == Opcode::kDot) dots.push_back(i.get());
@@ -52,9 +52,9 @@ TEST(JaxDump, MlpTablesAndSourceLines) {
   ASSERT_EQ(dots.size(), 2u);
   EXPECT_EQ(dots[0]->metadata.op_name, "jit(mlp)/dot_general");
   EXPECT_GT(dots[0]->metadata.stack_frame_id, 0);
-  EXPECT_THAT(module.SourceOf(*dots[0]), StartsWith("tests/hlo/data/jax_dumps.py:19:"));
+  EXPECT_THAT(module.SourceOf(*dots[0]), StartsWith("tests/hlo/data/jax_dumps.py:23:"));
   EXPECT_THAT(module.SourceOf(*dots[0]), HasSubstr("(mlp)"));
-  EXPECT_THAT(module.SourceOf(*dots[1]), StartsWith("tests/hlo/data/jax_dumps.py:20:"));
+  EXPECT_THAT(module.SourceOf(*dots[1]), StartsWith("tests/hlo/data/jax_dumps.py:24:"));
   // Parameters carry an op_name but no frame: no source line.
   EXPECT_EQ(module.SourceOf(*module.entry->Parameters().front()), "");
 }
@@ -64,7 +64,7 @@ TEST(JaxDump, InlinedBodiesTakeTheCallersLine) {
   const Instruction* call = FirstOf(*module.entry, Opcode::kCall);
   ASSERT_NE(call, nullptr);
   const std::string call_line = module.SourceOf(*call);
-  ASSERT_THAT(call_line, StartsWith("tests/hlo/data/jax_dumps.py:19:"));  // jax.nn.relu(...)
+  ASSERT_THAT(call_line, StartsWith("tests/hlo/data/jax_dumps.py:23:"));  // jax.nn.relu(...)
   InlineCalls().Run(module);
   const Instruction* relu = FirstOf(*module.entry, Opcode::kMaximum);
   ASSERT_NE(relu, nullptr);
@@ -78,6 +78,69 @@ TEST(JaxDump, MlpAndCnnRunOnTheInterpreter) {
     const Literal result = Interpreter(module).Run(RandomInputs(module, 3));
     EXPECT_TRUE(result.shape.IsArray());
     EXPECT_EQ(result.shape.dims.back(), 10);
+  }
+}
+
+// What XLA's CPU compiler prints after optimization (jax.jit(fn).lower(...).compile().as_text()):
+// `fusion` instructions calling fused computations, operands without shapes, scheduling
+// attributes on the module line. The fusions run as calls and inline like them.
+double MaxDifference(const Literal& a, const Literal& b) {
+  EXPECT_EQ(a.shape.ToString(), b.shape.ToString());
+  double worst = 0;
+  for (std::size_t k = 0; k < a.values.size() && k < b.values.size(); ++k) {
+    worst = std::max(worst, std::abs(a.values[k] - b.values[k]));
+  }
+  return worst;
+}
+
+double MaxMagnitude(const Literal& a) {
+  double worst = 0;
+  for (double v : a.values) worst = std::max(worst, std::abs(v));
+  return worst;
+}
+
+std::size_t CountOf(const Module& module, Opcode opcode) {
+  std::size_t count = 0;
+  for (const auto& computation : module.computations) {
+    for (const auto& i : computation->instructions) count += i->opcode == opcode ? 1u : 0u;
+  }
+  return count;
+}
+
+TEST(JaxDump, OptimizedDumpsMatchTheUnoptimizedOnes) {
+  for (const char* name : {"jax_mlp", "jax_cnn"}) {
+    SCOPED_TRACE(name);
+    const Module before = ParseFixture(std::string(name) + ".hlo");
+    const Module after = ParseFixture(std::string(name) + "_optimized.hlo");
+    EXPECT_GE(CountOf(after, Opcode::kFusion), 2u);
+    const std::vector<Literal> inputs = RandomInputs(before, 11);
+    const Literal expected = Interpreter(before).Run(inputs);
+    const Literal got = Interpreter(after).Run(inputs);
+    // XLA may reorder float arithmetic while optimizing: equal within float32 rounding.
+    EXPECT_LE(MaxDifference(got, expected), 1e-5 * MaxMagnitude(expected));
+  }
+}
+
+TEST(JaxDump, OptimizedFusionsInlineLikeCalls) {
+  for (const char* name : {"jax_mlp_optimized.hlo", "jax_cnn_optimized.hlo",
+                           "jax_layer_norm_optimized.hlo", "jax_attention_optimized.hlo"}) {
+    SCOPED_TRACE(name);
+    Module module = ParseFixture(name);
+    ASSERT_GT(CountOf(module, Opcode::kFusion), 0u);
+    const std::vector<Literal> inputs = RandomInputs(module, 5);
+    const Literal fused = Interpreter(module).Run(inputs);
+    InlineCalls().Run(module);
+    DeadCodeElimination().Run(module);
+    EXPECT_EQ(CountOf(module, Opcode::kFusion), 0u);
+    EXPECT_EQ(CountOf(module, Opcode::kCall), 0u);
+    const Literal inlined = Interpreter(module).Run(inputs);
+    EXPECT_EQ(MaxDifference(inlined, fused), 0.0);
+    // The fused bodies keep the Python line of the code they came from.
+    for (const auto& i : module.entry->instructions) {
+      if (i->opcode == Opcode::kDot) {
+        EXPECT_THAT(module.SourceOf(*i), StartsWith("tests/hlo/data/jax_dumps.py:"));
+      }
+    }
   }
 }
 

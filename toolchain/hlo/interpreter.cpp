@@ -21,7 +21,8 @@ Literal Dispatch(const Instruction& instruction, const Operands& operands, const
         detail::Unsupported(instruction, "was printed as {...}: its values are not in the dump");
       }
       return *instruction.literal;
-    case Opcode::kCall: return run(*instruction.called[0], operands);
+    case Opcode::kCall:
+    case Opcode::kFusion: return run(*instruction.called[0], operands);
     case Opcode::kDot: return detail::EvalDot(instruction, operands);
     case Opcode::kConvolution: return detail::EvalConvolution(instruction, operands);
     case Opcode::kReduce: return detail::EvalReduce(instruction, operands, run);

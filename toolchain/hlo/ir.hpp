@@ -77,6 +77,7 @@ namespace systole::hlo {
   X(kTuple, "tuple")                            \
   /* compute */                                 \
   X(kCall, "call")                              \
+  X(kFusion, "fusion")                          \
   X(kConvolution, "convolution")                \
   X(kDot, "dot")                                \
   X(kReduce, "reduce")                          \

@@ -53,7 +53,8 @@ class Pipeline : public Pass {
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 
-// Replaces every `call` by a copy of the called computation's body (nested calls included).
+// Replaces every `call` and `fusion` by a copy of the called computation's body (nested ones
+// included): the back end makes its own fusion decisions.
 class InlineCalls : public Pass {
  public:
   std::string_view name() const override { return "inline-calls"; }

@@ -46,7 +46,9 @@ PassResult InlineCalls::Run(Module& module) {
     for (bool found = true; found;) {
       found = false;
       for (const auto& instruction : computation->instructions) {
-        if (instruction->opcode != Opcode::kCall) continue;
+        // A fusion of an optimized dump is a call whose body XLA chose to compile as one
+        // kernel: the back end makes its own fusion decisions, so it is inlined like a call.
+        if (instruction->opcode != Opcode::kCall && instruction->opcode != Opcode::kFusion) continue;
         Instruction* call = instruction.get();
         Instruction* result = InlineBody(*computation, *call);
         computation->ReplaceAllUses(call, result);
@@ -104,6 +106,7 @@ const Instruction* SplatSource(const Instruction& i) {
 bool Foldable(Opcode opcode) {
   return opcode != Opcode::kParameter && opcode != Opcode::kConstant && opcode != Opcode::kBroadcast &&
          opcode != Opcode::kTuple && opcode != Opcode::kGetTupleElement && opcode != Opcode::kCall &&
+         opcode != Opcode::kFusion &&
          opcode != Opcode::kIota;
 }
 

@@ -115,7 +115,8 @@ Shape Inference::Infer() const {
       for (const Instruction* operand : i_.operands) elements.push_back(operand->shape);
       return Shape::Tuple(std::move(elements));
     }
-    case Opcode::kCall: return Call();
+    case Opcode::kCall:
+    case Opcode::kFusion: return Call();
     case Opcode::kConvolution: return Convolution();
     case Opcode::kDot: return Dot();
     case Opcode::kReduce: return Reduce();
@@ -282,7 +283,8 @@ Shape Inference::Transpose() const {
 }
 
 Shape Inference::Call() const {
-  Require(i_.called.size() == 1, "needs exactly one computation (to_apply=)");
+  Require(i_.called.size() == 1, i_.opcode == Opcode::kFusion ? "needs exactly one computation (calls=)"
+                                                               : "needs exactly one computation (to_apply=)");
   const Computation& callee = *i_.called[0];
   const std::vector<Instruction*> parameters = callee.Parameters();
   Require(parameters.size() == i_.operands.size(),

@@ -1,11 +1,15 @@
-"""Writes the JAX-made HLO fixtures beside this file (tests/hlo/jax_dump_test.cpp reads them):
+"""Writes the JAX-made HLO fixtures beside this file (tests/hlo/jax_dump_test.cpp and
+tests/compiler/jax_optimized_test.cpp read them):
 
     PYTHONPATH=build/python .venv/bin/python tests/hlo/data/jax_dumps.py
 
 The text is what systole.jax.hlo_text prints for the pinned JAX (python/requirements.txt):
 the module with metadata and the FileNames / FunctionNames / FileLocations / StackFrames
-tables. The file names in those tables are made relative to the repository so the fixtures do
-not depend on where the repository is checked out.
+tables. The `_optimized` fixtures are what XLA's CPU compiler prints after optimization
+(`jax.jit(fn).lower(...).compile().as_text()`): `fusion` instructions calling fused
+computations, operands without shapes, scheduling attributes. The file names in those tables are
+made relative to the repository so the fixtures do not depend on where the repository is checked
+out.
 """
 import os
 
@@ -29,6 +33,17 @@ def cnn(x, k1, b1, k2, w3):
     return y.reshape(y.shape[0], -1) @ w3
 
 
+def layer_norm(x, gamma, beta):
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / jnp.sqrt(var + 1e-5) * gamma + beta
+
+
+def attention(q, k, v):
+    scores = q @ k.T / jnp.sqrt(jnp.float32(q.shape[-1]))
+    return jax.nn.softmax(scores, axis=-1) @ v
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.abspath(os.path.join(here, "..", "..", ".."))
@@ -39,11 +54,23 @@ def main():
         "jax_cnn.hlo": (cnn, [jnp.zeros((2, 8, 8, 3), f32), jnp.zeros((3, 3, 3, 8), f32), jnp.zeros((8,), f32),
                               jnp.zeros((3, 3, 8, 16), f32), jnp.zeros((4 * 4 * 16, 10), f32)]),
     }
-    for name, (fn, args) in cases.items():
-        text = hlo_text(jax.jit(fn).lower(*args)).replace(root + os.sep, "")
+    optimized = {
+        "jax_mlp_optimized.hlo": cases["jax_mlp.hlo"],
+        "jax_cnn_optimized.hlo": cases["jax_cnn.hlo"],
+        "jax_layer_norm_optimized.hlo": (layer_norm, [jnp.zeros((8, 32), f32), jnp.zeros((32,), f32),
+                                                      jnp.zeros((32,), f32)]),
+        "jax_attention_optimized.hlo": (attention, [jnp.zeros((8, 16), f32)] * 3),
+    }
+
+    def write(name, text):
         with open(os.path.join(here, name), "w") as f:
-            f.write(text)
+            f.write(text.replace(root + os.sep, ""))
         print(f"wrote {name} (jax {jax.__version__})")
+
+    for name, (fn, args) in cases.items():
+        write(name, hlo_text(jax.jit(fn).lower(*args)))
+    for name, (fn, args) in optimized.items():
+        write(name, jax.jit(fn).lower(*args).compile().as_text())
 
 
 if __name__ == "__main__":
