@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/run_model.hpp"  // ReadHloText
 #include "toolchain/compiler/listing.hpp"
 #include "toolchain/compiler/model_file.hpp"
 #include "toolchain/hlo/ir.hpp"
@@ -26,6 +27,7 @@ struct CompileOptions {
   bool no_fuse = false;
   bool json = false;
   bool quiet = false;
+  std::string module;  // HLO files of several modules: which one (NAME or INDEX)
 };
 
 // Cycles the step would take if every MAC streamed through a full array: MACS / (R x C).
@@ -81,9 +83,8 @@ void PrintPlacement(const compiler::CompiledModel& model, const Config& config) 
 void Compile(const CompileOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const Config config = LoadConfigNameOrFile(options.config);
-  std::ifstream in(options.input);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string source = std::filesystem::path(options.input).filename().string();
+  const std::string text = ReadHloText(options.input, source, options.module);
   compiler::CompileOptions compile_options;
   compile_options.fuse = !options.no_fuse;
   const bool terminal = isatty(STDERR_FILENO) != 0;
@@ -97,8 +98,7 @@ void Compile(const CompileOptions& options) {
       }
     };
   }
-  const std::string source = std::filesystem::path(options.input).filename().string();
-  const compiler::CompiledModel model = compiler::Compile(text.str(), source, config, compile_options);
+  const compiler::CompiledModel model = compiler::Compile(text, source, config, compile_options);
   if (!options.quiet && terminal) fmt::print(stderr, "\r\033[K");
   if (!options.output.empty()) compiler::SaveModel(model, options.output);
   std::vector<compiler::ListingFile> listings;
@@ -165,6 +165,8 @@ void AddCompileCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("compile", "Compile XLA HLO text to a Systole model (.sbin)");
   cmd->add_option("model", options->input, "HLO text (.hlo)")->required()->check(CLI::ExistingFile);
   cmd->add_option("-c,--config", options->config, "Target configuration")->capture_default_str();
+  cmd->add_option("--module", options->module,
+                  "HLO files of several modules ('// -----' separated): which one, by name or index");
   cmd->add_option("-o,--output", options->output, "Write the compiled model here (.sbin)");
   cmd->add_option("--listing", options->listing, "Write the placement here (.s) and each device step's assembly to MODEL.N.s (reassembles to steps/N.sbin)");
   cmd->add_flag("--no-fuse", options->no_fuse, "Keep bias, batch norm and activations out of the drain");

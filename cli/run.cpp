@@ -42,6 +42,7 @@ struct RunOptions {
   unsigned timeout_ms = 60000;
   std::string trace;  // a Chrome trace-event timeline of the launch (ref, rtl)
   std::string wave;   // an FST waveform of the launch (rtl)
+  std::string module;  // HLO files of several modules: which one (NAME or INDEX)
 };
 
 // Converts one value to the device's little-endian representation of `dtype`. Integers must
@@ -305,6 +306,8 @@ void AddRunCommand(CLI::App& app) {
                 "Models: convert --inputs values the parameter type cannot hold (saturate integers, NaN to 0) "
                 "instead of refusing them");
   cmd->add_flag("-q,--quiet", options->quiet, "Models: no progress on stderr");
+  cmd->add_option("--module", options->module,
+                  "HLO files of several modules ('// -----' separated): which one, by name or index");
   cmd->add_option("--trace", options->trace,
                   "Write a timeline of every launch (Chrome trace-event JSON: Perfetto, chrome://tracing; "
                   "ref and rtl; docs/TRACE.md)");
@@ -316,8 +319,9 @@ void AddRunCommand(CLI::App& app) {
         RunModel({options->program, options->device, options->config, options->inputs,
                   options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
                   options->network_seed, options->outputs, options->lossy_inputs, options->json, options->quiet,
-                  options->trace, options->wave});
+                  options->trace, options->wave, options->module});
       } else {
+        if (!options->module.empty()) throw std::runtime_error("--module is for HLO files");
         if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
         // Programs take exactly what their .input dtypes hold (AppendElement); there is no lossy mode.
         if (options->lossy_inputs) throw std::runtime_error("--lossy-inputs is for models (.hlo, compiled .sbin)");

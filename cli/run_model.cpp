@@ -18,6 +18,7 @@
 #include "sim/trace/timeline.hpp"
 #include "toolchain/compiler/model_file.hpp"
 #include "toolchain/hlo/io.hpp"
+#include "toolchain/hlo/parser.hpp"
 #include "toolchain/npy/npy.hpp"
 
 namespace systole::cli {
@@ -45,22 +46,29 @@ bool IsHloFile(const std::filesystem::path& path) {
 
 bool IsModelPath(const std::filesystem::path& path) { return compiler::IsModelFile(path); }
 
+std::string ReadHloText(const std::filesystem::path& path, const std::string& source, const std::string& module) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}", path.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return module.empty() ? text.str() : hlo::SelectModuleText(text.str(), source, module);
+}
+
 void RunModel(const ModelRunOptions& options) {
   const auto start = Clock::now();
   const auto progress = Progress(options.quiet);
   compiler::CompiledModel model;
   double compile_seconds = 0;
   if (IsHloFile(options.model)) {
-    std::ifstream in(options.model);
-    std::stringstream text;
-    text << in.rdbuf();
+    const std::string source = std::filesystem::path(options.model).filename().string();
+    const std::string text = ReadHloText(options.model, source, options.module);
     compiler::CompileOptions compile_options;
     compile_options.progress = progress;
     const std::string config = options.config.empty() ? std::string(kDefaultConfig) : options.config;
-    model = compiler::Compile(text.str(), std::filesystem::path(options.model).filename().string(),
-                              LoadConfigNameOrFile(config), compile_options);
+    model = compiler::Compile(text, source, LoadConfigNameOrFile(config), compile_options);
     compile_seconds = Since(start);
   } else {
+    if (!options.module.empty()) throw std::runtime_error("--module is for HLO files, not compiled models");
     model = compiler::LoadModel(options.model);
   }
   // Only --config may name a file; the model's configuration is a name (LoadConfig).

@@ -20,6 +20,7 @@ struct ModelRunOptions {
   bool quiet = false;
   std::string trace;  // a Chrome trace-event timeline of the device steps (ref, rtl)
   std::string wave;   // an FST waveform of the device steps (rtl)
+  std::string module;  // HLO files of several modules: which one (NAME or INDEX); empty: the only one
 };
 
 // HLO text: a .hlo file, or a file that starts with "HloModule".
@@ -27,5 +28,8 @@ bool IsHloFile(const std::filesystem::path& path);
 // A compiled model (.sbin written by `systole compile`), not a program bundle.
 bool IsModelPath(const std::filesystem::path& path);
 void RunModel(const ModelRunOptions& options);
+// The HLO text of `path`, or of its module `module` (a name or an index) when it holds several
+// ('// -----' separated); `source` names the file in errors.
+std::string ReadHloText(const std::filesystem::path& path, const std::string& source, const std::string& module);
 
 }  // namespace systole::cli

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,6 +23,13 @@ using namespace systole::cli_test;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 std::string Corpus(const std::string& name) { return std::string(SYSTOLE_SHARED_DIR) + "/corpus/hlo/" + name; }
 
 class CliCompile : public ::testing::Test {
@@ -30,6 +39,28 @@ class CliCompile : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
 };
+
+// A file of several modules: --module picks one by name or index, for compile and run alike.
+TEST_F(CliCompile, ModuleChoosesAmongSeveral) {
+  const std::string data = std::string(SYSTOLE_SOURCE_DIR) + "/tests/hlo/data/";
+  const std::string both = Path("both.hlo");
+  {
+    std::ofstream out(both);
+    out << ReadFile(data + "jax_mlp_optimized.hlo") << "// -----\n" << ReadFile(data + "jax_attention_optimized.hlo");
+  }
+  const CliResult neither = Systole({"compile", both, "-q"});
+  EXPECT_NE(neither.exit_code, 0);
+  EXPECT_THAT(neither.out, HasSubstr("found 2 (separated by '// -----'): choose one with --module NAME|INDEX"));
+  const CliResult by_name = Systole({"compile", both, "--module", "jit_attention", "--json", "-q"});
+  ASSERT_EQ(by_name.exit_code, 0) << by_name.out;
+  EXPECT_THAT(by_name.out, HasSubstr("\"kernel\": \"gemm 8x16x8\""));  // q @ k.T of the attention
+  const CliResult by_index = Systole({"run", both, "--module", "0", "--device", "ref", "--random-inputs", "1", "-q"});
+  ASSERT_EQ(by_index.exit_code, 0) << by_index.out;
+  EXPECT_THAT(by_index.out, HasSubstr("output arr_0 (4x10)"));  // the MLP
+  const CliResult missing = Systole({"run", both, "--module", "jit_gpt", "--device", "ref", "--random-inputs", "1"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.out, HasSubstr("no module named 'jit_gpt': the file holds 2 module(s): 0 jit_mlp (line 1), 1 jit_attention"));
+}
 
 // A dump of the pinned JAX (tests/hlo/data): each placement line names the Python line.
 TEST_F(CliCompile, PlacementNamesThePythonLineOfJaxDumps) {

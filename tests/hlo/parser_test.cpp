@@ -181,6 +181,24 @@ ENTRY e {
               ::testing::HasSubstr("expected one HLO module, found 2"));
 }
 
+TEST(HloParser, SelectsOneModuleByIndexOrNameKeepingItsLines) {
+  const std::string text =
+      "HloModule a\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n// -----\n// only a comment\n// -----\n"
+      "HloModule b, is_scheduled=true\nENTRY e {\n  ROOT p = f33[] parameter(0)\n}\n";
+  EXPECT_EQ(ParseModule(SelectModuleText(text, "x.hlo", "0"), "x.hlo").name, "a");
+  EXPECT_EQ(ParseModule(SelectModuleText(text, "x.hlo", "a"), "x.hlo").name, "a");
+  // The comment-only piece is no module: index 1 is `b`, and its error keeps the file's line 10.
+  for (const char* selector : {"1", "b"}) {
+    const std::string selected = SelectModuleText(text, "x.hlo", selector);
+    EXPECT_THAT(testing::ErrorOf([&] { ParseModule(selected, "x.hlo"); }),
+                ::testing::StartsWith("x.hlo:10:12: expected an element type"));
+  }
+  const std::string error = testing::ErrorOf([&] { SelectModuleText(text, "x.hlo", "c"); });
+  EXPECT_THAT(error, ::testing::HasSubstr("no module named 'c': the file holds 2 module(s): 0 a (line 1), 1 b (line 7)"));
+  EXPECT_THAT(testing::ErrorOf([&] { SelectModuleText(text, "x.hlo", "2"); }),
+              ::testing::HasSubstr("no module numbered '2'"));
+}
+
 TEST(HloParser, ErrorsInLaterModulesReportTheirRealLine) {
   const std::string error = testing::ErrorOf([] {
     ParseModules("HloModule a\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n// -----\nHloModule b\nENTRY e {\n  ROOT p = f33[] parameter(0)\n}\n", "x.hlo");

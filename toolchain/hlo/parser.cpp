@@ -438,7 +438,53 @@ std::vector<TextPiece> SplitModules(std::string_view text) {
   return pieces;
 }
 
+// The NAME of `HloModule NAME, …` in a module's text, or "" when the header is missing.
+std::string_view ModuleNameOf(std::string_view text) {
+  std::size_t at = 0;
+  while ((at = text.find("HloModule", at)) != std::string_view::npos) {
+    const bool line_start = at == 0 || text[at - 1] == '\n' || text[at - 1] == ' ' || text[at - 1] == '\t';
+    at += std::string_view("HloModule").size();
+    if (!line_start || at >= text.size() || (text[at] != ' ' && text[at] != '\t')) continue;
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+    std::size_t end = at;
+    while (end < text.size() && text[end] != ',' && text[end] != ' ' && text[end] != '\n' && text[end] != '\r') ++end;
+    return text.substr(at, end - at);
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string SelectModuleText(std::string_view text, std::string_view file_name, std::string_view selector) {
+  std::vector<TextPiece> modules;
+  for (const TextPiece& piece : SplitModules(text)) {
+    Cursor cursor(piece.text, std::string(file_name), piece.first_line);
+    if (!cursor.AtEnd()) modules.push_back(piece);  // pieces of only comments are no module
+  }
+  const bool is_index = !selector.empty() && selector.size() < 10 &&
+                        std::all_of(selector.begin(), selector.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const TextPiece* chosen = nullptr;
+  if (is_index) {
+    const std::size_t index = std::stoul(std::string(selector));
+    if (index < modules.size()) chosen = &modules[index];
+  } else {
+    for (const TextPiece& piece : modules) {
+      if (ModuleNameOf(piece.text) == selector) chosen = chosen == nullptr ? &piece : chosen;
+    }
+  }
+  if (chosen == nullptr) {
+    std::string listed;
+    for (std::size_t k = 0; k < modules.size(); ++k) {
+      const std::string_view name = ModuleNameOf(modules[k].text);
+      listed += fmt::format("{}{} {} (line {})", k == 0 ? "" : ", ", k, name.empty() ? "(no name)" : name,
+                            modules[k].first_line);
+    }
+    throw HloError(SourceLocation{std::string(file_name), 0, 0},
+                   fmt::format("no module {} '{}': the file holds {} module(s): {}", is_index ? "numbered" : "named",
+                               Printable(selector), modules.size(), listed));
+  }
+  return std::string(chosen->first_line - 1, '\n') + std::string(chosen->text);
+}
 
 std::vector<Module> ParseModules(std::string_view text, std::string_view file_name) {
   std::vector<Module> modules;
@@ -457,7 +503,9 @@ Module ParseModule(std::string_view text, std::string_view file_name) {
   std::vector<Module> modules = ParseModules(text, file_name);
   if (modules.size() != 1) {
     throw HloError(SourceLocation{std::string(file_name), 0, 0},
-                   fmt::format("expected one HLO module, found {} (separated by '// -----')", modules.size()));
+                   fmt::format("expected one HLO module, found {} (separated by '// -----'): choose one with "
+                               "--module NAME|INDEX",
+                               modules.size()));
   }
   return std::move(modules.front());
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +19,12 @@ std::vector<Module> ParseModules(std::string_view text, std::string_view file_na
 
 // Exactly one module (throws HloError when the text holds several).
 Module ParseModule(std::string_view text, std::string_view file_name = "");
+
+// The text of one module of a `// -----` separated file, chosen by its index among the file's
+// modules (`selector` all digits) or by its name (`HloModule NAME`), with every line before it
+// left empty so that error locations keep the file's line numbers. Throws HloError listing the
+// file's modules when none matches.
+std::string SelectModuleText(std::string_view text, std::string_view file_name, std::string_view selector);
 
 // Reads and parses a file: all of its modules.
 std::vector<Module> ParseModuleFile(const std::filesystem::path& path);
