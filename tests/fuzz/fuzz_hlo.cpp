@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "toolchain/hlo/interpreter.hpp"
@@ -27,6 +28,7 @@ bool SmallEnoughToRun(const Module& module) {
       if (window > 4096) return false;
       // Reducers that are not a single op run once per element through the interpreter.
       if (!instruction->called.empty() && instruction->opcode != Opcode::kCall &&
+          instruction->opcode != Opcode::kFusion &&
           !instruction->operands.empty() && instruction->operands[0]->shape.Elements() > 256) {
         return false;
       }
@@ -50,6 +52,14 @@ bool SameValues(const Literal& a, const Literal& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
+  // Choosing a module (`--module`) by index or by name: a module's text, or HloError.
+  for (const std::string_view selector : {"1", "main"}) {
+    try {
+      const std::string selected = SelectModuleText(text, "fuzz.hlo", selector);
+      if (selected.size() > 2 * size + 1) std::abort();  // a piece of the text and a newline per line before it
+    } catch (const HloError&) {
+    }
+  }
   std::vector<Module> modules;
   try {
     modules = ParseModules(text, "fuzz.hlo");
