@@ -30,7 +30,7 @@ module systole_uart_top #(
     parameter integer NAME2 = 0,
     parameter integer NAME3 = 0,
     parameter integer MAX_PAYLOAD = 4096,
-    parameter integer BAUD = 3000000       // 16 cycles per bit at 48 MHz
+    parameter integer BAUD /*verilator public*/ = 3000000  // 16 cycles per bit at 48 MHz
 ) (
     input  logic         clk,
     input  logic         rst,
@@ -47,7 +47,9 @@ module systole_uart_top #(
     input  logic [255:0] mem_rsp_rdata
 );
   localparam integer CLOCK_HZ = CLOCK_MHZ * 1000000;
-  localparam integer CLKS_PER_BIT = BAUD > 0 ? (CLOCK_HZ + BAUD / 2) / BAUD : 0;
+  // Public (a comment to the other tools): the simulated board (driver/sim/uart_board.hpp) paces
+  // its host line with exactly the bit period the RTL was elaborated with.
+  localparam integer CLKS_PER_BIT /*verilator public*/ = BAUD > 0 ? (CLOCK_HZ + BAUD / 2) / BAUD : 0;
   localparam integer BAUD_ERROR = CLKS_PER_BIT * BAUD > CLOCK_HZ ? CLKS_PER_BIT * BAUD - CLOCK_HZ
                                                                  : CLOCK_HZ - CLKS_PER_BIT * BAUD;
   // The bridge takes a byte per cycle between replies; while it replies, bytes wait here. The

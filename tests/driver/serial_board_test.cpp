@@ -1,0 +1,105 @@
+// serial:// end to end without a board: the driver's real serial code opens the slave end of a
+// pseudo-terminal whose master end drives the Verilated systole_uart_top (tiny) through a
+// bit-level UART model at the RTL's baud (driver/sim/pty_board.hpp). Programs give the outputs
+// and functional counters of `ref`, and every counter of usb+sim (the same core and memory
+// behind the same bridge: only the UART differs).
+//
+// Here (make test): the board's identity and memory, the asm examples that fit tiny, one
+// compiled HLO example. serial_board_long_test.cpp (label `long`, make test-long): every HLO
+// file of examples/hlo and the corpus that compiles for tiny with device steps.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "driver/sim/pty_board.hpp"
+#include "driver/sim/sim_links.hpp"
+#include "systole/device.hpp"
+#include "tests/driver/driver_test_util.hpp"
+#include "tests/driver/serial_hlo_run.hpp"
+#include "toolchain/asm/assembler.hpp"
+
+namespace systole {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct Outcome {
+  std::vector<std::vector<std::uint8_t>> outputs;
+  Counters counters;
+};
+
+Outcome RunProgram(Device& device, const image::Program& source) {
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::uint8_t>(k * 5 % 13);
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  EXPECT_TRUE(program.Launch().Wait(milliseconds(120000))) << device.uri();
+  Outcome outcome;
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
+    outcome.outputs.push_back(program.ReadOutput(i));
+  }
+  outcome.counters = device.ReadCounters();
+  return outcome;
+}
+
+TEST(SerialBoard, IdentityAndMemoryThroughThePty) {
+  const Config config = LoadConfig("tiny");
+  serial::PtyBoard board(config);
+  EXPECT_THAT(board.Uri(), ::testing::MatchesRegex("serial:///dev/pts/[0-9]+\\?baud=3000000"));
+  EXPECT_EQ(board.clocks_per_bit(), 16u);  // 48 MHz / 3 Mbaud
+  Device device = Device::Open(board.Uri(), config);
+  EXPECT_EQ(device.config().name, "tiny");
+  Buffer buffer = device.Allocate(2048);
+  std::vector<std::uint8_t> data(1001);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 31 + 7);
+  buffer.Write(data, 17);
+  std::vector<std::uint8_t> back(data.size());
+  buffer.Read(back, 17);
+  EXPECT_EQ(back, data);
+  board.CheckHealthy();
+  EXPECT_GT(board.cycles(), 0u);
+}
+
+TEST(SerialBoard, AsmProgramsMatchRefAndUsbSim) {
+  const Config config = LoadConfig("tiny");
+  serial::PtyBoard board(config);
+  Device serial = Device::Open(board.Uri(), config);
+  Device ref = Device::Open("ref", config);
+  Device usb = Device::Open("usb+sim", config);
+  const std::pair<std::string, image::Program> programs[] = {
+      {"conv_pool_tiny.s", assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"))},
+      {"scale 3", driver_test::ScaleProgram(3)}};
+  for (const auto& [name, source] : programs) {
+    SCOPED_TRACE(name);
+    const Outcome expected = RunProgram(ref, source);
+    const Outcome got = RunProgram(serial, source);
+    EXPECT_EQ(got.outputs, expected.outputs);
+    driver_test::ExpectSameFunctionalCounters(got.counters, expected.counters, "serial vs ref");
+    EXPECT_EQ(got.counters, RunProgram(usb, source).counters) << "serial vs usb+sim";
+  }
+  board.CheckHealthy();
+}
+
+TEST(SerialBoard, SerialSimUriOwnsItsBoard) {
+  const Config config = LoadConfig("tiny");
+  Device device = Device::Open("serial+sim", config);
+  EXPECT_EQ(device.uri(), "serial+sim");
+  const Outcome got = RunProgram(device, driver_test::ScaleProgram(-2));
+  Device ref = Device::Open("ref", config);
+  EXPECT_EQ(got.outputs, RunProgram(ref, driver_test::ScaleProgram(-2)).outputs);
+}
+
+TEST(SerialBoard, CompiledHloMatchesRef) {
+  const Config config = LoadConfig("tiny");
+  serial::PtyBoard board(config);
+  Device serial = Device::Open(board.Uri(), config);
+  EXPECT_TRUE(driver_test::ExpectHloMatchesRef(compiler::testing::ExampleFile("s8_dense_bias.hlo"), serial));
+  board.CheckHealthy();
+}
+
+}  // namespace
+}  // namespace systole
