@@ -69,6 +69,17 @@ inline void ExpectSameFunctionalCounters(const Counters& got, const Counters& ex
   }
 }
 
+// The LinkError message of opening `uri` on tiny, or a test failure if it opens.
+inline std::string OpenError(const std::string& uri) {
+  try {
+    OpenLink(uri, LoadConfig("tiny"));
+  } catch (const LinkError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << uri << " opened";
+  return "";
+}
+
 // What a program run leaves: its outputs and the device's counters. Inputs are a fixed pattern.
 struct Outcome {
   std::vector<std::vector<std::uint8_t>> outputs;

@@ -17,6 +17,7 @@
 #include "sim/uart/pseudo_terminal.hpp"
 #include "systole/link.hpp"
 #include "systole/protocol.hpp"
+#include "tests/driver/driver_test_util.hpp"
 
 namespace systole {
 namespace {
@@ -29,16 +30,7 @@ std::string Uri(const uart::PseudoTerminal& pty, const std::string& query = "bau
   return "serial://" + pty.slave_path() + "?" + query;
 }
 
-// The LinkError message of opening `uri`, or a failure if it opens.
-std::string OpenError(const std::string& uri) {
-  try {
-    OpenLink(uri, LoadConfig("tiny"));
-  } catch (const LinkError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << uri << " opened";
-  return "";
-}
+using driver_test::OpenError;
 
 // Plays the board on the master end in a thread: answers each request with `answer(frame)`.
 class FakeBoard {
