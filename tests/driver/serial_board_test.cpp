@@ -10,11 +10,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <array>
 #include <filesystem>
 
 #include "driver/sim/pty_board.hpp"
 #include "driver/sim/sim_links.hpp"
 #include "systole/device.hpp"
+#include "systole/protocol.hpp"
 #include "tests/driver/driver_test_util.hpp"
 #include "tests/driver/serial_hlo_run.hpp"
 #include "toolchain/asm/assembler.hpp"
@@ -41,6 +48,41 @@ TEST(SerialBoard, IdentityAndMemoryThroughThePty) {
   EXPECT_EQ(back, data);
   board.CheckHealthy();
   EXPECT_GT(board.cycles(), 0u);
+}
+
+// A host that writes garbage gets one ERROR reply (the bridge then hunts for the next "SYLK"),
+// and the next host session works: the board's line and bridge recover by themselves.
+TEST(SerialBoard, GarbageOnTheLineGetsAnErrorReplyAndTheBoardRecovers) {
+  const Config config = LoadConfig("tiny");
+  serial::PtyBoard board(config);
+  {
+    const int fd = ::open(board.port().c_str(), O_RDWR | O_NOCTTY);
+    ASSERT_GE(fd, 0);
+    termios raw{};
+    ASSERT_EQ(::tcgetattr(fd, &raw), 0);
+    ::cfmakeraw(&raw);
+    ASSERT_EQ(::tcsetattr(fd, TCSANOW, &raw), 0);
+    const std::string garbage = "AT+GMR\r\nhello board\r\n";
+    ASSERT_EQ(::write(fd, garbage.data(), garbage.size()), static_cast<ssize_t>(garbage.size()));
+    protocol::FrameDecoder decoder;
+    protocol::Frame reply;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (decoder.Next(reply) != protocol::FrameDecoder::Status::kFrame) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no reply to garbage";
+      pollfd readable{.fd = fd, .events = POLLIN, .revents = 0};
+      if (::poll(&readable, 1, 100) <= 0) continue;
+      std::array<std::uint8_t, 64> chunk;
+      const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+      ASSERT_GT(n, 0);
+      decoder.Feed(std::span(chunk).first(static_cast<std::size_t>(n)));
+    }
+    EXPECT_EQ(reply.type, static_cast<std::uint16_t>(protocol::MessageType::kError));
+    EXPECT_EQ(protocol::DecodeErrorReply(reply.payload).code, protocol::ErrorCode::kBadMagic);
+    ::close(fd);
+  }
+  Device device = Device::Open(board.Uri(), config);
+  EXPECT_EQ(device.config().name, "tiny");
+  board.CheckHealthy();
 }
 
 TEST(SerialBoard, AsmProgramsMatchRefAndUsbSim) {
