@@ -69,6 +69,14 @@ class SerialPortStream final : public usb::ByteStream {
     ::tcflush(port_.native_handle(), TCIOFLUSH);
   }
 
+  // TIOCEXCL outlives this handle while anyone else holds the port open (the simulated board
+  // keeps its pty slave open), so give it back, or the next session could not open the port.
+  ~SerialPortStream() override {
+    if (port_.is_open()) ::ioctl(port_.native_handle(), TIOCNXCL);
+  }
+  SerialPortStream(const SerialPortStream&) = delete;
+  SerialPortStream& operator=(const SerialPortStream&) = delete;
+
   void Write(std::span<const std::uint8_t> bytes) override {
     error_code result = asio::error::would_block;
     std::size_t sent = 0;

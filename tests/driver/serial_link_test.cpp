@@ -13,6 +13,7 @@
 #include <map>
 #include <thread>
 
+#include "driver/serial/serial_port.hpp"
 #include "driver/serial/serial_uri.hpp"
 #include "sim/uart/pseudo_terminal.hpp"
 #include "systole/link.hpp"
@@ -184,6 +185,37 @@ TEST(SerialLink, PermissionDeniedIsNamed) {
         std::_Exit(1);
       },
       ::testing::ExitedWithCode(0), "permission denied opening serial port " + pty.slave_path());
+}
+
+// One host at a time (TIOCEXCL), but the next session opens once the first has closed, even
+// though the board still holds the port open. Root ignores TIOCEXCL, so as root the sessions run
+// in a forked child as `nobody`, on a pty slave everyone may open.
+TEST(SerialLink, NextSessionOpensAfterThePreviousCloses) {
+  uart::PseudoTerminal pty;
+  ASSERT_EQ(::chmod(pty.slave_path().c_str(), 0666), 0);
+  const serial::SerialAddress address = serial::ParseSerialUri(Uri(pty));
+  const auto two_sessions = [&] {
+    serial::OpenSerialPort(address, Uri(pty)).reset();
+    serial::OpenSerialPort(address, Uri(pty)).reset();
+  };
+  if (::geteuid() != 0) {
+    EXPECT_NO_THROW(two_sessions());
+    return;
+  }
+  GTEST_FLAG_SET(death_test_style, "fast");
+  EXPECT_EXIT(
+      {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) std::_Exit(2);
+        try {
+          two_sessions();
+        } catch (const std::exception& error) {
+          std::fprintf(stderr, "%s\n", error.what());
+          std::_Exit(1);
+        }
+        std::fprintf(stderr, "both sessions opened\n");
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "both sessions opened");
 }
 
 TEST(SerialLink, SilentBoardTimesOutNamingTheRequest) {
