@@ -36,7 +36,10 @@ TEST(SerialBoardLong, EveryHloThatFitsTinyMatchesRef) {
     if (driver_test::ExpectHloMatchesRef(file, serial)) ++ran;
   }
   std::printf("%zu of %zu HLO files fit tiny and ran through the serial board\n", ran, files.size());
-  EXPECT_GE(ran, 3u);
+  // The four s8 examples. The corpus is floating point, which tiny's int8 MXU cannot run (two
+  // files run entirely on the host there): a bf16 serial board (SYSTOLE_SERIAL_SIM_CONFIGS=small)
+  // would take them, at the cost of Verilating the bf16 core once more.
+  EXPECT_GE(ran, 4u);
   board.CheckHealthy();
 }
 
