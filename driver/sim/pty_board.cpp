@@ -121,6 +121,9 @@ void PtyBoard::Run(std::unique_ptr<UartBoard> board) {
       if (cycle % bit == 0) {
         if (host_line.Queued() < 2) {
           const auto got = std::span(chunk).first(pty_.ReadSome(chunk));
+          if (!got.empty() && host_line.Idle()) {
+            request_start_.store(cycle, std::memory_order_relaxed);
+          }
           for (std::uint8_t byte : got) host_line.PushByte(byte);
           requests.Feed(got);
         }
@@ -142,6 +145,7 @@ void PtyBoard::Run(std::unique_ptr<UartBoard> board) {
       board_line.Edge(tx);
       if (board_line.valid()) {
         to_host.push_back(board_line.data());
+        reply_end_.store(cycle + 1, std::memory_order_relaxed);
         replies.Feed(std::span(to_host).last(1));
       }
       quiet = rx && tx ? quiet + 1 : 0;

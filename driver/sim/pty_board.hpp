@@ -46,6 +46,11 @@ class PtyBoard {
   double clock_hz() const { return clock_hz_; }
   // Cycles simulated so far (read while the board runs: a measure of simulated time).
   std::uint64_t cycles() const { return cycles_.load(std::memory_order_relaxed); }
+  // For measurements in board time: the cycle at which the host's latest request started
+  // arriving (its first bytes taken from the pty while the host's line was idle), and the cycle
+  // at which the board's latest byte to the host was complete (its stop bit sampled).
+  std::uint64_t request_start_cycle() const { return request_start_.load(std::memory_order_relaxed); }
+  std::uint64_t reply_end_cycle() const { return reply_end_.load(std::memory_order_relaxed); }
   // Throws what stopped the board's thread, if anything did (an RTL assertion, a memory fault).
   void CheckHealthy() const;
 
@@ -57,6 +62,8 @@ class PtyBoard {
   unsigned clocks_per_bit_ = 0;
   double clock_hz_ = 0;
   std::atomic<std::uint64_t> cycles_{0};
+  std::atomic<std::uint64_t> request_start_{0};
+  std::atomic<std::uint64_t> reply_end_{0};
   std::atomic<bool> stop_{false};
   std::exception_ptr failure_;
   std::atomic<bool> failed_{false};
