@@ -114,6 +114,18 @@ TEST(SerialBoard, SerialSimUriOwnsItsBoard) {
   EXPECT_EQ(got.outputs, RunProgram(ref, driver_test::ScaleProgram(-2)).outputs);
 }
 
+TEST(SerialBoard, AConfigurationWithoutABoardIsRefused) {
+  if ((std::string(",") + SYSTOLE_SERIAL_SIM_CONFIGS + ",").find(",small,") != std::string::npos) {
+    GTEST_SKIP() << "this build has a small serial board (SYSTOLE_SERIAL_SIM_CONFIGS)";
+  }
+  try {
+    serial::PtyBoard board(LoadConfig("small"));
+    ADD_FAILURE() << "a small serial board started; this build Verilates tiny's only";
+  } catch (const LinkError& error) {
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("SYSTOLE_SERIAL_SIM_CONFIGS"));
+  }
+}
+
 TEST(SerialBoard, CompiledHloMatchesRef) {
   const Config config = LoadConfig("tiny");
   serial::PtyBoard board(config);
