@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   systole::cli::AddHloCommand(app);
   systole::cli::AddCompileCommand(app);
   systole::cli::AddReportCommand(app);
+#ifdef SYSTOLE_CLI_SIM_BOARD
+  systole::cli::AddSimBoardCommand(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

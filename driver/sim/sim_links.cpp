@@ -21,6 +21,10 @@ std::unique_ptr<Link> OpenPcieSimUri(std::string_view uri, const Config& config)
   return pcie::MakePcieLink(pcie::OpenSimFunction(config), uri);
 }
 
+std::unique_ptr<Link> OpenSerialSimUri(std::string_view uri, const Config& config) {
+  return serial::OpenSerialSimLink(config, uri);
+}
+
 // Runs when a program that links systole_sim_links starts: an OBJECT library's object files
 // are always linked, so this initialiser is never dropped the way an unreferenced member of a
 // static archive would be.
@@ -28,6 +32,7 @@ std::unique_ptr<Link> OpenPcieSimUri(std::string_view uri, const Config& config)
   RegisterLinkScheme("rtl", &OpenRtlUri);
   RegisterLinkScheme("usb+sim", &OpenUsbSimUri);
   RegisterLinkScheme("pcie+sim", &OpenPcieSimUri);
+  RegisterLinkScheme("serial+sim", &OpenSerialSimUri);
   return true;
 }();
 

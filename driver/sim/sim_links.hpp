@@ -3,6 +3,8 @@
 //   rtl[?memory=hbm|ideal]  the whole core (sim/rtl/rtl_device.hpp)
 //   usb+sim                 the USB top (bridge + core) behind the frame protocol
 //   pcie+sim                the PCIe top (core + DMA engine) behind a simulated root complex
+//   serial+sim              the serial top (UART + bridge + core) on a pseudo-terminal, reached
+//                           through the real serial:// link (pty_board.hpp)
 //
 // They live in their own library, systole_sim_links (driver/sim/), because they carry the
 // Verilated models: a program that never runs RTL (the compiler's tests, a board's host, the
@@ -41,5 +43,12 @@ namespace pcie {
 // Throws LinkError when this build has no such top for `config` (SYSTOLE_PCIE_SIM_CONFIGS).
 std::unique_ptr<PcieFunction> OpenSimFunction(const Config& config);
 }  // namespace pcie
+
+namespace serial {
+// A PtyBoard of `config` (driver/sim/pty_board.hpp) and a serial:// link to it, as one Link that
+// stops the board when it goes. Throws LinkError when this build has no serial top for
+// `config` (SYSTOLE_SERIAL_SIM_CONFIGS).
+std::unique_ptr<Link> OpenSerialSimLink(const Config& config, std::string_view uri);
+}  // namespace serial
 
 }  // namespace systole

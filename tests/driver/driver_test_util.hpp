@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -74,6 +75,40 @@ inline void ExpectSameFunctionalCounters(const Counters& got, const Counters& ex
   for (const char* counter : kFunctionalCounters) {
     EXPECT_EQ(got[counter], expected[counter]) << counter << ": " << what;
   }
+}
+
+// The LinkError message of opening `uri` on tiny, or a test failure if it opens.
+inline std::string OpenError(const std::string& uri) {
+  try {
+    OpenLink(uri, LoadConfig("tiny"));
+  } catch (const LinkError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << uri << " opened";
+  return "";
+}
+
+// What a program run leaves: its outputs and the device's counters. Inputs are a fixed pattern.
+struct Outcome {
+  std::vector<std::vector<std::uint8_t>> outputs;
+  Counters counters;
+};
+
+inline Outcome RunProgram(Device& device, const image::Program& source) {
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::uint8_t>(k * 7 % 11);
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  EXPECT_TRUE(program.Launch().Wait(std::chrono::milliseconds(60000))) << device.uri();
+  Outcome outcome;
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
+    outcome.outputs.push_back(program.ReadOutput(i));
+  }
+  outcome.counters = device.ReadCounters();
+  return outcome;
 }
 
 }  // namespace systole::driver_test

@@ -25,27 +25,8 @@ namespace {
 using namespace systole;
 using std::chrono::milliseconds;
 
-struct Outcome {
-  std::vector<std::vector<std::uint8_t>> outputs;
-  Counters counters;
-};
-
-Outcome RunProgram(Device& device, const image::Program& source) {
-  Program program = device.Load(source);
-  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
-    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
-    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::uint8_t>(k * 7 % 11);
-    program.WriteInput(i, bytes);
-  }
-  device.ClearCounters();
-  EXPECT_TRUE(program.Launch().Wait(milliseconds(60000))) << device.uri();
-  Outcome outcome;
-  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
-    outcome.outputs.push_back(program.ReadOutput(i));
-  }
-  outcome.counters = device.ReadCounters();
-  return outcome;
-}
+using driver_test::Outcome;
+using driver_test::RunProgram;
 
 std::vector<std::pair<std::string, image::Program>> TinyPrograms() {
   return {{"conv_pool_tiny.s", assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"))},

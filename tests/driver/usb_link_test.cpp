@@ -10,6 +10,7 @@
 #include "systole/device.hpp"
 #include "systole/protocol.hpp"
 #include "systole/usb_transport.hpp"
+#include "tests/driver/driver_test_util.hpp"
 #include "toolchain/asm/assembler.hpp"
 
 namespace {
@@ -19,15 +20,7 @@ using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using std::chrono::milliseconds;
 
-std::string OpenError(const std::string& uri) {
-  try {
-    OpenLink(uri, LoadConfig("tiny"));
-  } catch (const LinkError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << uri << " opened";
-  return "";
-}
+using driver_test::OpenError;
 
 TEST(UsbUri, ParsesVidPidAndSerial) {
   const auto a = usb::ParseUsbUri("usb://1d50:6018");
