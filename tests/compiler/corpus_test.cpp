@@ -70,6 +70,23 @@ INSTANTIATE_TEST_SUITE_P(
       return param.param.file.substr(4, param.param.file.find("_optimized") - 4);
     });
 
+// f8 (f8e4m3fn, f8e5m2) runs on the host: the converts and the f8 dot there, with the reason;
+// the f32 dot beside them on the MXU; an int8 configuration refuses the floating-point dot.
+TEST(F8, ConvertsAndF8DotsRunOnTheHost) {
+  const auto path = std::filesystem::path(SYSTOLE_SOURCE_DIR) / "tests/hlo/data/f8_dot.hlo";
+  const auto module = PrepareModule(ReadText(path), "f8_dot.hlo");
+  const auto result = CompileRunCompare(path, "small", "ref", hlo::RandomInputs(*module, 3));
+  EXPECT_EQ(result.run.stats.device_steps, 1u);
+  EXPECT_LE(result.error, kFloatTolerance);
+  const CompiledModel model = Compile(ReadText(path), "f8_dot.hlo", LoadConfig("small"));
+  std::string dot_reason;
+  for (const Step& step : model.steps) {
+    if (step.instruction == "d") dot_reason = step.reason;
+  }
+  EXPECT_EQ(dot_reason, "the bf16 MXU takes f32 / bf16 operands and results, not f8e4m3fn x f8e5m2 -> f32");
+  EXPECT_THROW(Compile(ReadText(path), "f8_dot.hlo", LoadConfig("small-int8")), std::runtime_error);
+}
+
 class Int8 : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Int8, S8ProgramsAreExactOnSmallInt8) {

@@ -25,7 +25,7 @@ TEST(HloParseErrors, MissingEquals) {
 TEST(HloParseErrors, UnknownElementType) {
   EXPECT_EQ(ParseError("ENTRY e {\n  a = f31[2] parameter(0)\n}\n"),
             "bad.hlo:2:7: expected an element type (pred, s8, s16, s32, s64, u8, u16, u32, u64, bf16, f16, f32, "
-            "f64), found 'f31'");
+            "f64, f8e4m3fn, f8e5m2), found 'f31'");
 }
 
 TEST(HloParseErrors, UnsupportedOpNamesOpAndInstruction) {

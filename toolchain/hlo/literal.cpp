@@ -48,6 +48,13 @@ double RoundToType(ElementType type, double value) {
     case ElementType::kBf16: return RoundToFloat(value, 7, -126, 3.3895313892515355e38);
     case ElementType::kF16: return RoundToFloat(value, 10, -14, 65504.0);
     case ElementType::kF32: return static_cast<double>(static_cast<float>(value));
+    case ElementType::kF8E5M2: return RoundToFloat(value, 2, -14, 57344.0);
+    case ElementType::kF8E4M3FN: {
+      // No infinities in this format: what rounds beyond 448, and ±inf, become NaN (ml_dtypes,
+      // XLA's convert).
+      const double rounded = RoundToFloat(value, 3, -6, 448.0);
+      return std::isinf(rounded) ? std::numeric_limits<double>::quiet_NaN() : rounded;
+    }
     case ElementType::kF64:
     case ElementType::kTuple:
     case ElementType::kToken: return value;

@@ -32,7 +32,7 @@ Shape ParseShapeAt(Cursor& cursor, int depth) {
   if (!type) {
     cursor.FailAt(type_location,
                   fmt::format("expected an element type (pred, s8, s16, s32, s64, u8, u16, u32, u64, "
-                              "bf16, f16, f32, f64), found '{}'",
+                              "bf16, f16, f32, f64, f8e4m3fn, f8e5m2), found '{}'",
                               Printable(type_name)));
   }
   Shape shape(*type, {});

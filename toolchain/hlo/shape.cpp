@@ -9,7 +9,7 @@ namespace systole::hlo {
 
 namespace {
 
-constexpr std::array<std::pair<ElementType, std::string_view>, 15> kTypeNames{{
+constexpr std::array<std::pair<ElementType, std::string_view>, 17> kTypeNames{{
     {ElementType::kPred, "pred"},
     {ElementType::kS8, "s8"},
     {ElementType::kS16, "s16"},
@@ -23,6 +23,8 @@ constexpr std::array<std::pair<ElementType, std::string_view>, 15> kTypeNames{{
     {ElementType::kF16, "f16"},
     {ElementType::kF32, "f32"},
     {ElementType::kF64, "f64"},
+    {ElementType::kF8E4M3FN, "f8e4m3fn"},
+    {ElementType::kF8E5M2, "f8e5m2"},
     {ElementType::kTuple, "(tuple)"},
     {ElementType::kToken, "token"},
 }};
@@ -58,7 +60,7 @@ std::optional<ElementType> ElementTypeFromName(std::string_view name) {
 
 bool IsFloating(ElementType type) {
   return type == ElementType::kBf16 || type == ElementType::kF16 || type == ElementType::kF32 ||
-         type == ElementType::kF64;
+         type == ElementType::kF64 || type == ElementType::kF8E4M3FN || type == ElementType::kF8E5M2;
 }
 
 bool IsSigned(ElementType type) {

@@ -25,13 +25,15 @@ enum class ElementType : std::uint8_t {
   kF16,
   kF32,
   kF64,
+  kF8E4M3FN,  // 8-bit float: 4 exponent bits, 3 fraction bits, no infinities (max 448)
+  kF8E5M2,    // 8-bit float: 5 exponent bits, 2 fraction bits, IEEE-like (max 57344, ±inf)
   kTuple,  // a tuple shape; its elements are in Shape::tuple
   kToken,
 };
 
 std::string_view ElementTypeName(ElementType type);  // "f32", "pred", "(tuple)", …
 std::optional<ElementType> ElementTypeFromName(std::string_view name);
-bool IsFloating(ElementType type);  // bf16, f16, f32, f64
+bool IsFloating(ElementType type);  // bf16, f16, f32, f64, the f8 types
 bool IsInteger(ElementType type);   // signed or unsigned integers, not pred
 bool IsSigned(ElementType type);
 
