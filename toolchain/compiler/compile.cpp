@@ -41,6 +41,9 @@ std::string HostReason(const Instruction& i, const Config& config) {
     case Opcode::kCopy:
     case Opcode::kConvert:
       return "data movement";
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+      return "control flow runs on the host, the computations it calls included";
     default:
       // The vector unit takes bf16 add/sub/mul/max/min of equal shapes (lower_vector.cpp).
       if (!IsElementwiseBinary(i.opcode)) return "no device kernel";

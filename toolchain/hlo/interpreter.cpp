@@ -12,6 +12,39 @@ namespace {
 
 using detail::Operands;
 
+// A while loop that has not ended after this many iterations is reported, not run forever: the
+// interpreter is the compiler's reference and the host half of every model, and must not hang
+// on a loop whose condition never turns false.
+constexpr std::int64_t kMaxWhileIterations = 10'000'000;
+
+Literal EvalWhile(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run) {
+  Literal state = *operands.at(0);
+  for (std::int64_t iteration = 0;; ++iteration) {
+    if (run(*instruction.called[0], {&state}).values.at(0) == 0.0) return state;
+    if (iteration == kMaxWhileIterations) {
+      throw HloError(instruction.location, fmt::format("while '{}' is still running after {} iterations",
+                                                       instruction.name, kMaxWhileIterations));
+    }
+    state = run(*instruction.called[1], {&state});
+  }
+}
+
+// pred: true runs branch 0, false branch 1. s32: branch i, and an index out of range runs the
+// last branch (XLA's rule).
+Literal EvalConditional(const Instruction& instruction, const Operands& operands,
+                        const detail::ComputationRunner& run) {
+  const Literal& selector = *operands.at(0);
+  const std::size_t branches = instruction.called.size();
+  std::size_t branch = 0;
+  if (selector.shape.type == ElementType::kPred) {
+    branch = selector.values.at(0) != 0.0 ? 0 : 1;
+  } else {
+    const double index = selector.values.at(0);
+    branch = index >= 0 && index < static_cast<double>(branches) ? static_cast<std::size_t>(index) : branches - 1;
+  }
+  return run(*instruction.called[branch], {operands.at(branch + 1)});
+}
+
 Literal Dispatch(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run) {
   switch (instruction.opcode) {
     case Opcode::kParameter:
@@ -23,6 +56,8 @@ Literal Dispatch(const Instruction& instruction, const Operands& operands, const
       return *instruction.literal;
     case Opcode::kCall:
     case Opcode::kFusion: return run(*instruction.called[0], operands);
+    case Opcode::kWhile: return EvalWhile(instruction, operands, run);
+    case Opcode::kConditional: return EvalConditional(instruction, operands, run);
     case Opcode::kDot: return detail::EvalDot(instruction, operands);
     case Opcode::kConvolution: return detail::EvalConvolution(instruction, operands);
     case Opcode::kReduce: return detail::EvalReduce(instruction, operands, run);

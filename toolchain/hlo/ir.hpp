@@ -81,6 +81,8 @@ namespace systole::hlo {
   X(kConvolution, "convolution")                \
   X(kDot, "dot")                                \
   X(kReduce, "reduce")                          \
+  X(kWhile, "while")                            \
+  X(kConditional, "conditional")                \
   X(kReduceWindow, "reduce-window")
 
 enum class Opcode : std::uint8_t {
@@ -180,7 +182,9 @@ class Instruction {
   Opcode opcode = Opcode::kParameter;
   Shape shape;
   std::vector<Instruction*> operands;
-  std::vector<Computation*> called;  // to_apply= / calls=
+  // to_apply= / calls=; while: {condition, body}; conditional: {true, false} or the
+  // branch_computations in order.
+  std::vector<Computation*> called;
   SourceLocation location;            // where the instruction was written, if parsed
 
   // Typed attributes; which ones are meaningful depends on the opcode.

@@ -342,8 +342,12 @@ class ModuleParser {
       instruction.dot_dims.lhs_contracting = detail::ParseIntegerList(cursor_);
     } else if (name == "rhs_contracting_dims") {
       instruction.dot_dims.rhs_contracting = detail::ParseIntegerList(cursor_);
-    } else if (name == "to_apply" || name == "calls") {
+    } else if (name == "to_apply" || name == "calls" || name == "branch_computations") {
       ParseCallees(pending);
+    } else if (name == "condition" || name == "true_computation") {
+      ParseCalleeAt(pending, 0);  // while: {condition, body}; conditional: {true, false}
+    } else if (name == "body" || name == "false_computation") {
+      ParseCalleeAt(pending, 1);
     } else if (name == "window") {
       instruction.window = detail::ParseWindow(cursor_);
     } else if (name == "dim_labels") {
@@ -382,9 +386,22 @@ class ModuleParser {
     if (braced) cursor_.Expect("}");
   }
 
+  void ParseCalleeAt(PendingInstruction& pending, std::size_t slot) {
+    const SourceLocation where = cursor_.Location();
+    NameReference callee{std::string(cursor_.Name("a computation name")), where};
+    if (pending.callees.size() <= slot) pending.callees.resize(slot + 1);
+    pending.callees[slot] = std::move(callee);
+  }
+
   void ResolveCallees(Module& module) {
     for (const auto& [instruction, callees] : pending_calls_) {
       for (const NameReference& callee : callees) {
+        if (callee.name.empty()) {  // a slot ParseCalleeAt skipped: `body=` without `condition=`
+          cursor_.FailAt(instruction->location,
+                         fmt::format("instruction '{}' names only one of its two computations ({})", instruction->name,
+                                     instruction->opcode == Opcode::kWhile ? "condition= and body="
+                                                                           : "true_computation= and false_computation="));
+        }
         Computation* computation = module.Find(callee.name);
         if (computation == nullptr) {
           cursor_.FailAt(callee.location, fmt::format("unknown computation '{}' called by instruction '{}'",

@@ -55,6 +55,10 @@ class Inference {
   Shape Slice() const;
   Shape Transpose() const;
   Shape Call() const;
+  Shape While() const;
+  Shape Conditional() const;
+  // `callee` takes one parameter of `shape`; returns its root's shape.
+  const Shape& CheckUnaryCallee(const Computation& callee, const Shape& shape, const std::string& role) const;
   Shape Convolution() const;
   Shape Dot() const;
   Shape Reduce() const;
@@ -117,6 +121,8 @@ Shape Inference::Infer() const {
     }
     case Opcode::kCall:
     case Opcode::kFusion: return Call();
+    case Opcode::kWhile: return While();
+    case Opcode::kConditional: return Conditional();
     case Opcode::kConvolution: return Convolution();
     case Opcode::kDot: return Dot();
     case Opcode::kReduce: return Reduce();
@@ -295,6 +301,55 @@ Shape Inference::Call() const {
                         parameters[k] != nullptr ? parameters[k]->shape.ToString() : "missing"));
   }
   return callee.root->shape;
+}
+
+const Shape& Inference::CheckUnaryCallee(const Computation& callee, const Shape& shape, const std::string& role) const {
+  const std::vector<Instruction*> parameters = callee.Parameters();
+  Require(parameters.size() == 1 && parameters[0] != nullptr,
+          fmt::format("{} '{}' must take one parameter, takes {}", role, callee.name, parameters.size()));
+  Require(parameters[0]->shape.SameAs(shape), fmt::format("{} '{}' takes {} but is given {}", role, callee.name,
+                                                          parameters[0]->shape.ToString(), shape.ToString()));
+  return callee.root->shape;
+}
+
+// while(init), condition=C, body=B: B maps the state to a state of the same shape; C maps it to
+// pred[]. The result is the final state.
+Shape Inference::While() const {
+  OperandCount(1);
+  Require(i_.called.size() == 2, "needs a condition= and a body= computation");
+  const Shape& state = Operand(0);
+  const Shape& keep_going = CheckUnaryCallee(*i_.called[0], state, "condition");
+  Require(keep_going.IsArray() && keep_going.type == ElementType::kPred && keep_going.dims.empty(),
+          fmt::format("condition '{}' must return pred[], returns {}", i_.called[0]->name, keep_going.ToString()));
+  const Shape& next = CheckUnaryCallee(*i_.called[1], state, "body");
+  Require(next.SameAs(state), fmt::format("body '{}' returns {} but the loop state is {}", i_.called[1]->name,
+                                          next.ToString(), state.ToString()));
+  return state;
+}
+
+// conditional(pred p, t, f), true_computation=T, false_computation=F; or conditional(s32 i,
+// b0, …), branch_computations={B0, …}: branch k takes operand k + 1; every branch returns the
+// same shape.
+Shape Inference::Conditional() const {
+  Require(!i_.operands.empty(), "needs a predicate or branch index operand");
+  const Shape& selector = Operand(0);
+  const std::size_t branches = i_.called.size();
+  Require(selector.IsArray() && selector.dims.empty() &&
+              (selector.type == ElementType::kPred || selector.type == ElementType::kS32),
+          fmt::format("operand 0 must be pred[] or s32[], found {}", selector.ToString()));
+  Require(selector.type != ElementType::kPred || branches == 2,
+          fmt::format("a pred[] conditional needs true_computation= and false_computation=, has {} computation(s)",
+                      branches));
+  Require(branches >= 1, "needs at least one branch computation");
+  OperandCount(branches + 1);
+  const Shape* result = nullptr;
+  for (std::size_t k = 0; k < branches; ++k) {
+    const Shape& out = CheckUnaryCallee(*i_.called[k], Operand(k + 1), fmt::format("branch {}", k));
+    Require(result == nullptr || out.SameAs(*result),
+            fmt::format("branch {} returns {} but branch 0 returns {}", k, out.ToString(), result ? result->ToString() : ""));
+    result = &out;
+  }
+  return *result;
 }
 
 std::int64_t Inference::WindowedSize(std::int64_t input, const WindowDim& w) const {
