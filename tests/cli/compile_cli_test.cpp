@@ -69,11 +69,11 @@ TEST_F(CliCompile, PlacementNamesThePythonLineOfJaxDumps) {
   ASSERT_EQ(result.exit_code, 0) << result.out;
   using ::testing::ContainsRegex;
   EXPECT_THAT(result.out,
-              ContainsRegex("device  [^\n]*gemm 4x32x64 [^\n]*  @ tests/hlo/data/jax_dumps.py:23:[0-9]+ \\(mlp\\)"));
+              ContainsRegex("device  [^\n]*gemm 4x32x64 [^\n]*  @ tests/hlo/data/jax_dumps.py:26:[0-9]+ \\(mlp\\)"));
   EXPECT_THAT(result.out,
-              ContainsRegex("device  [^\n]*gemm 4x64x10 [^\n]*  @ tests/hlo/data/jax_dumps.py:24:[0-9]+ \\(mlp\\)"));
+              ContainsRegex("device  [^\n]*gemm 4x64x10 [^\n]*  @ tests/hlo/data/jax_dumps.py:27:[0-9]+ \\(mlp\\)"));
   EXPECT_THAT(result.out,
-              ContainsRegex("host    [^\n]*reshape \\(data movement\\)  @ tests/hlo/data/jax_dumps.py:23:"));
+              ContainsRegex("host    [^\n]*reshape \\(data movement\\)  @ tests/hlo/data/jax_dumps.py:26:"));
 }
 
 TEST_F(CliCompile, CompilePrintsPlacementAndRunMatchesTheInterpreter) {

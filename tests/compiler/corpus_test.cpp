@@ -87,6 +87,25 @@ TEST(F8, ConvertsAndF8DotsRunOnTheHost) {
   EXPECT_THROW(Compile(ReadText(path), "f8_dot.hlo", LoadConfig("small-int8")), std::runtime_error);
 }
 
+// JAX control flow (lax.fori_loop: while; lax.cond, lax.switch: conditional) runs on the host,
+// the computations it calls included, with the reason; the program still matches the
+// interpreter on ref, and the interpreter matches JAX (tests/hlo/control_flow_test.cpp).
+TEST(ControlFlow, LoopsAndBranchesRunOnTheHost) {
+  for (const char* name : {"jax_fori_loop.hlo", "jax_cond.hlo", "jax_switch.hlo"}) {
+    SCOPED_TRACE(name);
+    const auto path = std::filesystem::path(SYSTOLE_SOURCE_DIR) / "tests/hlo/data" / name;
+    const auto module = PrepareModule(ReadText(path), name);
+    const auto result = CompileRunCompare(path, "small", "ref", hlo::RandomInputs(*module, 5));
+    EXPECT_EQ(result.error, 0.0);  // the same interpreter computes both
+    const CompiledModel model = Compile(ReadText(path), name, LoadConfig("small"));
+    bool found = false;
+    for (const Step& step : model.steps) {
+      if (step.reason == "control flow runs on the host, the computations it calls included") found = true;
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
 class Int8 : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Int8, S8ProgramsAreExactOnSmallInt8) {

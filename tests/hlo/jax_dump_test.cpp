@@ -44,7 +44,7 @@ TEST(JaxDump, MlpTablesAndSourceLines) {
   ASSERT_FALSE(index.file_locations.empty());
   ASSERT_FALSE(index.frames.empty());
 
-  // The first dot is `x @ w1` on line 23 of jax_dumps.py, the second `h @ w2` on line 24.
+  // The first dot is `x @ w1` on line 26 of jax_dumps.py, the second `h @ w2` on line 27.
   std::vector<const Instruction*> dots;
   for (const auto& i : module.entry->instructions) {
     if (i->opcode == Opcode::kDot) dots.push_back(i.get());
@@ -52,9 +52,9 @@ TEST(JaxDump, MlpTablesAndSourceLines) {
   ASSERT_EQ(dots.size(), 2u);
   EXPECT_EQ(dots[0]->metadata.op_name, "jit(mlp)/dot_general");
   EXPECT_GT(dots[0]->metadata.stack_frame_id, 0);
-  EXPECT_THAT(module.SourceOf(*dots[0]), StartsWith("tests/hlo/data/jax_dumps.py:23:"));
+  EXPECT_THAT(module.SourceOf(*dots[0]), StartsWith("tests/hlo/data/jax_dumps.py:26:"));
   EXPECT_THAT(module.SourceOf(*dots[0]), HasSubstr("(mlp)"));
-  EXPECT_THAT(module.SourceOf(*dots[1]), StartsWith("tests/hlo/data/jax_dumps.py:24:"));
+  EXPECT_THAT(module.SourceOf(*dots[1]), StartsWith("tests/hlo/data/jax_dumps.py:27:"));
   // Parameters carry an op_name but no frame: no source line.
   EXPECT_EQ(module.SourceOf(*module.entry->Parameters().front()), "");
 }
@@ -64,7 +64,7 @@ TEST(JaxDump, InlinedBodiesTakeTheCallersLine) {
   const Instruction* call = FirstOf(*module.entry, Opcode::kCall);
   ASSERT_NE(call, nullptr);
   const std::string call_line = module.SourceOf(*call);
-  ASSERT_THAT(call_line, StartsWith("tests/hlo/data/jax_dumps.py:23:"));  // jax.nn.relu(...)
+  ASSERT_THAT(call_line, StartsWith("tests/hlo/data/jax_dumps.py:26:"));  // jax.nn.relu(...)
   InlineCalls().Run(module);
   const Instruction* relu = FirstOf(*module.entry, Opcode::kMaximum);
   ASSERT_NE(relu, nullptr);

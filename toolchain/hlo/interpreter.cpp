@@ -15,7 +15,7 @@ using detail::Operands;
 // A while loop that has not ended after this many iterations is reported, not run forever: the
 // interpreter is the compiler's reference and the host half of every model, and must not hang
 // on a loop whose condition never turns false.
-constexpr std::int64_t kMaxWhileIterations = 10'000'000;
+constexpr std::int64_t kMaxWhileIterations = 1'000'000;
 
 Literal EvalWhile(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run) {
   Literal state = *operands.at(0);

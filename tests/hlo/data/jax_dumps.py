@@ -1,5 +1,5 @@
 """Writes the JAX-made HLO fixtures beside this file (tests/hlo/jax_dump_test.cpp and
-tests/compiler/jax_optimized_test.cpp read them):
+tests/compiler/corpus_test.cpp read them):
 
     PYTHONPATH=build/python .venv/bin/python tests/hlo/data/jax_dumps.py
 
@@ -9,12 +9,15 @@ tables. The `_optimized` fixtures are what XLA's CPU compiler prints after optim
 (`jax.jit(fn).lower(...).compile().as_text()`): `fusion` instructions calling fused
 computations, operands without shapes, scheduling attributes. The file names in those tables are
 made relative to the repository so the fixtures do not depend on where the repository is checked
-out.
+out. The control-flow fixtures (`lax.fori_loop`: `while`; `lax.cond`, `lax.switch`:
+`conditional`) come with an .npz of inputs and JAX's own outputs on the CPU (arr_0, arr_1, …:
+the inputs, then the output; for cond and switch one run per branch, inputs and output each).
 """
 import os
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from systole.jax import hlo_text
 
@@ -44,6 +47,20 @@ def attention(q, k, v):
     return jax.nn.softmax(scores, axis=-1) @ v
 
 
+def fori(x, w):
+    def body(i, h):
+        return jnp.tanh(h @ w) + i.astype(jnp.float32)
+    return jax.lax.fori_loop(0, 3, body, x)
+
+
+def cond(p, x):
+    return jax.lax.cond(p > 0, lambda v: v * 2.0, lambda v: jnp.sin(v) - 1.0, x)
+
+
+def switch(i, x):
+    return jax.lax.switch(i, [lambda v: v + 1.0, lambda v: v * v, lambda v: -v], x)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.abspath(os.path.join(here, "..", "..", ".."))
@@ -71,6 +88,22 @@ def main():
         write(name, hlo_text(jax.jit(fn).lower(*args)))
     for name, (fn, args) in optimized.items():
         write(name, jax.jit(fn).lower(*args).compile().as_text())
+
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = (rng.standard_normal((8, 8)) / 4).astype(np.float32)
+    runs = {
+        "jax_fori_loop": (fori, [[x, w]]),
+        "jax_cond": (cond, [[np.int32(3), x], [np.int32(-2), x]]),
+        "jax_switch": (switch, [[np.int32(0), x], [np.int32(1), x], [np.int32(2), x], [np.int32(7), x]]),
+    }
+    for name, (fn, input_sets) in runs.items():
+        write(name + ".hlo", hlo_text(jax.jit(fn).lower(*input_sets[0])))
+        arrays = []
+        for inputs in input_sets:
+            arrays += [np.asarray(v) for v in inputs] + [np.asarray(jax.jit(fn)(*inputs))]
+        np.savez(os.path.join(here, name + ".npz"), *arrays)
+        print(f"wrote {name}.npz ({len(input_sets)} run(s))")
 
 
 if __name__ == "__main__":
