@@ -86,6 +86,13 @@ std::map<std::string, LinkOpener, std::less<>>& Schemes() {
 
 std::unique_ptr<Link> OpenRegistered(std::string_view scheme, std::string_view uri,
                                      const Config& config) {
+  // What a program without the scheme's library lacks, for the message.
+  const std::string_view missing =
+      scheme == "systemc"
+          ? "this program has no SystemC platform (a build with SYSTOLE_SYSTEMC=ON, and a program "
+            "linked with systole_systemc_link)"
+          : "this program has no simulated devices (they need the Verilated RTL: a build with "
+            "SYSTOLE_RTL=ON, and a program linked with systole_sim_links)";
   LinkOpener opener = nullptr;
   {
     const std::lock_guard lock(SchemesMutex());
@@ -93,8 +100,7 @@ std::unique_ptr<Link> OpenRegistered(std::string_view scheme, std::string_view u
     if (found != Schemes().end()) opener = found->second;
   }
   if (opener == nullptr) {
-    throw LinkError(uri, "this program has no simulated devices (they need the Verilated RTL: a "
-                         "build with SYSTOLE_RTL=ON, and a program linked with systole_sim_links)");
+    throw LinkError(uri, std::string(missing));
   }
   return opener(uri, config);
 }
@@ -110,6 +116,20 @@ void CheckRtlUri(std::string_view uri) {
   const std::string_view memory = uri.substr(kMemory.size());
   if (memory != "hbm" && memory != "ideal") {
     throw LinkError(uri, fmt::format("unknown memory '{}' (expected hbm or ideal)", memory));
+  }
+}
+
+// systemc[?model=golden|rtl]: the golden model (the default) or the Verilated SoC behind the
+// platform's sockets.
+void CheckSystemcUri(std::string_view uri) {
+  if (uri == "systemc") return;
+  constexpr std::string_view kModel = "systemc?model=";
+  if (!uri.starts_with(kModel)) {
+    throw LinkError(uri, "unknown option (the systemc device takes ?model=golden or ?model=rtl)");
+  }
+  const std::string_view model = uri.substr(kModel.size());
+  if (model != "golden" && model != "rtl") {
+    throw LinkError(uri, fmt::format("unknown model '{}' (expected golden or rtl)", model));
   }
 }
 
@@ -137,13 +157,13 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
     return pcie::MakePcieLink(pcie::OpenSysfsFunction(pcie::ParsePcieUri(uri)), uri);
   }
   if (uri == "pcie+sim") return OpenRegistered("pcie+sim", uri, config);
-  if (uri == "systemc") {
-    throw LinkError(uri, "this backend is not built yet (available: ref, rtl[?memory=hbm|ideal], tcp://HOST:PORT, "
-                         "usb://VID:PID[/SERIAL], usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
+  if (uri == "systemc" || uri.starts_with("systemc?")) {
+    CheckSystemcUri(uri);
+    return OpenRegistered("systemc", uri, config);
   }
   throw LinkError(uri,
-                  "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc, tcp://HOST:PORT, usb://VID:PID[/SERIAL], "
-                  "usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
+                  "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc[?model=golden|rtl], tcp://HOST:PORT, "
+                  "usb://VID:PID[/SERIAL], usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
 }
 
 }  // namespace systole
