@@ -1,0 +1,191 @@
+// Whole programs through the real driver code path: Device::Open("systemc") puts a golden-model
+// device in the process's SystemC platform, and every register and memory access of the driver
+// and the runtime crosses the platform's TLM interconnect to the device's sockets. The same
+// programs run on `ref`; outputs must be identical bit for bit and every counter equal (the
+// device behind the sockets is the golden model, so even CYCLES and the stalls agree).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "arch/regs/regmap.hpp"
+#include "systole/device.hpp"
+#include "systole/link.hpp"
+#include "tests/compiler/compiler_test_util.hpp"
+#include "toolchain/asm/assembler.hpp"
+
+namespace systole::systemc {
+namespace {
+
+using compiler::testing::CorpusFile;
+using compiler::testing::ExampleFile;
+using compiler::testing::FirstBitDifference;
+using compiler::testing::ReadText;
+using std::chrono::milliseconds;
+
+struct Outcome {
+  std::vector<std::vector<std::uint8_t>> outputs;
+  Counters counters;
+};
+
+// Loads `source`, fills its inputs with a pattern of `seed`, runs it and reads everything back.
+Outcome RunProgram(Device& device, const image::Program& source, int seed) {
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) {
+      bytes[k] = static_cast<std::uint8_t>((k * 13 + static_cast<std::size_t>(seed)) % 7);
+    }
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  EXPECT_TRUE(program.Launch().Wait(milliseconds(60000))) << device.uri() << " timed out";
+  Outcome outcome;
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) outcome.outputs.push_back(program.ReadOutput(i));
+  outcome.counters = device.ReadCounters();
+  return outcome;
+}
+
+class AsmExample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AsmExample, MatchesRefOutputsAndEveryCounter) {
+  const auto source =
+      assembly::AssembleFile(std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm" / GetParam());
+  ASSERT_TRUE(source.config.has_value());
+  const Config config = LoadConfig(*source.config);
+  Device ref = Device::Open("ref", config);
+  Device systemc = Device::Open("systemc", config);
+  EXPECT_EQ(systemc.uri(), "systemc");
+  EXPECT_EQ(systemc.config().name, config.name) << "identity registers read through the sockets";
+  for (int seed : {1, 2}) {
+    const Outcome expected = RunProgram(ref, source, seed);
+    const Outcome got = RunProgram(systemc, source, seed);
+    EXPECT_EQ(got.outputs, expected.outputs) << GetParam() << " seed " << seed;
+    EXPECT_EQ(got.counters, expected.counters) << GetParam() << " seed " << seed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, AsmExample,
+                         ::testing::Values("conv_pool_tiny.s", "mlp_bf16.s", "mlp_int8.s"),
+                         [](const auto& param) { return param.param.substr(0, param.param.find('.')); });
+
+struct Model {
+  std::string file;
+  std::string config;
+  bool example;  // examples/hlo, else the shared corpus
+};
+void PrintTo(const Model& m, std::ostream* os) { *os << m.file << " on " << m.config; }
+class CompiledModel : public ::testing::TestWithParam<Model> {};
+
+TEST_P(CompiledModel, MatchesRefBitForBit) {
+  const Model& m = GetParam();
+  const auto path = m.example ? ExampleFile(m.file) : CorpusFile(m.file);
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not on this machine";
+  const Config config = LoadConfig(m.config);
+  const compiler::CompiledModel model = compiler::Compile(ReadText(path), m.file, config);
+  const auto inputs = hlo::RandomInputs(*model.module, 5);
+  Device ref = Device::Open("ref", config);
+  Device systemc = Device::Open("systemc", config);
+  const runtime::RunResult expected = runtime::Execute(model, ref, inputs);
+  const runtime::RunResult got = runtime::Execute(model, systemc, inputs);
+  EXPECT_EQ(FirstBitDifference(got.result, expected.result), "") << m.file;
+  EXPECT_EQ(got.stats.device_steps, expected.stats.device_steps);
+  EXPECT_EQ(got.stats.cycles, expected.stats.cycles);
+  EXPECT_EQ(got.stats.macs, expected.stats.macs);
+  EXPECT_EQ(got.stats.mxu_busy, expected.stats.mxu_busy);
+}
+
+// Every example and every corpus program but ResNet-50 (tests/systemc/resnet_test.cpp, in
+// `make test-long`); the shared corpus lives beside the repository (../shared/corpus).
+INSTANTIATE_TEST_SUITE_P(
+    Programs, CompiledModel,
+    ::testing::Values(Model{"bf16_residual_block.hlo", "small", true}, Model{"s8_conv3x3.hlo", "small-int8", true},
+                      Model{"s8_conv_requant.hlo", "small-int8", true}, Model{"s8_dense_bias.hlo", "small-int8", true},
+                      Model{"s8_dense_requant_host.hlo", "small-int8", true},
+                      Model{"small_cnn_f32.hlo", "small", true}, Model{"stem_conv7x7s2_cin3.hlo", "small", true},
+                      Model{"01_mlp_fc_relu_tf.hlo", "small", false},
+                      Model{"03_conv7x7s2_bias_nhwc.hlo", "small", false},
+                      Model{"05_depthwise_conv3x3_nchw_bf16.hlo", "small", false},
+                      Model{"07_mha_softmax_attention_bf16.hlo", "small", false},
+                      Model{"08_layer_norm_bf16.hlo", "small", false},
+                      Model{"10_mean_reduce_bf16.hlo", "small", false},
+                      Model{"13_add_dot_legacy_operand_shapes.hlo", "small", false}),
+    [](const auto& param) { return param.param.file.substr(0, param.param.file.find('.')); });
+
+// A faulting program stops with the same error and fault address as on ref, and the device
+// takes the next launch.
+TEST(SystemcDevice, FaultsLikeRef) {
+  const auto bad = assembly::Assemble(R"(.config tiny
+matmul ub=0, acc=0, rows=2, k=4
+halt
+)",
+                                      "bad.s");
+  const Config config = LoadConfig("tiny");
+  for (const char* uri : {"ref", "systemc"}) {
+    Device device = Device::Open(uri, config);
+    Program program = device.Load(bad);
+    try {
+      program.Launch().Wait(milliseconds(10000));
+      ADD_FAILURE() << uri << ": no fault";
+    } catch (const RunError& error) {
+      EXPECT_EQ(error.code(), regs::ErrorCode::kNoWeights) << uri;
+      EXPECT_EQ(error.fault_pc(), program.text_address()) << uri;
+    }
+    const auto good = assembly::AssembleFile(std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm" /
+                                             "conv_pool_tiny.s");
+    EXPECT_NO_THROW(RunProgram(device, good, 1)) << uri;
+  }
+}
+
+// The link refuses accesses outside device memory, naming the device and the range, and the
+// device keeps working.
+TEST(SystemcDevice, RefusesAccessesOutsideItsMemory) {
+  const Config config = LoadConfig("tiny");
+  const auto link = OpenLink("systemc", config);
+  std::vector<std::uint8_t> bytes(128, 1);
+  try {
+    link->WriteMemory(config.memory_bytes - 64, bytes);
+    FAIL();
+  } catch (const LinkError& error) {
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("device 'systemc'"));
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("outside the"));
+  }
+  EXPECT_THROW(link->ReadRegister(0xFFC), LinkError) << "no register there: TLM_ADDRESS_ERROR_RESPONSE";
+  EXPECT_NO_THROW(link->WriteMemory(config.memory_bytes - 64, std::span(bytes).first(64)));
+  EXPECT_EQ(link->ReadRegister(regs::OffsetOf("PERF_BYTES_HOST_LO")), 64u);
+}
+
+// A wait that times out leaves the launch running in simulated time; the next wait finishes it.
+TEST(SystemcDevice, AWaitThatTimesOutCanBeResumed) {
+  const auto source = assembly::AssembleFile(std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm" /
+                                             "mlp_bf16.s");
+  const Config config = LoadConfig(*source.config);
+  Device ref = Device::Open("ref", config);
+  const Outcome expected = RunProgram(ref, source, 3);
+  Device device = Device::Open("systemc", config);
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::uint8_t>((k * 13 + 3) % 7);
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  systole::Run run = program.Launch();
+  run.Wait(milliseconds(0));  // may or may not finish: the slice runs at least until the next check
+  EXPECT_TRUE(run.Wait(milliseconds(60000)));
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) EXPECT_EQ(program.ReadOutput(i), expected.outputs[i]);
+  EXPECT_EQ(device.ReadCounters(), expected.counters);
+}
+
+TEST(SystemcDevice, RtlModelIsRefusedWithAClearMessage) {
+  try {
+    Device::Open("systemc?model=rtl", LoadConfig("tiny"));
+    FAIL();
+  } catch (const DeviceError& error) {
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("not built yet"));
+  }
+}
+
+}  // namespace
+}  // namespace systole::systemc
