@@ -45,6 +45,8 @@ class Interconnect : public sc_core::sc_module {
   // Regions must not overlap (throws std::invalid_argument otherwise).
   void Map(std::uint64_t base, std::uint64_t size, unsigned port, unsigned link);
   const LinkModel& link(unsigned index) const { return links_.at(index).model; }
+  // Changes a link's model from now on (a what-if study between two runs).
+  void SetLink(unsigned index, const LinkModel& link) { links_.at(index).model = link; }
 
  private:
   struct Region {

@@ -202,6 +202,14 @@ void Platform::Remove(unsigned slot) {
   slots_.at(slot).used = false;
 }
 
+std::vector<unsigned> Platform::UsedSlots() const {
+  std::vector<unsigned> used;
+  for (unsigned i = 0; i < kSlots; ++i) {
+    if (slots_[i].used) used.push_back(i);
+  }
+  return used;
+}
+
 bool Platform::WaitForDevice(unsigned slot, std::chrono::steady_clock::time_point deadline) {
   SystoleDevice& device = *slots_.at(slot).device;
   while (!device.Idle() && !device.irq_o.read()) {

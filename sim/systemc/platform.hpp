@@ -92,6 +92,11 @@ class Platform {
 
   // For use inside a job.
   SystoleDevice& device(unsigned slot) { return *slots_.at(slot).device; }
+  // The link between the host and `slot` (slot k uses link k).
+  const LinkModel& link(unsigned slot) const { return interconnect_->link(slot); }
+  void SetLink(unsigned slot, const LinkModel& link) { interconnect_->SetLink(slot, link); }
+  // The slots that hold a device.
+  std::vector<unsigned> UsedSlots() const;
   static std::uint64_t RegisterBase(unsigned slot) { return slot * kSlotStride; }
   static std::uint64_t MemoryBase(unsigned slot) { return slot * kSlotStride + kMemoryOffset; }
   // Waits, inside a job, until slot's device is idle or raises its interrupt (true), or the
