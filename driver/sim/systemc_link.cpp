@@ -43,11 +43,13 @@ std::string_view ResponseName(tlm::tlm_response_status status) {
 
 class SystemcLink final : public Link {
  public:
-  SystemcLink(std::string uri, std::unique_ptr<systemc::DeviceModel> model)
-      : uri_(std::move(uri)), platform_(Platform::Get()), memory_bytes_(model->config().memory_bytes) {
+  // Builds the model on the kernel thread, which is the only one to touch it (a Verilated
+  // model must stay on one thread).
+  SystemcLink(std::string uri, std::string_view model, const Config& config)
+      : uri_(std::move(uri)), platform_(Platform::Get()), memory_bytes_(config.memory_bytes) {
     try {
-      platform_.Run([&](Host&) { slot_ = platform_.Insert(std::move(model)); });
-    } catch (const std::runtime_error& error) {
+      platform_.Run([&](Host&) { slot_ = platform_.Insert(systemc::MakeDeviceModel(model, config)); });
+    } catch (const std::exception& error) {  // no such model or slot, an invalid configuration
       throw LinkError(uri_, error.what());
     }
   }
@@ -95,11 +97,15 @@ class SystemcLink final : public Link {
       if (std::chrono::steady_clock::now() >= deadline) return false;
     }
   }
+  // Timelines come from the golden model's cycle estimate, as on `ref`.
   void Record(trace::Timeline* timeline) override {
+    bool recorded = false;
     platform_.Run([&](Host&) {
       auto* golden = dynamic_cast<systemc::GoldenDeviceModel*>(platform_.device(slot_).model());
       if (golden != nullptr) golden->golden().Record(timeline);
+      recorded = golden != nullptr;
     });
+    if (!recorded && timeline != nullptr) Link::Record(timeline);  // refuses, saying so
   }
 
  private:
@@ -125,9 +131,14 @@ class SystemcLink final : public Link {
   void Access(tlm::tlm_command command, std::uint64_t address, std::span<std::uint8_t> bytes,
               const std::string& what) {
     tlm::tlm_response_status status = tlm::TLM_INCOMPLETE_RESPONSE;
-    platform_.Run([&](Host& host) { status = host.Transport(command, address, bytes); });
+    std::string failure;
+    platform_.Run([&](Host& host) {
+      status = host.Transport(command, address, bytes);
+      if (status != tlm::TLM_OK_RESPONSE) failure = platform_.device(slot_).failure();
+    });
     if (status != tlm::TLM_OK_RESPONSE) {
-      throw LinkError(uri_, fmt::format("{}: {}", what, ResponseName(status)));
+      throw LinkError(uri_, fmt::format("{}: {}{}", what, ResponseName(status),
+                                        failure.empty() ? "" : " (the device model failed: " + failure + ")"));
     }
   }
 
@@ -139,17 +150,14 @@ class SystemcLink final : public Link {
 
 std::unique_ptr<Link> OpenSystemcUri(std::string_view uri, const Config& config) {
   // OpenLink has checked the option: systemc, systemc?model=golden or systemc?model=rtl.
-  if (uri.ends_with("model=rtl")) {
-    throw LinkError(uri, "the Verilated SoC behind the SystemC platform is not built yet: "
-                         "systemc (the golden model) is");
-  }
+  constexpr std::string_view kModel = "systemc?model=";
+  const std::string_view model = uri.starts_with(kModel) ? uri.substr(kModel.size()) : "golden";
   try {
-    return std::make_unique<SystemcLink>(std::string(uri), std::make_unique<systemc::GoldenDeviceModel>(config));
-  } catch (const LinkError&) {
-    throw;
-  } catch (const std::exception& error) {  // an invalid configuration, the platform failing to start
+    config.Validate("systemc device");
+  } catch (const std::exception& error) {
     throw LinkError(uri, error.what());
   }
+  return std::make_unique<SystemcLink>(std::string(uri), model, config);
 }
 
 // Runs when a program that links systole_systemc_link starts (an OBJECT library: never dropped).

@@ -55,6 +55,8 @@ void SystoleDevice::Insert(std::unique_ptr<DeviceModel> model) {
   InvalidateDmi();
   model_ = std::move(model);
   period_ = PeriodOf(model_.get());
+  failed_ = false;
+  failure_.clear();
   idle_ = model_ == nullptr || model_->Idle();
   if (sc_core::sc_is_running()) kick_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -76,6 +78,30 @@ void SystoleDevice::InvalidateDmi() {
   memory->invalidate_direct_mem_ptr(0, std::numeric_limits<sc_dt::uint64>::max());
 }
 
+std::uint64_t SystoleDevice::AccessCycles(std::uint64_t fixed) {
+  const std::uint64_t bus = model_->TakeBusCycles();
+  return bus != 0 ? bus : fixed;
+}
+
+template <class F>
+bool SystoleDevice::Guarded(F&& call) {
+  try {
+    call();
+    return true;
+  } catch (const std::exception& error) {
+    // A model throws only when it is broken (an RTL bug the simulation caught, say): keep the
+    // first message, and never let an exception out of a SystemC process or a socket call.
+    if (failure_.empty()) failure_ = error.what();
+    return false;
+  }
+}
+
+void SystoleDevice::Fail() {
+  failed_ = true;
+  if (failure_.empty()) failure_ = "the device model failed";
+  changed_.notify(sc_core::SC_ZERO_TIME);
+}
+
 // Only Run calls this: irq_o has one driver, as sc_signal's default policy requires.
 void SystoleDevice::UpdateInterrupt() {
   const bool line = model_ != nullptr && model_->InterruptLine();
@@ -89,9 +115,9 @@ void SystoleDevice::UpdateInterrupt() {
 void SystoleDevice::Run() {
   quantum_.reset();
   for (;;) {
-    if (model_ == nullptr || model_->Idle()) {
+    if (model_ == nullptr || failed_ || model_->Idle()) {
       quantum_.sync();  // the work done so far ends now, not earlier
-      if (model_ != nullptr && !model_->Idle()) continue;  // the host queued more meanwhile
+      if (model_ != nullptr && !failed_ && !model_->Idle()) continue;  // the host queued more meanwhile
       UpdateInterrupt();
       if (!idle_) {
         idle_ = true;
@@ -102,12 +128,9 @@ void SystoleDevice::Run() {
     }
     idle_ = false;
     std::uint64_t cycles = 0;
-    try {
-      cycles = model_->Step();
-    } catch (const std::exception& error) {
-      // A model never throws while stepping; if one did, stopping it here keeps the kernel
-      // alive (an exception escaping a process would end the whole simulation).
-      SC_REPORT_ERROR("systole/device", error.what());
+    if (!Guarded([&] { cycles = model_->Step(); })) {
+      Fail();  // the machine is stopped; the host hears of it at its next access
+      continue;
     }
     quantum_.inc(period_ * static_cast<double>(cycles));
     // The line follows the model after each instruction: raised by a launch's end, an error or
@@ -141,6 +164,10 @@ void SystoleDevice::RegistersTransport(tlm_generic_payload& trans, sc_time& dela
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
+  if (failed_) {
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
   unsigned char* data = trans.get_data_ptr();
   if (trans.is_write()) {
     for (std::uint64_t i = 0; i < length; ++i) {
@@ -150,18 +177,25 @@ void SystoleDevice::RegistersTransport(tlm_generic_payload& trans, sc_time& dela
       }
     }
   }
-  for (std::uint64_t i = 0; i < length && !(trans.get_command() == tlm::TLM_IGNORE_COMMAND); i += kWordBytes) {
-    const auto offset = static_cast<std::uint32_t>(address + i);
-    if (trans.is_read()) {
-      const std::uint32_t value = model_->ReadRegister(offset);
-      for (std::uint64_t b = 0; b < kWordBytes; ++b) {
-        if (Enabled(trans, i + b)) data[i + b] = static_cast<unsigned char>(value >> (8 * b));
+  const bool ok = Guarded([&] {
+    for (std::uint64_t i = 0; i < length && trans.get_command() != tlm::TLM_IGNORE_COMMAND; i += kWordBytes) {
+      const auto offset = static_cast<std::uint32_t>(address + i);
+      if (trans.is_read()) {
+        const std::uint32_t value = model_->ReadRegister(offset);
+        for (std::uint64_t b = 0; b < kWordBytes; ++b) {
+          if (Enabled(trans, i + b)) data[i + b] = static_cast<unsigned char>(value >> (8 * b));
+        }
+      } else {
+        std::uint32_t value = 0;
+        for (std::uint64_t b = 0; b < kWordBytes; ++b) value |= std::uint32_t{data[i + b]} << (8 * b);
+        model_->WriteRegister(offset, value);
       }
-    } else {
-      std::uint32_t value = 0;
-      for (std::uint64_t b = 0; b < kWordBytes; ++b) value |= std::uint32_t{data[i + b]} << (8 * b);
-      model_->WriteRegister(offset, value);
     }
+  });
+  if (!ok) {
+    Fail();
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
   }
   if (trans.is_write()) {
     // A doorbell may have queued work: the device is busy from now on, and its thread wakes
@@ -169,7 +203,7 @@ void SystoleDevice::RegistersTransport(tlm_generic_payload& trans, sc_time& dela
     idle_ = idle_ && model_->Idle();
     kick_.notify(delay);
   }
-  delay += period_ * static_cast<double>(kRegisterAccessCycles * (length / kWordBytes));
+  delay += period_ * static_cast<double>(AccessCycles(kRegisterAccessCycles * (length / kWordBytes)));
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -187,31 +221,49 @@ void SystoleDevice::MemoryTransport(tlm_generic_payload& trans, sc_time& delay) 
     trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }
-  auto* data = trans.get_data_ptr();
-  const std::span<std::uint8_t> bytes(data, length);
-  if (trans.get_byte_enable_ptr() == nullptr) {
-    if (trans.is_read()) model_->ReadMemory(address, bytes);
-    if (trans.is_write()) model_->WriteMemory(address, bytes);
-  } else if (!(trans.get_command() == tlm::TLM_IGNORE_COMMAND)) {
-    // Only the enabled bytes move: merge with what memory holds (read without side effects),
-    // then make the one counted access a host access makes.
-    std::vector<std::uint8_t> merged(length);
-    model_->PeekMemory(address, merged);
-    if (trans.is_read()) {
-      model_->ReadMemory(address, merged);
+  if (failed_) {
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  const std::span<std::uint8_t> bytes(trans.get_data_ptr(), length);
+  tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+  const bool ok = Guarded([&] {
+    if (trans.get_byte_enable_ptr() == nullptr) {
+      if (trans.is_read()) model_->ReadMemory(address, bytes);
+      if (trans.is_write()) model_->WriteMemory(address, bytes);
+    } else if (trans.is_read()) {
+      // Read the range, keep the enabled bytes: one counted access, as the host made one.
+      std::vector<std::uint8_t> all(length);
+      model_->ReadMemory(address, all);
       for (std::uint64_t i = 0; i < length; ++i) {
-        if (Enabled(trans, i)) bytes[i] = merged[i];
+        if (Enabled(trans, i)) bytes[i] = all[i];
       }
-    } else {
+    } else if (trans.is_write()) {
+      // Merge with what memory holds (read through the debug back door, uncounted), then write
+      // the range once. A machine without the back door cannot merge: byte-enable error.
+      std::vector<std::uint8_t> merged(length);
+      if (!model_->PeekMemory(address, merged)) {
+        status = tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
+        return;
+      }
       for (std::uint64_t i = 0; i < length; ++i) {
         if (Enabled(trans, i)) merged[i] = bytes[i];
       }
       model_->WriteMemory(address, merged);
     }
+  });
+  if (!ok) {
+    Fail();
+    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  if (status != tlm::TLM_OK_RESPONSE) {
+    trans.set_response_status(status);
+    return;
   }
   trans.set_dmi_allowed(true);
   const std::uint64_t beats = (length + kMemoryBeatBytes - 1) / kMemoryBeatBytes;
-  delay += period_ * static_cast<double>(kMemoryAccessCycles + beats);
+  delay += period_ * static_cast<double>(AccessCycles(kMemoryAccessCycles + beats));
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -221,8 +273,11 @@ unsigned SystoleDevice::MemoryDebug(tlm_generic_payload& trans) {
   if (address >= size) return 0;
   const std::uint64_t length = std::min<std::uint64_t>(trans.get_data_length(), size - address);
   const std::span<std::uint8_t> bytes(trans.get_data_ptr(), length);
-  if (trans.is_read()) model_->PeekMemory(address, bytes);
-  if (trans.is_write()) model_->PokeMemory(address, bytes);
+  bool moved = false;
+  if (!Guarded([&] { moved = trans.is_read() ? model_->PeekMemory(address, bytes) : model_->PokeMemory(address, bytes); })) {
+    return 0;
+  }
+  if (!moved) return 0;  // the machine has no debug back door
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
   return static_cast<unsigned>(length);
 }
@@ -237,8 +292,8 @@ bool SystoleDevice::MemoryDmi(tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
     dmi.set_granted_access(tlm::tlm_dmi::DMI_ACCESS_NONE);
     return false;
   }
-  const std::span<std::uint8_t> page = model_->DirectMemory(address);
-  if (page.empty()) return false;
+  std::span<std::uint8_t> page;
+  if (!Guarded([&] { page = model_->DirectMemory(address); }) || page.empty()) return false;
   const std::uint64_t start = address - address % model::DeviceMemory::kPageBytes;
   dmi.set_dmi_ptr(page.data());
   dmi.set_start_address(start);
@@ -248,15 +303,6 @@ bool SystoleDevice::MemoryDmi(tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
   dmi.set_write_latency(period_ * static_cast<double>(kMemoryAccessCycles));
   dmi_granted_ = true;
   return true;
-}
-
-std::uint64_t GoldenDeviceModel::Step() {
-  const std::uint64_t before = model_.CyclesRun();
-  // A deadline in the past runs exactly the next instruction (one more when a launch ends and
-  // the next begins).
-  model_.RunUntil(std::chrono::steady_clock::time_point::min());
-  const std::uint64_t after = model_.CyclesRun();
-  return after > before ? after - before : 0;  // an abort drops the launch's progress
 }
 
 }  // namespace systole::systemc

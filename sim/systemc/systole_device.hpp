@@ -12,7 +12,8 @@
 //
 // Socket rules (what the tests in tests/systemc/ pin down):
 //   * b_transport annotates its delay: register accesses take kRegisterAccessCycles device
-//     cycles, memory accesses kMemoryAccessCycles plus one cycle per kMemoryBeatBytes.
+//     cycles, memory accesses kMemoryAccessCycles plus one cycle per kMemoryBeatBytes — or, for
+//     a model with a bus of its own (the RTL), the cycles its bus took.
 //   * Addresses outside a map answer TLM_ADDRESS_ERROR_RESPONSE: a register offset that names no
 //     register, a misaligned register offset, any byte of a memory access past the end of
 //     memory (nothing is transferred then), and every access while no model is inserted.
@@ -21,13 +22,17 @@
 //     select the bytes a read returns; a write with some bytes of a word disabled is
 //     TLM_BYTE_ENABLE_ERROR_RESPONSE (the hardware's registers take whole words only).
 //   * Memory honours byte enables on reads and writes (the pattern repeats every
-//     byte_enable_length bytes); a streaming width other than the length is a burst error.
+//     byte_enable_length bytes; a write merges through the debug back door, so a model without
+//     one answers TLM_BYTE_ENABLE_ERROR_RESPONSE); a streaming width other than the length is a
+//     burst error.
 //   * transport_dbg reads and writes memory with no side effect and no PERF_BYTES_HOST count,
-//     and returns the bytes it moved: the part of the range inside memory (0 outside). Reading
+//     and returns the bytes it moved: the part of the range inside memory (0 outside, and 0
+//     for a model without a debug back door, such as the RTL's DRAM models). Reading
 //     a register can have an effect (a counter's LO half latches its HI half), so the register
 //     socket's debug transport moves nothing and returns 0.
 //   * get_direct_mem_ptr grants read/write DMI to one 64 KiB page of device memory at a time
-//     (the golden model keeps memory in sparse pages); DMI accesses bypass PERF_BYTES_HOST.
+//     (the golden model keeps memory in sparse pages; the RTL offers none); DMI accesses bypass
+//     PERF_BYTES_HOST.
 //     Inserting or removing a model invalidates every grant.
 //
 // Timing is loosely timed: the thread that runs the model (Run) adds each step's cycles to a
@@ -42,6 +47,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
@@ -80,6 +86,9 @@ class SystoleDevice : public sc_core::sc_module {
   const sc_core::sc_event& changed_event() const { return changed_; }
   // One device cycle: 1 / config.clock_mhz (1 ns while no model is inserted).
   sc_core::sc_time CyclePeriod() const { return period_; }
+  // Why the model stopped, when it threw (an RTL bug the simulation caught, say): every access
+  // then answers TLM_GENERIC_ERROR_RESPONSE until another model is inserted. Empty otherwise.
+  const std::string& failure() const { return failure_; }
 
  private:
   void Run();
@@ -90,6 +99,11 @@ class SystoleDevice : public sc_core::sc_module {
   bool MemoryDmi(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
   void InvalidateDmi();
   void UpdateInterrupt();
+  // The model's own bus cycles for the access just made, or `fixed` when it has none.
+  std::uint64_t AccessCycles(std::uint64_t fixed);
+  template <class F>
+  bool Guarded(F&& call);
+  void Fail();
 
   std::unique_ptr<DeviceModel> model_;
   sc_core::sc_time period_;
@@ -98,6 +112,8 @@ class SystoleDevice : public sc_core::sc_module {
   tlm_utils::tlm_quantumkeeper quantum_;
   bool idle_ = true;
   bool dmi_granted_ = false;
+  bool failed_ = false;
+  std::string failure_;
 };
 
 }  // namespace systole::systemc

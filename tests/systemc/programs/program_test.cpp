@@ -10,6 +10,10 @@
 #include <filesystem>
 
 #include "arch/regs/regmap.hpp"
+#include "sim/systemc/platform.hpp"
+#ifdef SYSTOLE_SYSTEMC_RTL
+#include "sim/rtl/rtl_device.hpp"
+#endif
 #include "systole/device.hpp"
 #include "systole/link.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
@@ -178,14 +182,115 @@ TEST(SystemcDevice, AWaitThatTimesOutCanBeResumed) {
   EXPECT_EQ(device.ReadCounters(), expected.counters);
 }
 
+#ifndef SYSTOLE_SYSTEMC_RTL
+// Without the Verilated RTL in the build, the rtl model is refused, saying why.
 TEST(SystemcDevice, RtlModelIsRefusedWithAClearMessage) {
   try {
     Device::Open("systemc?model=rtl", LoadConfig("tiny"));
     FAIL();
   } catch (const DeviceError& error) {
-    EXPECT_THAT(error.what(), ::testing::HasSubstr("not built yet"));
+    EXPECT_THAT(error.what(), ::testing::HasSubstr("needs a build with SYSTOLE_RTL=ON"));
   }
 }
+#else
+// ---- systemc?model=rtl: the Verilated SoC behind the same sockets -----------------------------
+
+// The functional counters (as between ref and rtl, tcp_parity_test.cpp): what was computed and
+// moved. CYCLES and the stalls are the RTL's own timing, and behind the HBM controller they
+// depend on the DRAM's state when a launch starts (refresh timer, open rows), i.e. on how many
+// cycles the host's accesses and polls took before.
+Counters Functional(Counters counters) {
+  std::erase_if(counters.values, [](const auto& counter) {
+    return counter.first == "CYCLES" || counter.first.starts_with("STALL_");
+  });
+  return counters;
+}
+
+bool RtlBuilt(const std::string& config) {
+  for (const std::string& built : rtl::BuiltRtlConfigs()) {
+    if (built == config) return true;
+  }
+  return false;
+}
+
+class AsmExampleOnRtl : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AsmExampleOnRtl, MatchesRefAndRtl) {
+  const auto source =
+      assembly::AssembleFile(std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm" / GetParam());
+  const Config config = LoadConfig(*source.config);
+  if (!RtlBuilt(config.name)) GTEST_SKIP() << "no Verilated SoC for " << config.name << " in this build";
+  Outcome on_ref, on_rtl, on_systemc;
+  {
+    Device ref = Device::Open("ref", config);
+    on_ref = RunProgram(ref, source, 1);
+  }
+  {  // one Verilated SoC of a configuration alive at a time (Verilator 5.006, tcp_parity_test.cpp)
+    Device rtl = Device::Open("rtl", config);
+    on_rtl = RunProgram(rtl, source, 1);
+  }
+  {
+    Device systemc = Device::Open("systemc?model=rtl", config);
+    EXPECT_EQ(systemc.config().name, config.name) << "identity registers read from the RTL";
+    on_systemc = RunProgram(systemc, source, 1);
+  }
+  EXPECT_EQ(on_systemc.outputs, on_ref.outputs);
+  EXPECT_EQ(on_systemc.outputs, on_rtl.outputs);
+  EXPECT_EQ(Functional(on_systemc.counters), Functional(on_ref.counters));
+  EXPECT_EQ(Functional(on_systemc.counters), Functional(on_rtl.counters));
+  EXPECT_GT(on_systemc.counters["CYCLES"], 0u);
+  std::printf("%s: CYCLES ref %llu, rtl %llu, systemc?model=rtl %llu\n", GetParam().c_str(),
+              static_cast<unsigned long long>(on_ref.counters["CYCLES"]),
+              static_cast<unsigned long long>(on_rtl.counters["CYCLES"]),
+              static_cast<unsigned long long>(on_systemc.counters["CYCLES"]));
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, AsmExampleOnRtl,
+                         ::testing::Values("conv_pool_tiny.s", "mlp_bf16.s", "mlp_int8.s"),
+                         [](const auto& param) { return param.param.substr(0, param.param.find('.')); });
+
+class CompiledModelOnRtl : public ::testing::TestWithParam<Model> {};
+
+TEST_P(CompiledModelOnRtl, MatchesRefBitForBit) {
+  const Model& m = GetParam();
+  if (!RtlBuilt(m.config)) GTEST_SKIP() << "no Verilated SoC for " << m.config << " in this build";
+  const Config config = LoadConfig(m.config);
+  const compiler::CompiledModel model = compiler::Compile(ReadText(ExampleFile(m.file)), m.file, config);
+  const auto inputs = hlo::RandomInputs(*model.module, 5);
+  Device ref = Device::Open("ref", config);
+  Device systemc = Device::Open("systemc?model=rtl", config);
+  const runtime::RunResult expected = runtime::Execute(model, ref, inputs);
+  const runtime::RunResult got = runtime::Execute(model, systemc, inputs);
+  EXPECT_EQ(FirstBitDifference(got.result, expected.result), "") << m.file;
+  EXPECT_EQ(got.stats.macs, expected.stats.macs);
+  EXPECT_EQ(got.stats.mxu_busy, expected.stats.mxu_busy);
+}
+
+// make run's network and an int8 layer; the rest of the examples and the corpus on the RTL
+// platform are in long/ (minutes).
+INSTANTIATE_TEST_SUITE_P(Programs, CompiledModelOnRtl,
+                         ::testing::Values(Model{"small_cnn_f32.hlo", "small", true},
+                                           Model{"s8_dense_bias.hlo", "small-int8", true}),
+                         [](const auto& param) { return param.param.file.substr(0, param.param.file.find('.')); });
+
+// A launch on the RTL takes its cycles of simulated time at the configured clock, and the
+// access times are the SoC's own bus cycles.
+TEST(SystemcRtl, SimulatedTimeFollowsTheClock) {
+  const Config config = LoadConfig("tiny");
+  if (!RtlBuilt("tiny")) GTEST_SKIP() << "no Verilated tiny SoC in this build";
+  Device device = Device::Open("systemc?model=rtl", config);
+  const auto source = assembly::AssembleFile(std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm" /
+                                             "conv_pool_tiny.s");
+  Program program = device.Load(source);
+  device.ClearCounters();
+  sc_core::sc_time start, end;
+  Platform::Get().Run([&](Host&) { start = sc_core::sc_time_stamp(); });
+  ASSERT_TRUE(program.Launch().Wait(milliseconds(60000)));
+  Platform::Get().Run([&](Host&) { end = sc_core::sc_time_stamp(); });
+  const std::uint64_t cycles = device.ReadCounters()["CYCLES"];
+  EXPECT_GE(end - start, sc_core::sc_time(static_cast<double>(cycles) / config.clock_mhz, sc_core::SC_US));
+}
+#endif
 
 }  // namespace
 }  // namespace systole::systemc
