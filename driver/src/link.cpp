@@ -105,31 +105,21 @@ std::unique_ptr<Link> OpenRegistered(std::string_view scheme, std::string_view u
   return opener(uri, config);
 }
 
-// rtl[?memory=hbm|ideal]: the one option is checked here, so a bad URI gets the same answer in
-// every program, with or without the simulated devices.
-void CheckRtlUri(std::string_view uri) {
-  if (uri == "rtl") return;
-  constexpr std::string_view kMemory = "rtl?memory=";
-  if (!uri.starts_with(kMemory)) {
-    throw LinkError(uri, "unknown option (the rtl device takes ?memory=hbm or ?memory=ideal)");
+// SCHEME[?OPTION=VALUE]: a simulated device's one option, checked here so that a bad URI gets
+// the same answer in every program, with or without the library that provides the device.
+//   rtl[?memory=hbm|ideal]        the core behind the HBM controller (default) or an ideal memory
+//   systemc[?model=golden|rtl]    the golden model (default) or the Verilated SoC behind the sockets
+void CheckOption(std::string_view uri, std::string_view scheme, std::string_view option, std::string_view first,
+                 std::string_view second) {
+  if (uri == scheme) return;
+  const std::string prefix = fmt::format("{}?{}=", scheme, option);
+  if (!uri.starts_with(prefix)) {
+    throw LinkError(uri, fmt::format("unknown option (the {} device takes ?{}={} or ?{}={})", scheme, option,
+                                     first, option, second));
   }
-  const std::string_view memory = uri.substr(kMemory.size());
-  if (memory != "hbm" && memory != "ideal") {
-    throw LinkError(uri, fmt::format("unknown memory '{}' (expected hbm or ideal)", memory));
-  }
-}
-
-// systemc[?model=golden|rtl]: the golden model (the default) or the Verilated SoC behind the
-// platform's sockets.
-void CheckSystemcUri(std::string_view uri) {
-  if (uri == "systemc") return;
-  constexpr std::string_view kModel = "systemc?model=";
-  if (!uri.starts_with(kModel)) {
-    throw LinkError(uri, "unknown option (the systemc device takes ?model=golden or ?model=rtl)");
-  }
-  const std::string_view model = uri.substr(kModel.size());
-  if (model != "golden" && model != "rtl") {
-    throw LinkError(uri, fmt::format("unknown model '{}' (expected golden or rtl)", model));
+  const std::string_view value = uri.substr(prefix.size());
+  if (value != first && value != second) {
+    throw LinkError(uri, fmt::format("unknown {} '{}' (expected {} or {})", option, value, first, second));
   }
 }
 
@@ -144,7 +134,7 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "ref") return OpenRefLink(config);
   if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
   if (uri == "rtl" || uri.starts_with("rtl?")) {
-    CheckRtlUri(uri);
+    CheckOption(uri, "rtl", "memory", "hbm", "ideal");
     return OpenRegistered("rtl", uri, config);
   }
   // USB: a board's bulk endpoints, or the Verilated USB top (bridge + core) in process.
@@ -158,7 +148,7 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   }
   if (uri == "pcie+sim") return OpenRegistered("pcie+sim", uri, config);
   if (uri == "systemc" || uri.starts_with("systemc?")) {
-    CheckSystemcUri(uri);
+    CheckOption(uri, "systemc", "model", "golden", "rtl");
     return OpenRegistered("systemc", uri, config);
   }
   throw LinkError(uri,

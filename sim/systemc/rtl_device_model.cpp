@@ -42,20 +42,20 @@ class RtlDeviceModel final : public DeviceModel {
   void WriteRegister(std::uint32_t offset, std::uint32_t value) override {
     OnBus([&] {
       device_->WriteRegister(offset, value);
-      return 0;
+      return 0u;
     });
     busy_ = true;  // a doorbell, an abort, a reset: Step finds out what the core is doing
   }
   void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
     OnBus([&] {
       device_->ReadMemory(address, bytes);
-      return 0;
+      return 0u;
     });
   }
   void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
     OnBus([&] {
       device_->WriteMemory(address, bytes);
-      return 0;
+      return 0u;
     });
   }
   std::uint64_t TakeBusCycles() override {
@@ -79,9 +79,9 @@ class RtlDeviceModel final : public DeviceModel {
  private:
   // Runs a host access on the SoC's bus and keeps the cycles it took.
   template <class F>
-  auto OnBus(F&& access) {
+  std::uint32_t OnBus(F&& access) {
     const std::uint64_t before = device_->Cycle();
-    auto result = access();
+    const std::uint32_t result = access();
     bus_cycles_ += device_->Cycle() - before;
     irq_ = device_->InterruptLine();
     return result;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -66,6 +67,33 @@ inline void ExpectSameFunctionalCounters(const Counters& got, const Counters& ex
   for (const char* counter : kFunctionalCounters) {
     EXPECT_EQ(got[counter], expected[counter]) << counter << ": " << what;
   }
+}
+
+// What one run of a program gave: its outputs and every counter.
+struct Outcome {
+  std::vector<std::vector<std::uint8_t>> outputs;
+  Counters counters;
+};
+
+// Loads `source`, fills its inputs with a pattern of `seed`, runs it once (counters cleared
+// first) and reads everything back.
+inline Outcome RunOnce(Device& device, const image::Program& source, int seed) {
+  Program program = device.Load(source);
+  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
+    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
+    for (std::size_t k = 0; k < bytes.size(); ++k) {
+      bytes[k] = static_cast<std::uint8_t>((k * 7 + static_cast<std::size_t>(seed)) % 11);
+    }
+    program.WriteInput(i, bytes);
+  }
+  device.ClearCounters();
+  EXPECT_TRUE(program.Launch().Wait(std::chrono::milliseconds(60000))) << device.uri() << " timed out";
+  Outcome outcome;
+  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
+    outcome.outputs.push_back(program.ReadOutput(i));
+  }
+  outcome.counters = device.ReadCounters();
+  return outcome;
 }
 
 }  // namespace systole::driver_test
