@@ -212,11 +212,17 @@ std::vector<unsigned> Platform::UsedSlots() const {
 
 bool Platform::WaitForDevice(unsigned slot, std::chrono::steady_clock::time_point deadline) {
   SystoleDevice& device = *slots_.at(slot).device;
-  while (!device.Idle() && !device.irq_o.read()) {
+  // A line already high when the wait begins (a finished launch whose DONE the host has not
+  // cleared while the next one runs) does not end it: only a rising edge or idleness does.
+  bool was_high = device.irq_o.read();
+  for (;;) {
+    if (device.Idle()) return true;
+    const bool high = device.irq_o.read();
+    if (high && !was_high) return true;
+    was_high = high;
     if (std::chrono::steady_clock::now() >= deadline) return false;
     sc_core::wait(kWallClockCheck, device.changed_event());
   }
-  return true;
 }
 
 }  // namespace systole::systemc

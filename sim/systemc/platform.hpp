@@ -99,8 +99,8 @@ class Platform {
   std::vector<unsigned> UsedSlots() const;
   static std::uint64_t RegisterBase(unsigned slot) { return slot * kSlotStride; }
   static std::uint64_t MemoryBase(unsigned slot) { return slot * kSlotStride + kMemoryOffset; }
-  // Waits, inside a job, until slot's device is idle or raises its interrupt (true), or the
-  // wall clock reaches `deadline` (false).
+  // Waits, inside a job, until slot's device is idle or raises its interrupt line (true), or
+  // the wall clock reaches `deadline` (false).
   bool WaitForDevice(unsigned slot, std::chrono::steady_clock::time_point deadline);
 
   Platform(const Platform&) = delete;
