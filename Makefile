@@ -76,7 +76,7 @@ test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50,
 	@test -f build-long/CMakeCache.txt || cmake -S . -B build-long -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_BENCH=OFF -DSYSTOLE_COMPILER_LONG=ON \
 	  -DSYSTOLE_RTL_LONG=$(LONG_V2)
-	cmake --build build-long -j $(JOBS) --target compiler_resnet_tests compiler_corpus_rtl_long_tests systemc_resnet_tests \
+	cmake --build build-long -j $(JOBS) --target compiler_resnet_tests compiler_corpus_rtl_long_tests systemc_long_tests \
 	  $(if $(filter ON,$(LONG_V2)),rtl_core_long_test)
 	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
 

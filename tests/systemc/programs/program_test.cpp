@@ -18,6 +18,7 @@
 #include "systole/link.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
 #include "tests/driver/driver_test_util.hpp"
+#include "tests/systemc/programs/compare.hpp"
 #include "toolchain/asm/assembler.hpp"
 
 namespace systole::systemc {
@@ -30,6 +31,8 @@ using compiler::testing::ReadText;
 using std::chrono::milliseconds;
 
 using driver_test::Outcome;
+using testing::ExpectMatchesRef;
+using testing::Model;
 using driver_test::RunOnce;  // loads, fills the inputs with a pattern of the seed, runs, reads back
 
 class AsmExample : public ::testing::TestWithParam<std::string> {};
@@ -55,36 +58,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, AsmExample,
                          ::testing::Values("conv_pool_tiny.s", "mlp_bf16.s", "mlp_int8.s"),
                          [](const auto& param) { return param.param.substr(0, param.param.find('.')); });
 
-struct Model {
-  std::string file;
-  std::string config;
-  bool example;  // examples/hlo, else the shared corpus
-};
-void PrintTo(const Model& m, std::ostream* os) { *os << m.file << " on " << m.config; }
 class CompiledModel : public ::testing::TestWithParam<Model> {};
-
-// Compiles `m`, runs it with the same random inputs on ref and on `uri`: bit-identical outputs,
-// the same device steps, MACs and MXU busy cycles, and (`same_cycles`) the same cycle counts.
-void ExpectMatchesRef(const Model& m, const std::string& uri, bool same_cycles) {
-  const auto path = m.example ? ExampleFile(m.file) : CorpusFile(m.file);
-  if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << path << " is not on this machine";
-  }
-  const Config config = LoadConfig(m.config);
-  const compiler::CompiledModel model = compiler::Compile(ReadText(path), m.file, config);
-  const auto inputs = hlo::RandomInputs(*model.module, 5);
-  Device ref = Device::Open("ref", config);
-  Device device = Device::Open(uri, config);
-  const runtime::RunResult expected = runtime::Execute(model, ref, inputs);
-  const runtime::RunResult got = runtime::Execute(model, device, inputs);
-  EXPECT_EQ(FirstBitDifference(got.result, expected.result), "") << m.file << " on " << uri;
-  EXPECT_EQ(got.stats.device_steps, expected.stats.device_steps);
-  EXPECT_EQ(got.stats.macs, expected.stats.macs);
-  EXPECT_EQ(got.stats.mxu_busy, expected.stats.mxu_busy);
-  if (same_cycles) {
-    EXPECT_EQ(got.stats.cycles, expected.stats.cycles);
-  }
-}
 
 TEST_P(CompiledModel, MatchesRefBitForBit) { ExpectMatchesRef(GetParam(), "systemc", true); }
 
