@@ -26,18 +26,7 @@ TEST_P(RtlPlatform, MatchesRefBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     Programs, RtlPlatform,
-    ::testing::Values(Model{"bf16_residual_block.hlo", "small", true}, Model{"s8_conv3x3.hlo", "small-int8", true},
-                      Model{"s8_conv_requant.hlo", "small-int8", true}, Model{"s8_dense_bias.hlo", "small-int8", true},
-                      Model{"s8_dense_requant_host.hlo", "small-int8", true},
-                      Model{"small_cnn_f32.hlo", "small", true}, Model{"stem_conv7x7s2_cin3.hlo", "small", true},
-                      Model{"01_mlp_fc_relu_tf.hlo", "small", false},
-                      Model{"03_conv7x7s2_bias_nhwc.hlo", "small", false},
-                      Model{"05_depthwise_conv3x3_nchw_bf16.hlo", "small", false},
-                      Model{"07_mha_softmax_attention_bf16.hlo", "small", false},
-                      Model{"08_layer_norm_bf16.hlo", "small", false},
-                      Model{"10_mean_reduce_bf16.hlo", "small", false},
-                      Model{"13_add_dot_legacy_operand_shapes.hlo", "small", false}),
-    [](const auto& param) { return param.param.file.substr(0, param.param.file.find('.')); });
+    ::testing::ValuesIn(testing::AllPrograms()), testing::ProgramName);
 
 }  // namespace
 }  // namespace systole::systemc

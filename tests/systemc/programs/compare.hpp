@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "systole/device.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
@@ -19,6 +20,22 @@ struct Model {
   bool example;  // examples/hlo, else the shared corpus
 };
 inline void PrintTo(const Model& m, std::ostream* os) { *os << m.file << " on " << m.config; }
+// Every HLO example and every corpus program but ResNet-50 (long/resnet_test.cpp), with the
+// configuration each is written for.
+inline std::vector<Model> AllPrograms() {
+  return {Model{"bf16_residual_block.hlo", "small", true},    Model{"s8_conv3x3.hlo", "small-int8", true},
+          Model{"s8_conv_requant.hlo", "small-int8", true},   Model{"s8_dense_bias.hlo", "small-int8", true},
+          Model{"s8_dense_requant_host.hlo", "small-int8", true}, Model{"small_cnn_f32.hlo", "small", true},
+          Model{"stem_conv7x7s2_cin3.hlo", "small", true},    Model{"01_mlp_fc_relu_tf.hlo", "small", false},
+          Model{"03_conv7x7s2_bias_nhwc.hlo", "small", false}, Model{"05_depthwise_conv3x3_nchw_bf16.hlo", "small", false},
+          Model{"07_mha_softmax_attention_bf16.hlo", "small", false}, Model{"08_layer_norm_bf16.hlo", "small", false},
+          Model{"10_mean_reduce_bf16.hlo", "small", false},   Model{"13_add_dot_legacy_operand_shapes.hlo", "small", false}};
+}
+// A test name: the file name without its extension.
+inline std::string ProgramName(const ::testing::TestParamInfo<Model>& param) {
+  return param.param.file.substr(0, param.param.file.find('.'));
+}
+
 // Compiles `m`, runs it with the same random inputs on ref and on `uri`: bit-identical outputs,
 // the same device steps, MACs and MXU busy cycles, and (`same_cycles`) the same cycle counts.
 inline void ExpectMatchesRef(const Model& m, const std::string& uri, bool same_cycles) {
