@@ -285,7 +285,7 @@ void AddRunCommand(CLI::App& app) {
                   "Assembly (.s), program bundle (.sbin), HLO text (.hlo) or compiled model (.sbin)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("-d,--device", options->device, "Device URI (rtl: Verilated RTL in process, ref: golden model, tcp://HOST:PORT, …)")->check(NoTokenInUri())->capture_default_str();
+  cmd->add_option("-d,--device", options->device, "Device URI (rtl: Verilated RTL in process, ref: golden model, systemc: the golden model in the SystemC/TLM platform, tcp://HOST:PORT, …)")->check(NoTokenInUri())->capture_default_str();
   cmd->add_option("-c,--config", options->config,
                   "Configuration (default: the program's .config, else small)");
   auto* inputs = cmd->add_option("--inputs", options->inputs,

@@ -17,6 +17,7 @@ packages=(
   libboost-dev libisal-dev zlib1g-dev  # driver: Boost.Asio (header-only), ISA-L crc32 (zlib: the reference in tests)
   libusb-1.0-0-dev          # driver: usb:// links to boards
   tcl                       # hls/: tclsh checks the Vitis HLS scripts
+  libsystemc-dev            # sim/systemc: the SystemC/TLM-2.0 virtual platform (SystemC 2.3.4)
   # sanitizer and fuzzer runtimes (clang's libFuzzer)
   clang libclang-rt-14-dev
   # hardware tools

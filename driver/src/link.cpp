@@ -87,6 +87,13 @@ std::map<std::string, LinkOpener, std::less<>>& Schemes() {
 
 std::unique_ptr<Link> OpenRegistered(std::string_view scheme, std::string_view uri,
                                      const Config& config) {
+  // What a program without the scheme's library lacks, for the message.
+  const std::string_view missing =
+      scheme == "systemc"
+          ? "this program has no SystemC platform (a build with SYSTOLE_SYSTEMC=ON, and a program "
+            "linked with systole_systemc_link)"
+          : "this program has no simulated devices (they need the Verilated RTL: a build with "
+            "SYSTOLE_RTL=ON, and a program linked with systole_sim_links)";
   LinkOpener opener = nullptr;
   {
     const std::lock_guard lock(SchemesMutex());
@@ -94,23 +101,26 @@ std::unique_ptr<Link> OpenRegistered(std::string_view scheme, std::string_view u
     if (found != Schemes().end()) opener = found->second;
   }
   if (opener == nullptr) {
-    throw LinkError(uri, "this program has no simulated devices (they need the Verilated RTL: a "
-                         "build with SYSTOLE_RTL=ON, and a program linked with systole_sim_links)");
+    throw LinkError(uri, std::string(missing));
   }
   return opener(uri, config);
 }
 
-// rtl[?memory=hbm|ideal]: the one option is checked here, so a bad URI gets the same answer in
-// every program, with or without the simulated devices.
-void CheckRtlUri(std::string_view uri) {
-  if (uri == "rtl") return;
-  constexpr std::string_view kMemory = "rtl?memory=";
-  if (!uri.starts_with(kMemory)) {
-    throw LinkError(uri, "unknown option (the rtl device takes ?memory=hbm or ?memory=ideal)");
+// SCHEME[?OPTION=VALUE]: a simulated device's one option, checked here so that a bad URI gets
+// the same answer in every program, with or without the library that provides the device.
+//   rtl[?memory=hbm|ideal]        the core behind the HBM controller (default) or an ideal memory
+//   systemc[?model=golden|rtl]    the golden model (default) or the Verilated SoC behind the sockets
+void CheckOption(std::string_view uri, std::string_view scheme, std::string_view option, std::string_view first,
+                 std::string_view second) {
+  if (uri == scheme) return;
+  const std::string prefix = fmt::format("{}?{}=", scheme, option);
+  if (!uri.starts_with(prefix)) {
+    throw LinkError(uri, fmt::format("unknown option (the {} device takes ?{}={} or ?{}={})", scheme, option,
+                                     first, option, second));
   }
-  const std::string_view memory = uri.substr(kMemory.size());
-  if (memory != "hbm" && memory != "ideal") {
-    throw LinkError(uri, fmt::format("unknown memory '{}' (expected hbm or ideal)", memory));
+  const std::string_view value = uri.substr(prefix.size());
+  if (value != first && value != second) {
+    throw LinkError(uri, fmt::format("unknown {} '{}' (expected {} or {})", option, value, first, second));
   }
 }
 
@@ -125,7 +135,7 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "ref") return OpenRefLink(config);
   if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
   if (uri == "rtl" || uri.starts_with("rtl?")) {
-    CheckRtlUri(uri);
+    CheckOption(uri, "rtl", "memory", "hbm", "ideal");
     return OpenRegistered("rtl", uri, config);
   }
   // USB: a board's bulk endpoints, or the Verilated USB top (bridge + core) in process.
@@ -141,13 +151,13 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
     return pcie::MakePcieLink(pcie::OpenSysfsFunction(pcie::ParsePcieUri(uri)), uri);
   }
   if (uri == "pcie+sim") return OpenRegistered("pcie+sim", uri, config);
-  if (uri == "systemc") {
-    throw LinkError(uri, "this backend is not built yet (available: ref, rtl[?memory=hbm|ideal], tcp://HOST:PORT, "
-                         "usb://VID:PID[/SERIAL], usb+sim, serial://PATH?baud=N, serial+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
+  if (uri == "systemc" || uri.starts_with("systemc?")) {
+    CheckOption(uri, "systemc", "model", "golden", "rtl");
+    return OpenRegistered("systemc", uri, config);
   }
   throw LinkError(uri,
-                  "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc, tcp://HOST:PORT, usb://VID:PID[/SERIAL], "
-                  "usb+sim, serial://PATH?baud=N, serial+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
+                  "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc[?model=golden|rtl], tcp://HOST:PORT, "
+                  "usb://VID:PID[/SERIAL], usb+sim, serial://PATH?baud=N, serial+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
 }
 
 }  // namespace systole

@@ -72,6 +72,14 @@ void DeviceMemory::Write(std::uint64_t address, std::span<const std::uint8_t> by
   }
 }
 
+std::span<std::uint8_t> DeviceMemory::DirectPage(std::uint64_t address) {
+  CheckRange(address, 1, "direct access");
+  const std::uint64_t page_index = address / kPageBytes;
+  // The last page may extend past the end of a memory whose size is not a multiple of a page.
+  const std::uint64_t bytes = std::min(kPageBytes, size_ - page_index * kPageBytes);
+  return {PageForWrite(page_index).data(), static_cast<std::size_t>(bytes)};
+}
+
 void DeviceMemory::Clear() {
   for (auto& directory : directories_) directory.reset();
   allocated_pages_ = 0;

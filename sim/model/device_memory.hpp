@@ -36,6 +36,11 @@ class DeviceMemory {
   void Read(std::uint64_t address, std::span<std::uint8_t> out) const;
   void Write(std::uint64_t address, std::span<const std::uint8_t> bytes);
 
+  // The whole page holding `address`, allocated (zeroed) if it was never written, for direct
+  // memory access (a SystemC platform's DMI, sim/systemc/): the bytes stay where they are until
+  // Clear() or the memory's destruction. Throws std::out_of_range outside the memory.
+  std::span<std::uint8_t> DirectPage(std::uint64_t address);
+
   // Bytes actually allocated (pages written at least once), for tests and reports.
   std::uint64_t AllocatedBytes() const { return allocated_pages_ * kPageBytes; }
 

@@ -85,6 +85,17 @@ class GoldenModel {
   // this to keep a long launch from holding its thread; CTRL.ABORT stops a paused launch.
   bool RunUntil(std::chrono::steady_clock::time_point deadline);
   bool InterruptLine() const { return registers_.InterruptLine(); }
+  // True when RunUntil has nothing to do: no launch running, none queued (or an error stops the
+  // queue). A virtual platform (sim/systemc/) steps the model only while this is false.
+  bool Idle() const {
+    return !launch_.active && (command_queue_.empty() || registers_.error() != regs::ErrorCode::kNone);
+  }
+  // The cycle estimate of everything run so far: every finished launch's PERF_CYCLES plus the
+  // running launch's progress. It only grows (clearing the counters does not reset it), so a
+  // platform that steps the model turns its differences into simulated time.
+  std::uint64_t CyclesRun() const {
+    return cycles_run_ + (launch_.active ? timing_.LaunchCycles() : 0);
+  }
   // Records every launch's instruction spans and stalls, as the cycle estimate schedules them,
   // into `timeline` (nullptr: stop). The timeline must outlive the recording.
   void Record(trace::Timeline* timeline) { timing_.Record(timeline); }
@@ -98,6 +109,9 @@ class GoldenModel {
 
   // ---- State, read-only, for tests ---------------------------------------------------------
   const DeviceMemory& Memory() const { return memory_; }
+  // Device memory without the host link's bookkeeping (PERF_BYTES_HOST): a virtual platform's
+  // debug transport and direct memory interface (sim/systemc/).
+  DeviceMemory& UncountedMemory() { return memory_; }
   std::uint64_t UbRows() const { return ub_rows_; }
   std::uint64_t AccRows() const { return acc_rows_; }
   // One unified-buffer row as raw little-endian bytes (UbRowBytes() of them).
@@ -194,6 +208,7 @@ class GoldenModel {
   regs::HostRegisters registers_;
   std::deque<QueuedLaunch> command_queue_;
   bool busy_ = false;
+  std::uint64_t cycles_run_ = 0;  // CyclesRun() of the finished launches
   std::string last_error_message_;
 
   // Scratch rows reused by the kernels so that no instruction allocates.

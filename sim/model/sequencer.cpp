@@ -84,6 +84,7 @@ bool GoldenModel::StepLaunch() {
   }
   if (ended) {
     Count(Perf::kCycles) += timing_.LaunchCycles();
+    cycles_run_ += timing_.LaunchCycles();
     launch_.active = false;
   }
   return ended;

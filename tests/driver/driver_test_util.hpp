@@ -88,21 +88,25 @@ inline std::string OpenError(const std::string& uri) {
   return "";
 }
 
-// What a program run leaves: its outputs and the device's counters. Inputs are a fixed pattern.
+// What one run of a program gave: its outputs and every counter.
 struct Outcome {
   std::vector<std::vector<std::uint8_t>> outputs;
   Counters counters;
 };
 
-inline Outcome RunProgram(Device& device, const image::Program& source) {
+// Loads `source`, fills its inputs with a pattern of `seed`, runs it once (counters cleared
+// first) and reads everything back.
+inline Outcome RunOnce(Device& device, const image::Program& source, int seed) {
   Program program = device.Load(source);
   for (std::size_t i = 0; i < source.inputs.size(); ++i) {
     std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
-    for (std::size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<std::uint8_t>(k * 7 % 11);
+    for (std::size_t k = 0; k < bytes.size(); ++k) {
+      bytes[k] = static_cast<std::uint8_t>((k * 7 + static_cast<std::size_t>(seed)) % 11);
+    }
     program.WriteInput(i, bytes);
   }
   device.ClearCounters();
-  EXPECT_TRUE(program.Launch().Wait(std::chrono::milliseconds(60000))) << device.uri();
+  EXPECT_TRUE(program.Launch().Wait(std::chrono::milliseconds(60000))) << device.uri() << " timed out";
   Outcome outcome;
   for (std::size_t i = 0; i < source.outputs.size(); ++i) {
     outcome.outputs.push_back(program.ReadOutput(i));

@@ -26,7 +26,7 @@ using namespace systole;
 using std::chrono::milliseconds;
 
 using driver_test::Outcome;
-using driver_test::RunProgram;
+using driver_test::RunOnce;
 
 std::vector<std::pair<std::string, image::Program>> TinyPrograms() {
   return {{"conv_pool_tiny.s", assembly::AssembleFile(driver_test::Example("conv_pool_tiny.s"))},
@@ -42,20 +42,20 @@ TEST(LinkParity, SameOutputsAndCountersThroughEveryPath) {
   for (const auto& [name, source] : TinyPrograms()) {
     SCOPED_TRACE(name);
     Device ref = Device::Open("ref", config);
-    const Outcome expected = RunProgram(ref, source);
+    const Outcome expected = RunOnce(ref, source, 0);
     Device ref_tcp = Device::Open("tcp://" + ref_server.endpoint(), config);
-    const Outcome ref_remote = RunProgram(ref_tcp, source);
+    const Outcome ref_remote = RunOnce(ref_tcp, source, 0);
     EXPECT_EQ(ref_remote.outputs, expected.outputs);
     EXPECT_EQ(ref_remote.counters, expected.counters) << "tcp:// to ref";
 
     Device rtl = Device::Open("rtl", config);
-    const Outcome with_dram = RunProgram(rtl, source);
+    const Outcome with_dram = RunOnce(rtl, source, 0);
     EXPECT_EQ(with_dram.outputs, expected.outputs) << "rtl";
     driver_test::ExpectSameFunctionalCounters(with_dram.counters, expected.counters, "rtl vs ref");
 
     Device bare = Device::Open("rtl?memory=ideal", config);
     EXPECT_EQ(bare.uri(), "rtl?memory=ideal");
-    const Outcome core = RunProgram(bare, source);
+    const Outcome core = RunOnce(bare, source, 0);
     EXPECT_EQ(core.outputs, expected.outputs) << "rtl?memory=ideal";
     driver_test::ExpectSameFunctionalCounters(core.counters, expected.counters, "rtl?memory=ideal vs ref");
     EXPECT_GT(core.counters["MACS"], 0u);
@@ -68,7 +68,7 @@ TEST(LinkParity, SameOutputsAndCountersThroughEveryPath) {
       SCOPED_TRACE(uri);
       Device device = Device::Open(uri, config);
       EXPECT_EQ(device.config().name, "tiny") << "the device reports itself";
-      const Outcome got = RunProgram(device, source);
+      const Outcome got = RunOnce(device, source, 0);
       EXPECT_EQ(got.outputs, expected.outputs);
       EXPECT_EQ(got.counters, core.counters) << "every counter, against rtl?memory=ideal";
     }

@@ -30,7 +30,7 @@ namespace systole {
 namespace {
 
 using driver_test::Outcome;
-using driver_test::RunProgram;
+using driver_test::RunOnce;
 
 TEST(SerialBoard, IdentityAndMemoryThroughThePty) {
   const Config config = LoadConfig("tiny");
@@ -96,11 +96,11 @@ TEST(SerialBoard, AsmProgramsMatchRefAndUsbSim) {
       {"scale 3", driver_test::ScaleProgram(3)}};
   for (const auto& [name, source] : programs) {
     SCOPED_TRACE(name);
-    const Outcome expected = RunProgram(ref, source);
-    const Outcome got = RunProgram(serial, source);
+    const Outcome expected = RunOnce(ref, source, 0);
+    const Outcome got = RunOnce(serial, source, 0);
     EXPECT_EQ(got.outputs, expected.outputs);
     driver_test::ExpectSameFunctionalCounters(got.counters, expected.counters, "serial vs ref");
-    EXPECT_EQ(got.counters, RunProgram(usb, source).counters) << "serial vs usb+sim";
+    EXPECT_EQ(got.counters, RunOnce(usb, source, 0).counters) << "serial vs usb+sim";
   }
   board.CheckHealthy();
 }
@@ -109,9 +109,9 @@ TEST(SerialBoard, SerialSimUriOwnsItsBoard) {
   const Config config = LoadConfig("tiny");
   Device device = Device::Open("serial+sim", config);
   EXPECT_EQ(device.uri(), "serial+sim");
-  const Outcome got = RunProgram(device, driver_test::ScaleProgram(-2));
+  const Outcome got = RunOnce(device, driver_test::ScaleProgram(-2), 0);
   Device ref = Device::Open("ref", config);
-  EXPECT_EQ(got.outputs, RunProgram(ref, driver_test::ScaleProgram(-2)).outputs);
+  EXPECT_EQ(got.outputs, RunOnce(ref, driver_test::ScaleProgram(-2), 0).outputs);
 }
 
 TEST(SerialBoard, AConfigurationWithoutABoardIsRefused) {

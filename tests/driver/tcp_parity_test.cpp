@@ -23,30 +23,8 @@ namespace {
 using namespace systole;
 using std::chrono::milliseconds;
 
-struct Outcome {
-  std::vector<std::vector<std::uint8_t>> outputs;
-  Counters counters;
-};
-
-// Loads `source`, fills its inputs with a pattern of `seed`, runs it once and reads everything.
-Outcome RunOnce(Device& device, const image::Program& source, int seed) {
-  Program program = device.Load(source);
-  for (std::size_t i = 0; i < source.inputs.size(); ++i) {
-    std::vector<std::uint8_t> bytes(source.inputs[i].Bytes());
-    for (std::size_t k = 0; k < bytes.size(); ++k) {
-      bytes[k] = static_cast<std::uint8_t>((k * 7 + static_cast<std::size_t>(seed)) % 11);
-    }
-    program.WriteInput(i, bytes);
-  }
-  device.ClearCounters();
-  EXPECT_TRUE(program.Launch().Wait(milliseconds(60000))) << device.uri() << " timed out";
-  Outcome outcome;
-  for (std::size_t i = 0; i < source.outputs.size(); ++i) {
-    outcome.outputs.push_back(program.ReadOutput(i));
-  }
-  outcome.counters = device.ReadCounters();
-  return outcome;
-}
+using driver_test::Outcome;
+using driver_test::RunOnce;
 
 // What every backend runs: tiny's example (convolution, pooling, vector ops) and MXU programs
 // with different weights and inputs. Scale 0 gives all-zero outputs, so it is not among them.

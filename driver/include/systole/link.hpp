@@ -80,8 +80,9 @@ std::string RedactUri(std::string_view uri);
 // demand (the in-process models); hardware and servers report their own. Supported: "ref",
 // "rtl[?memory=hbm|ideal]", "tcp://HOST:PORT[?token=TOKEN][&timeout_ms=N]" (the token may also come from $SYSTOLE_TOKEN
 // or the file named by $SYSTOLE_TOKEN_FILE),
-// "usb://VID:PID[/SERIAL]", "pcie://DDDD:BB:DD.F", and the simulated USB and PCIe paths
-// "usb+sim" and "pcie+sim" (docs/HOST_LINKS.md).
+// "usb://VID:PID[/SERIAL]", "pcie://DDDD:BB:DD.F", the simulated USB and PCIe paths
+// "usb+sim" and "pcie+sim" (docs/HOST_LINKS.md), and "systemc[?model=golden|rtl]", a device in
+// the SystemC/TLM platform (docs/SYSTEMC.md).
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
 
 // The backends OpenLink dispatches to, for code that builds links directly.
@@ -90,7 +91,8 @@ std::unique_ptr<Link> OpenTcpLink(std::string_view uri);
 
 // Schemes provided by libraries above the driver. The simulated devices (rtl, usb+sim,
 // pcie+sim) need the Verilated RTL, so they live in driver/sim/ (library systole_sim_links,
-// see driver/sim/sim_links.hpp), which registers them here when a program links it. OpenLink
+// see driver/sim/sim_links.hpp), which registers them here when a program links it; systemc
+// needs SystemC and is registered likewise by systole_systemc_link (driver/sim/systemc_link.cpp). OpenLink
 // checks a URI's grammar itself, then calls the opener registered for its scheme (the part
 // before any '?'); without one it throws a LinkError saying the program has no such device.
 using LinkOpener = std::unique_ptr<Link> (*)(std::string_view uri, const Config& config);
