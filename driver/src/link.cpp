@@ -8,6 +8,7 @@
 #include <string>
 
 #include "arch/regs/regmap.hpp"
+#include "driver/serial/serial_link.hpp"
 #include "systole/link.hpp"
 #include "systole/pcie_transport.hpp"
 #include "systole/usb_transport.hpp"
@@ -132,6 +133,8 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
     return usb::MakeUsbLink(usb::OpenLibusbStream(usb::ParseUsbUri(uri), uri), uri);
   }
   if (uri == "usb+sim") return OpenRegistered("usb+sim", uri, config);
+  // A board's USB-serial chip: the same frames over a UART (docs/SERIAL.md).
+  if (uri.starts_with("serial://")) return serial::OpenSerialLink(uri);
   // PCIe: a board's BARs through sysfs, or the MMIO shim onto the Verilated core.
   if (uri.starts_with("pcie://")) {
     return pcie::MakePcieLink(pcie::OpenSysfsFunction(pcie::ParsePcieUri(uri)), uri);
@@ -139,11 +142,11 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "pcie+sim") return OpenRegistered("pcie+sim", uri, config);
   if (uri == "systemc") {
     throw LinkError(uri, "this backend is not built yet (available: ref, rtl[?memory=hbm|ideal], tcp://HOST:PORT, "
-                         "usb://VID:PID[/SERIAL], usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
+                         "usb://VID:PID[/SERIAL], usb+sim, serial://PATH?baud=N, pcie://DDDD:BB:DD.F, pcie+sim)");
   }
   throw LinkError(uri,
                   "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc, tcp://HOST:PORT, usb://VID:PID[/SERIAL], "
-                  "usb+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
+                  "usb+sim, serial://PATH?baud=N, pcie://DDDD:BB:DD.F, pcie+sim)");
 }
 
 }  // namespace systole

@@ -2,10 +2,12 @@
 // request at a time (the bridge answers each before it takes the next byte), ids increasing
 // from HELLO's, memory transfers cut to the payload limit HELLO reported.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <vector>
 
 #include "systole/protocol.hpp"
 #include "systole/usb_transport.hpp"
@@ -18,17 +20,13 @@ using protocol::PayloadReader;
 using protocol::PayloadWriter;
 using std::chrono::milliseconds;
 
-// How long a request other than WAIT may take to be answered. A bridge answers within
-// microseconds; the margin is for a simulated one, which runs a million times slower.
-constexpr milliseconds kReplyTimeout{20000};
-
 class UsbLink final : public Link {
  public:
-  UsbLink(std::unique_ptr<ByteStream> stream, std::string_view uri)
-      : uri_(uri), stream_(std::move(stream)) {
+  UsbLink(std::unique_ptr<ByteStream> stream, std::string_view uri, milliseconds reply_timeout)
+      : uri_(uri), stream_(std::move(stream)), reply_timeout_(reply_timeout) {
     PayloadWriter hello;
     hello.U16(protocol::kVersion).String("");  // USB is local: no token
-    const protocol::Frame reply = Request(MessageType::kHello, hello.bytes(), kReplyTimeout);
+    const protocol::Frame reply = Request(MessageType::kHello, hello.bytes(), reply_timeout_);
     PayloadReader fields(reply.payload);
     memory_bytes_ = fields.U64();
     max_payload_ = fields.U32();
@@ -43,7 +41,7 @@ class UsbLink final : public Link {
   std::uint32_t ReadRegister(std::uint32_t offset) override {
     PayloadWriter w;
     w.U32(offset);
-    const auto reply = Request(MessageType::kReadRegister, w.bytes(), kReplyTimeout);
+    const auto reply = Request(MessageType::kReadRegister, w.bytes(), reply_timeout_);
     PayloadReader r(reply.payload);
     const std::uint32_t value = r.U32();
     r.ExpectEnd();
@@ -53,7 +51,7 @@ class UsbLink final : public Link {
   void WriteRegister(std::uint32_t offset, std::uint32_t value) override {
     PayloadWriter w;
     w.U32(offset).U32(value);
-    Request(MessageType::kWriteRegister, w.bytes(), kReplyTimeout);
+    Request(MessageType::kWriteRegister, w.bytes(), reply_timeout_);
   }
 
   void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
@@ -62,7 +60,7 @@ class UsbLink final : public Link {
       const auto piece = bytes.subspan(done, std::min(chunk, bytes.size() - done));
       PayloadWriter w;
       w.U64(address + done).Bytes(piece);
-      Request(MessageType::kWriteMemory, w.bytes(), kReplyTimeout);
+      Request(MessageType::kWriteMemory, w.bytes(), reply_timeout_);
     }
   }
 
@@ -72,7 +70,7 @@ class UsbLink final : public Link {
           bytes.subspan(done, std::min<std::size_t>(max_payload_, bytes.size() - done));
       PayloadWriter w;
       w.U64(address + done).U32(static_cast<std::uint32_t>(piece.size()));
-      const auto reply = Request(MessageType::kReadMemory, w.bytes(), kReplyTimeout);
+      const auto reply = Request(MessageType::kReadMemory, w.bytes(), reply_timeout_);
       if (reply.payload.size() != piece.size()) {
         throw LinkError(uri_, fmt::format("READ_MEMORY of {} bytes at 0x{:x} returned {} bytes",
                                           piece.size(), address + done, reply.payload.size()));
@@ -87,7 +85,7 @@ class UsbLink final : public Link {
     PayloadWriter w;
     w.U32(ms);
     // The bridge counts the timeout in device cycles; give the reply that long plus the margin.
-    const auto reply = Request(MessageType::kWait, w.bytes(), milliseconds(ms) + kReplyTimeout);
+    const auto reply = Request(MessageType::kWait, w.bytes(), milliseconds(ms) + reply_timeout_);
     PayloadReader r(reply.payload);
     const bool raised = r.U8() != 0;
     r.ExpectEnd();
@@ -106,6 +104,7 @@ class UsbLink final : public Link {
     protocol::Frame reply;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::array<std::uint8_t, 4096> chunk;
+    std::vector<std::uint8_t> first_bytes;  // of this reply, for the message if it never completes
     while (true) {
       const auto status = decoder_.Next(reply);
       if (status == protocol::FrameDecoder::Status::kFrame) break;
@@ -117,9 +116,14 @@ class UsbLink final : public Link {
           deadline - std::chrono::steady_clock::now());
       const std::size_t got = stream_->Read(chunk, std::max(left, milliseconds(1)));
       if (got == 0 && std::chrono::steady_clock::now() >= deadline) {
-        throw LinkError(uri_, fmt::format("{}: no reply within {} ms", name, timeout.count()));
+        throw LinkError(uri_, NoReply(name, timeout, first_bytes));
       }
-      decoder_.Feed(std::span(chunk).first(got));
+      const auto bytes = std::span(chunk).first(got);
+      first_bytes.insert(first_bytes.end(), bytes.begin(),
+                         bytes.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(
+                                             got, kShownBytes - std::min(kShownBytes,
+                                                                         first_bytes.size()))));
+      decoder_.Feed(bytes);
     }
     if (reply.request_id != id) {
       throw LinkError(uri_, fmt::format("{}: reply to request {} while waiting for {}", name,
@@ -135,6 +139,19 @@ class UsbLink final : public Link {
                                         protocol::MessageTypeName(reply.type)));
     }
     return reply;
+  }
+
+  // Silence, or bytes that never made a whole frame (a board at another baud, another
+  // bitstream): the message says which, with the first bytes that came.
+  static constexpr std::size_t kShownBytes = 16;
+  static std::string NoReply(std::string_view name, milliseconds timeout,
+                             const std::vector<std::uint8_t>& first_bytes) {
+    if (first_bytes.empty()) {
+      return fmt::format("{}: no reply within {} ms (nothing received)", name, timeout.count());
+    }
+    return fmt::format("{}: no complete reply within {} ms; received {:02x} (not a whole frame: "
+                       "a board at another baud or with another bitstream?)",
+                       name, timeout.count(), fmt::join(first_bytes, " "));
   }
 
   // What the refused request asked for (the bridge's error messages are empty).
@@ -157,6 +174,7 @@ class UsbLink final : public Link {
 
   std::string uri_;
   std::unique_ptr<ByteStream> stream_;
+  milliseconds reply_timeout_;
   protocol::FrameDecoder decoder_;
   std::uint32_t next_id_ = 1;
   std::uint64_t memory_bytes_ = 0;
@@ -191,8 +209,9 @@ UsbAddress ParseUsbUri(std::string_view uri) {
   return address;
 }
 
-std::unique_ptr<Link> MakeUsbLink(std::unique_ptr<ByteStream> stream, std::string_view uri) {
-  return std::make_unique<UsbLink>(std::move(stream), uri);
+std::unique_ptr<Link> MakeUsbLink(std::unique_ptr<ByteStream> stream, std::string_view uri,
+                                  std::chrono::milliseconds reply_timeout) {
+  return std::make_unique<UsbLink>(std::move(stream), uri, reply_timeout);
 }
 
 }  // namespace systole::usb

@@ -48,9 +48,16 @@ std::unique_ptr<ByteStream> OpenLibusbStream(const UsbAddress& address, std::str
 
 // The simulated end, usb+sim (the Verilated USB top): OpenSimUsbStream in driver/sim/sim_links.hpp.
 
+// How long a request other than WAIT may take to be answered (WAIT: its own timeout more). A
+// bridge answers within microseconds; the margin is for a simulated one, which runs a million
+// times slower.
+inline constexpr std::chrono::milliseconds kDefaultReplyTimeout{20000};
+
 // A Link speaking the frame protocol over `stream`: HELLO on construction, then one request
 // at a time; memory transfers cut to the bridge's payload limit. Allocation keeps the default
-// host-side books (a USB device has one host).
-std::unique_ptr<Link> MakeUsbLink(std::unique_ptr<ByteStream> stream, std::string_view uri);
+// host-side books (a USB device has one host). The serial link (driver/serial/) is this link
+// over a serial port: the same frames reach the same bridge through a UART.
+std::unique_ptr<Link> MakeUsbLink(std::unique_ptr<ByteStream> stream, std::string_view uri,
+                                  std::chrono::milliseconds reply_timeout = kDefaultReplyTimeout);
 
 }  // namespace systole::usb

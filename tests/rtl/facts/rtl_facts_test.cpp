@@ -37,7 +37,8 @@ const fs::path kRoot = SYSTOLE_SOURCE_DIR;
 // The modules Verilated and synthesized as tops: the only ones with configuration defaults.
 const std::set<std::string> kTops = {"rtl/systole_core.sv", "rtl/systole_soc.sv",
                                      "rtl/host/systole_usb_top.sv",
-                                     "rtl/host/systole_pcie_top.sv"};
+                                     "rtl/host/systole_pcie_top.sv",
+                                     "rtl/host/systole_uart_top.sv"};
 // The configuration the tops' defaults are (their parameters must equal its generated file).
 constexpr const char* kTopDefaults = "rtl/generated/params/tiny.vc";
 // Values an inner module may give a configuration parameter: outside every legal range, so
