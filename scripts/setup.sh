@@ -23,7 +23,7 @@ packages=(
   # hardware tools
   verilator yosys iverilog
   # FPGA flow (fpga/README.md): iCE40 place and route, icepack/icetime, board programming
-  nextpnr-ice40 fpga-icestorm openfpgaloader
+  nextpnr-ice40 fpga-icestorm fpga-icestorm-chipdb openfpgaloader
   # Python package (python/): pybind11's CMake package, headers, venv for .venv/
   pybind11-dev python3-dev python3-venv
 )
