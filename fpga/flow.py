@@ -376,9 +376,15 @@ def build(args) -> int:
     config = load_config(board["config"])
     check_board(board, config)
     out = ROOT / args.out / board["name"]
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    if args.from_synth:
+        if not (out / "synth.json").exists():
+            raise FlowError(f"--from-synth: no {rel(out / 'synth.json')} to start from")
+        for d in out.glob("seed-*"):
+            shutil.rmtree(d)
+    else:
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
     start = time.monotonic()
     mhz = config["clock"]["mhz"]
     macs = config["array"]["rows"] * config["array"]["cols"]
@@ -411,9 +417,15 @@ def build(args) -> int:
                   "Apycula"):
             report["tools"][p] = pip_version(p)
     try:
-        print(f"fpga: {board['name']}: synthesizing {board['top']} ({board['family']}, "
-              f"configuration {board['config']})", flush=True)
-        syn = synthesize(board, out, args.timeout, [rel(Path(p).resolve()) for p in args.extra_source])
+        print(f"fpga: {board['name']}: {'reusing the synthesis of' if args.from_synth else 'synthesizing'} "
+              f"{board['top']} ({board['family']}, configuration {board['config']})", flush=True)
+        if args.from_synth:  # the netlist of the last synthesis in this folder, unchanged
+            cells = stat_cells(out / "synth_stat.json", board["top"])
+            syn = {"wall_s": 0.0, "cells": cells, "resources": synth_resources(fam, cells)}
+            report["from_synth"] = True
+        else:
+            syn = synthesize(board, out, args.timeout,
+                             [rel(Path(p).resolve()) for p in args.extra_source])
         report["wall_s"]["synth"] = syn["wall_s"]
         report["synthesis"] = {"resources": syn["resources"], "cells": syn["cells"]}
         report["resources"] = {k: {"used": syn["resources"].get(k, 0), "available": v}
@@ -699,7 +711,7 @@ def summary(args) -> int:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", default="build-fpga", help="output folder (default build-fpga)")
-    p.add_argument("--timeout", type=int, default=3600, help="limit per tool run, seconds")
+    p.add_argument("--timeout", type=int, default=7200, help="limit per tool run, seconds")
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="synthesize, place and route, pack, report")
     b.add_argument("board")
@@ -707,6 +719,8 @@ def main() -> int:
     b.add_argument("--seeds", type=int, default=0, help="sweep seeds 1..N, keep the best")
     b.add_argument("--extra-source", action="append", default=[],
                    help="one more Verilog file (a module under trial; the report names it)")
+    b.add_argument("--from-synth", action="store_true",
+                   help="reuse the folder's last synthesis (synth.json) and place and route again")
     b.add_argument("--synth-only", action="store_true",
                    help="stop after synthesis and the fit check; the report has the counts "
                         "and says whether it fits, and only a failed synthesis fails")
