@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Systole builds and tests with, then the project-local Python
-# virtual environment .venv/ (Debian's python3, the pinned python/requirements.txt: numpy, jax,
-# jaxlib, pytest) that the Python package and its tests use.
+# virtual environments: .venv/ (Debian's python3, the pinned python/requirements.txt: numpy, jax,
+# jaxlib, pytest) that the Python package and its tests use, and .venv-fpga/ (the pinned
+# fpga/requirements.txt: YoWASP Yosys and nextpnr for ECP5 and Gowin, Apycula) for `make fpga`.
 # Idempotent and quiet: when everything is present it runs one dpkg query and compares one
-# stamp (the requirements file's checksum, kept in .venv/).
-# Usage: scripts/setup.sh            (all packages, then the virtual environment)
+# stamp per environment (its requirements file's checksum, kept in the environment).
+# Usage: scripts/setup.sh            (all packages, then both virtual environments)
+#        scripts/setup.sh fpga       (all packages, then .venv-fpga/ only: what `make fpga` needs)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -22,6 +24,8 @@ packages=(
   clang libclang-rt-14-dev
   # hardware tools
   verilator yosys iverilog
+  # FPGA flow (fpga/README.md): iCE40 place and route, icepack/icetime, board programming
+  nextpnr-ice40 fpga-icestorm fpga-icestorm-chipdb openfpgaloader
   # Python package (python/): pybind11's CMake package, headers, venv for .venv/
   pybind11-dev python3-dev python3-venv
 )
@@ -44,17 +48,24 @@ if [[ ${#missing[@]} -gt 0 ]]; then
   echo "setup: done"
 fi
 
-# The virtual environment: Debian's interpreter (the one python3-dev has headers for, so the
-# extension module built against it loads), never whatever python3 comes first on PATH.
-venv="$root/.venv"
-requirements="$root/python/requirements.txt"
-stamp="$venv/.requirements.sha256"
-want=$(sha256sum < "$requirements")
-if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-  exit 0
+# A virtual environment from a requirements file: Debian's interpreter (the one python3-dev has
+# headers for, so the extension module built against it loads), never whatever python3 comes
+# first on PATH. Nothing happens when the stamp matches the file.
+make_venv() {
+  local venv=$1 requirements=$2
+  local stamp="$venv/.requirements.sha256" want
+  want=$(sha256sum < "$requirements")
+  if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    return 0
+  fi
+  echo "setup: creating $venv (${requirements#"$root"/})"
+  [[ -x "$venv/bin/python" ]] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$requirements"
+  echo "$want" > "$stamp"
+  echo "setup: $venv ready ($("$venv/bin/python" --version))"
+}
+
+if [[ "${1:-}" != fpga ]]; then
+  make_venv "$root/.venv" "$root/python/requirements.txt"
 fi
-echo "setup: creating $venv (python/requirements.txt)"
-[[ -x "$venv/bin/python" ]] || /usr/bin/python3 -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$requirements"
-echo "$want" > "$stamp"
-echo "setup: .venv ready ($("$venv/bin/python" --version))"
+make_venv "$root/.venv-fpga" "$root/fpga/requirements.txt"

@@ -5,6 +5,17 @@
 
 namespace systole::hls::configs {
 
+// `icebreaker`: 4x4 int8 array for the iCEBreaker (iCE40UP5K), device memory in SPRAM
+namespace icebreaker {
+inline constexpr const char* kName = "icebreaker";
+inline constexpr unsigned kRows = 4;  // MXU rows: the reduction depth of a tile
+inline constexpr unsigned kCols = 4;  // MXU columns: outputs per input row
+inline constexpr bool kBf16 = false;
+inline constexpr unsigned kUbRowElems = 4;  // elements in a unified-buffer row
+inline constexpr unsigned kAccRows = 64;  // accumulator rows: most rows of one MATMUL
+inline constexpr unsigned kClockMhz = 36;
+}  // namespace icebreaker
+
 // `small-int8`: 16x16 int8 array with int32 accumulation
 namespace small_int8 {
 inline constexpr const char* kName = "small-int8";
@@ -27,6 +38,17 @@ inline constexpr unsigned kAccRows = 2048;  // accumulator rows: most rows of on
 inline constexpr unsigned kClockMhz = 500;
 }  // namespace small
 
+// `tangnano20k`: 4x4 int8 array for the Tang Nano 20K (GW2AR-18), device memory in block RAM
+namespace tangnano20k {
+inline constexpr const char* kName = "tangnano20k";
+inline constexpr unsigned kRows = 4;  // MXU rows: the reduction depth of a tile
+inline constexpr unsigned kCols = 4;  // MXU columns: outputs per input row
+inline constexpr bool kBf16 = false;
+inline constexpr unsigned kUbRowElems = 4;  // elements in a unified-buffer row
+inline constexpr unsigned kAccRows = 64;  // accumulator rows: most rows of one MATMUL
+inline constexpr unsigned kClockMhz = 27;
+}  // namespace tangnano20k
+
 // `tiny`: 4x4 int8 array with small buffers: CI-fast and FPGA-sized
 namespace tiny {
 inline constexpr const char* kName = "tiny";
@@ -37,6 +59,17 @@ inline constexpr unsigned kUbRowElems = 4;  // elements in a unified-buffer row
 inline constexpr unsigned kAccRows = 64;  // accumulator rows: most rows of one MATMUL
 inline constexpr unsigned kClockMhz = 48;
 }  // namespace tiny
+
+// `ulx3s`: 4x4 int8 array for the ULX3S (ECP5-85F), device memory in block RAM
+namespace ulx3s {
+inline constexpr const char* kName = "ulx3s";
+inline constexpr unsigned kRows = 4;  // MXU rows: the reduction depth of a tile
+inline constexpr unsigned kCols = 4;  // MXU columns: outputs per input row
+inline constexpr bool kBf16 = false;
+inline constexpr unsigned kUbRowElems = 4;  // elements in a unified-buffer row
+inline constexpr unsigned kAccRows = 64;  // accumulator rows: most rows of one MATMUL
+inline constexpr unsigned kClockMhz = 20;
+}  // namespace ulx3s
 
 // `v1`: 256x256 int8 array with TPUv1 buffer sizes
 namespace v1 {

