@@ -12,18 +12,14 @@ namespace {
 
 using detail::Operands;
 
-// A while loop that has not ended after this many iterations is reported, not run forever: the
-// interpreter is the compiler's reference and the host half of every model, and must not hang
-// on a loop whose condition never turns false.
-constexpr std::int64_t kMaxWhileIterations = 1'000'000;
-
-Literal EvalWhile(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run) {
+Literal EvalWhile(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run,
+                  std::int64_t iteration_limit) {
   Literal state = *operands.at(0);
   for (std::int64_t iteration = 0;; ++iteration) {
     if (run(*instruction.called[0], {&state}).values.at(0) == 0.0) return state;
-    if (iteration == kMaxWhileIterations) {
+    if (iteration == iteration_limit) {
       throw HloError(instruction.location, fmt::format("while '{}' is still running after {} iterations",
-                                                       instruction.name, kMaxWhileIterations));
+                                                       instruction.name, iteration_limit));
     }
     state = run(*instruction.called[1], {&state});
   }
@@ -45,7 +41,8 @@ Literal EvalConditional(const Instruction& instruction, const Operands& operands
   return run(*instruction.called[branch], {operands.at(branch + 1)});
 }
 
-Literal Dispatch(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run) {
+Literal Dispatch(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run,
+                 std::int64_t while_iteration_limit) {
   switch (instruction.opcode) {
     case Opcode::kParameter:
       detail::Unsupported(instruction, "has no value outside a computation run");
@@ -56,7 +53,7 @@ Literal Dispatch(const Instruction& instruction, const Operands& operands, const
       return *instruction.literal;
     case Opcode::kCall:
     case Opcode::kFusion: return run(*instruction.called[0], operands);
-    case Opcode::kWhile: return EvalWhile(instruction, operands, run);
+    case Opcode::kWhile: return EvalWhile(instruction, operands, run, while_iteration_limit);
     case Opcode::kConditional: return EvalConditional(instruction, operands, run);
     case Opcode::kDot: return detail::EvalDot(instruction, operands);
     case Opcode::kConvolution: return detail::EvalConvolution(instruction, operands);
@@ -122,7 +119,7 @@ Literal Interpreter::Run(const Computation& computation, const std::vector<const
     }
     Operands operands;
     for (const Instruction* operand : instruction->operands) operands.push_back(values.at(operand));
-    Literal value = Dispatch(*instruction, operands, run);
+    Literal value = Dispatch(*instruction, operands, run, while_iteration_limit_);
     values[instruction] = &(owned[instruction] = std::move(value));
     for (const Instruction* operand : instruction->operands) {
       if (--remaining_uses[operand] == 0 && operand != computation.root) owned.erase(operand);
@@ -139,7 +136,7 @@ Literal EvaluateInstruction(const Instruction& instruction, const std::vector<co
     Module scratch;
     return Interpreter(scratch).Run(callee, arguments);
   };
-  return Dispatch(instruction, operands, run);
+  return Dispatch(instruction, operands, run, Interpreter::kDefaultWhileIterationLimit);
 }
 
 }  // namespace systole::hlo

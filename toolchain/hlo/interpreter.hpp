@@ -6,6 +6,7 @@
 // in row-major order, rounding after every application of the reducer.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "toolchain/hlo/ir.hpp"
@@ -14,7 +15,13 @@ namespace systole::hlo {
 
 class Interpreter {
  public:
-  explicit Interpreter(const Module& module) : module_(module) {}
+  // A while loop still running after this many iterations is an error (HloError naming the
+  // loop), not a hang: the interpreter is the compiler's reference and the host half of every
+  // model.
+  static constexpr std::int64_t kDefaultWhileIterationLimit = 1'000'000;
+
+  explicit Interpreter(const Module& module, std::int64_t while_iteration_limit = kDefaultWhileIterationLimit)
+      : module_(module), while_iteration_limit_(while_iteration_limit) {}
 
   // Runs the entry computation; `arguments` are in parameter-number order and must match the
   // parameters' shapes (values are rounded to the parameter's element type).
@@ -23,6 +30,7 @@ class Interpreter {
 
  private:
   const Module& module_;
+  std::int64_t while_iteration_limit_;
 };
 
 // Evaluates one instruction on the values of its operands (called computations are run by a
