@@ -23,8 +23,7 @@ struct ActivateParams {
   std::uint16_t lo = 0, hi = 0;  // clamp bounds: int16 (int8 path) or bf16 bits (bf16 path)
 };
 
-inline constexpr std::uint32_t kF32One = 0x3F800000;
-inline constexpr std::uint32_t kF32Six = 0x40C00000;
+inline constexpr std::uint32_t kF32One = 0x3F800000;  // an omitted scale (0) means 1.0
 
 // (v * scale + 2^(shift-1)) >> shift with an arithmetic shift (rounds half towards +infinity),
 // in 64 bits: |v * scale| <= 2^62 for int32 operands.
@@ -54,7 +53,7 @@ constexpr std::uint32_t ApplyF32Function(Function function, std::uint32_t v, std
   switch (function) {
     case Function::kNone: return v;
     case Function::kRelu: return MaxF32Bits(v, numerics::kF32PositiveZero);
-    case Function::kRelu6: return MinF32Bits(MaxF32Bits(v, numerics::kF32PositiveZero), kF32Six);
+    case Function::kRelu6: return MinF32Bits(MaxF32Bits(v, numerics::kF32PositiveZero), numerics::kF32Six);
     case Function::kClamp: return MinF32Bits(MaxF32Bits(v, lo), hi);
   }
   return v;
