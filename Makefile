@@ -85,20 +85,22 @@ test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50,
 	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
 
 # The fuzzers start from seed corpora of the project's own files (tests/fuzz/CMakeLists.txt).
-# fuzz-long runs each to FUZZ_RUNS executions: hours (fuzz_hlo and fuzz_bundle are the slow ones).
+# fuzz-long runs each to FUZZ_RUNS executions over FUZZ_JOBS processes: hours (fuzz_assembler and
+# fuzz_hlo are the slow ones; docs/FUZZING.md has measured rates).
 FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config fuzz_frame fuzz_hlo fuzz_server
 FUZZ_RUNS ?= 10000000
+FUZZ_JOBS ?= 1
 .PHONY: fuzz-configure fuzz-long
 fuzz-configure: setup
 	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
-	cmake $(FUZZ_BUILD) -DFUZZ_SECONDS=$(FUZZ_SECONDS) -DFUZZ_RUNS=$(FUZZ_RUNS) >/dev/null
+	cmake $(FUZZ_BUILD) -DFUZZ_SECONDS=$(FUZZ_SECONDS) -DFUZZ_RUNS=$(FUZZ_RUNS) -DFUZZ_JOBS=$(FUZZ_JOBS) >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
 
 fuzz: fuzz-configure ## Build the libFuzzer targets with clang and run each for FUZZ_SECONDS
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L '^fuzz$$' -j $(JOBS)
 
-fuzz-long: fuzz-configure ## Run each fuzzer to FUZZ_RUNS (10 M) executions: hours; not in `make test`
+fuzz-long: fuzz-configure ## Run each fuzzer to FUZZ_RUNS (10 M) executions in FUZZ_JOBS processes: hours; not in `make test`
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L '^fuzz_long$$' -j $(JOBS)
 
 bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
