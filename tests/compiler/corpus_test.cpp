@@ -6,7 +6,10 @@
 //   s8 models on int8 configurations: exact.
 #include <gmock/gmock.h>
 
+#include <cmath>
+
 #include "tests/compiler/compiler_test_util.hpp"
+#include "tests/hlo/jax_fixture.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -103,6 +106,30 @@ TEST(ControlFlow, LoopsAndBranchesRunOnTheHost) {
       if (step.reason == "control flow runs on the host, the computations it calls included") found = true;
     }
     EXPECT_TRUE(found);
+  }
+}
+
+// gather, scatter, sort and dynamic-update-slice run on the host from a compiled model: on ref
+// with the JAX fixtures' inputs, the outputs are JAX's, bit for bit (every one is exact).
+TEST(IndexedOps, RunOnTheHostAndGiveJaxsResults) {
+  for (const char* name : {"jax_take", "jax_take_grad", "jax_batched_take_grad", "jax_sort_rows",
+                           "jax_argsort_columns", "jax_scan_cumsum", "jax_update_slice"}) {
+    SCOPED_TRACE(name);
+    const auto path = hlo::testing::kJaxData / (std::string(name) + ".hlo");
+    const auto module = PrepareModule(ReadText(path), name);
+    const std::vector<npy::Array> arrays = npy::ReadNpz(hlo::testing::kJaxData / (std::string(name) + ".npz"));
+    const std::vector<hlo::Instruction*> parameters = module->entry->Parameters();
+    std::vector<hlo::Literal> inputs;
+    for (std::size_t k = 0; k < parameters.size(); ++k) {
+      inputs.push_back(hlo::testing::LiteralFromNpy(arrays[k], parameters[k]->shape));
+    }
+    const auto result = CompileRunCompare(path, "small", "ref", inputs);
+    const std::vector<double>& expected = arrays[parameters.size()].values;
+    ASSERT_EQ(result.run.result.values.size(), expected.size());
+    for (std::size_t k = 0; k < expected.size(); ++k) {
+      const double got = result.run.result.values[k];
+      EXPECT_TRUE(std::isnan(expected[k]) ? std::isnan(got) : got == expected[k]) << k << ": " << got;
+    }
   }
 }
 

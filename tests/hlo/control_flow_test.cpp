@@ -7,48 +7,25 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "tests/hlo/hlo_test_util.hpp"
-#include "toolchain/hlo/io.hpp"
-#include "toolchain/npy/npy.hpp"
+#include "tests/hlo/jax_fixture.hpp"
 
 namespace systole::hlo {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::filesystem::path kData = std::filesystem::path(SYSTOLE_SOURCE_DIR) / "tests" / "hlo" / "data";
-
-Literal FromNpy(const npy::Array& array, const Shape& shape) {
-  Literal literal(shape);
-  EXPECT_EQ(array.values.size(), literal.values.size());
-  for (std::size_t k = 0; k < literal.values.size() && k < array.values.size(); ++k) {
-    literal.values[k] = array.values[k];
-  }
-  return literal;
-}
-
 // Runs `name`.hlo on every input set of `name`.npz and compares with JAX's output.
 void ExpectJaxResults(const std::string& name) {
-  std::vector<Module> modules = ParseModuleFile(kData / (name + ".hlo"));
-  ASSERT_EQ(modules.size(), 1u);
-  const Module& module = modules.front();
-  Verify(module);
-  const std::vector<npy::Array> arrays = npy::ReadNpz(kData / (name + ".npz"));
-  const std::vector<Instruction*> parameters = module.entry->Parameters();
-  const std::size_t per_run = parameters.size() + 1;
-  ASSERT_EQ(arrays.size() % per_run, 0u);
-  for (std::size_t run = 0; run < arrays.size() / per_run; ++run) {
+  const std::vector<testing::JaxRun> runs = testing::RunJaxFixture(name);
+  ASSERT_FALSE(runs.empty());
+  for (std::size_t run = 0; run < runs.size(); ++run) {
     SCOPED_TRACE(name + " run " + std::to_string(run));
-    std::vector<Literal> inputs;
-    for (std::size_t k = 0; k < parameters.size(); ++k) {
-      inputs.push_back(FromNpy(arrays[run * per_run + k], parameters[k]->shape));
-    }
-    const Literal got = Interpreter(module).Run(inputs);
-    const npy::Array& expected = arrays[run * per_run + parameters.size()];
+    const Literal& got = runs[run].got;
+    const npy::Array& expected = runs[run].expected;
     ASSERT_EQ(got.values.size(), expected.values.size());
     double scale = 0, worst = 0;
     for (std::size_t k = 0; k < got.values.size(); ++k) {

@@ -220,13 +220,13 @@ TEST(JaxDump, StackFrameIdsWithoutTablesAreKeptButNameNoSource) {
 TEST(JaxDump, UnsupportedOpNamesThePythonLine) {
   const std::string text = "HloModule m\n\n" + kTables +
                            "\nENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"
-                           "  ROOT %s = f32[2]{0} sort(%p), dimensions={0}, is_stable=true, to_apply=%cmp, "
+                           "  ROOT %s = f32[2]{0} cholesky(%p), lower=true, "
                            "metadata={op_name=\"jit(f)/sort\" stack_frame_id=1}\n}\n";
   EXPECT_THAT(ParseError(text),
-              HasSubstr("bad.hlo:17:23: unsupported op 'sort' in instruction 's' (traced at f.py:3:11 (f))"));
+              HasSubstr("bad.hlo:17:23: unsupported op 'cholesky' in instruction 's' (traced at f.py:3:11 (f))"));
   // Without metadata, or with a frame the tables lack, the message is the plain one.
-  EXPECT_THAT(ParseError("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] sort(p), dimensions={0}\n}\n"),
-              ::testing::EndsWith("unsupported op 'sort' in instruction 's'"));
+  EXPECT_THAT(ParseError("ENTRY e {\n  p = f32[2] parameter(0)\n  ROOT s = f32[2] cholesky(p), lower=true\n}\n"),
+              ::testing::EndsWith("unsupported op 'cholesky' in instruction 's'"));
   EXPECT_THAT(ParseError(WithTables(kTables, "1").replace(WithTables(kTables, "1").find("negate"), 6, "sorted")),
               HasSubstr("unsupported op 'sorted' in instruction 'n' (traced at f.py:3:11 (f))"));
 }

@@ -31,6 +31,8 @@ std::string HostReason(const Instruction& i, const Config& config) {
     case Opcode::kBroadcast:
     case Opcode::kConcatenate:
     case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice:
+    case Opcode::kGather:
     case Opcode::kGetTupleElement:
     case Opcode::kPad:
     case Opcode::kReshape:

@@ -4,6 +4,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -85,7 +86,28 @@ double ApplyUnary(const Instruction& instruction, ElementType type, double x) {
   }
 }
 
-bool Compare(ComparisonDirection direction, double a, double b) {
+// A key whose signed-integer order is IEEE-754's total order on the value's bits:
+// -NaN < -inf < … < -0 < +0 < … < inf < NaN. Negative values have their magnitude bits flipped,
+// so a larger magnitude sorts lower. Elements are held as doubles; the conversion from any
+// narrower float type preserves this order, NaN signs included.
+std::int64_t TotalOrderKey(double x) {
+  const auto bits = std::bit_cast<std::int64_t>(x);
+  return bits ^ ((bits >> 63) & std::numeric_limits<std::int64_t>::max());
+}
+
+bool Compare(ComparisonDirection direction, double a, double b, bool total_order) {
+  if (total_order) {
+    const std::int64_t ka = TotalOrderKey(a);
+    const std::int64_t kb = TotalOrderKey(b);
+    switch (direction) {
+      case ComparisonDirection::kEq: return ka == kb;
+      case ComparisonDirection::kNe: return ka != kb;
+      case ComparisonDirection::kLt: return ka < kb;
+      case ComparisonDirection::kLe: return ka <= kb;
+      case ComparisonDirection::kGt: return ka > kb;
+      case ComparisonDirection::kGe: return ka >= kb;
+    }
+  }
   switch (direction) {
     case ComparisonDirection::kEq: return a == b;
     case ComparisonDirection::kNe: return a != b;
@@ -152,7 +174,7 @@ Literal EvalElementwise(const Instruction& instruction, const Operands& operands
   if (op == Opcode::kCompare) {
     const std::vector<double>& a = operands[0]->values;
     const std::vector<double>& b = operands[1]->values;
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = Compare(instruction.comparison, a[i], b[i]) ? 1.0 : 0.0;
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = Compare(instruction.comparison, a[i], b[i], instruction.total_order) ? 1.0 : 0.0;
     return result;
   }
   if (IsElementwiseBinary(op)) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "toolchain/hlo/ir.hpp"
@@ -32,8 +33,26 @@ Literal EvalDot(const Instruction& instruction, const Operands& operands);
 Literal EvalConvolution(const Instruction& instruction, const Operands& operands);
 
 // interp_reduce.cpp
+// Folds values into accumulators: acc[k] = reducer(acc[k], x[k]) for N parallel reductions. A
+// reducer that is one binary op of its two parameters (add, max, …: every reducer in real
+// dumps) runs directly; any other is interpreted per call.
+class Folder {
+ public:
+  Folder(const Computation& reducer, const std::vector<ElementType>& types, const ComputationRunner& run);
+  void Fold(std::vector<double>& acc, const std::vector<double>& x) const;
+
+ private:
+  const Computation& reducer_;
+  std::vector<ElementType> types_;
+  const ComputationRunner& run_;
+  std::optional<Opcode> simple_;
+  bool swapped_ = false;
+};
 Literal EvalReduce(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
 Literal EvalReduceWindow(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
+
+// interp_indexed.cpp: gather, scatter, sort, dynamic-update-slice.
+Literal EvalIndexed(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
 
 [[noreturn]] void Unsupported(const Instruction& instruction, const std::string& what);
 

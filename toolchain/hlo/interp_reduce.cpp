@@ -24,44 +24,33 @@ std::optional<Opcode> SimpleReducer(const Computation& reducer) {
   return root->opcode;  // a op b == b op a for every such op but subtract/divide/…; order kept below
 }
 
-// Folds values into accumulators: acc[k] = reducer(acc[k], x[k]) for N parallel reductions.
-class Folder {
- public:
-  Folder(const Computation& reducer, const std::vector<ElementType>& types, const ComputationRunner& run)
-      : reducer_(reducer), types_(types), run_(run), simple_(types.size() == 1 ? SimpleReducer(reducer) : std::nullopt) {
-    if (simple_) swapped_ = reducer.root->operands[0]->parameter_number == 1;
-  }
-
-  void Fold(std::vector<double>& acc, const std::vector<double>& x) const {
-    if (simple_) {
-      const double a = swapped_ ? x[0] : acc[0];
-      const double b = swapped_ ? acc[0] : x[0];
-      acc[0] = RoundToType(types_[0], ApplyBinary(*simple_, types_[0], a, b));
-      return;
-    }
-    const std::size_t n = types_.size();
-    std::vector<Literal> scalars;
-    for (std::size_t k = 0; k < n; ++k) scalars.push_back(Literal::Scalar(types_[k], acc[k]));
-    for (std::size_t k = 0; k < n; ++k) scalars.push_back(Literal::Scalar(types_[k], x[k]));
-    Operands arguments;
-    for (const Literal& scalar : scalars) arguments.push_back(&scalar);
-    const Literal out = run_(reducer_, arguments);
-    if (n == 1) {
-      acc[0] = out.values[0];
-    } else {
-      for (std::size_t k = 0; k < n; ++k) acc[k] = out.elements[k].values[0];
-    }
-  }
-
- private:
-  const Computation& reducer_;
-  std::vector<ElementType> types_;
-  const ComputationRunner& run_;
-  std::optional<Opcode> simple_;
-  bool swapped_ = false;
-};
-
 }  // namespace
+
+Folder::Folder(const Computation& reducer, const std::vector<ElementType>& types, const ComputationRunner& run)
+    : reducer_(reducer), types_(types), run_(run), simple_(types.size() == 1 ? SimpleReducer(reducer) : std::nullopt) {
+  if (simple_) swapped_ = reducer.root->operands[0]->parameter_number == 1;
+}
+
+void Folder::Fold(std::vector<double>& acc, const std::vector<double>& x) const {
+  if (simple_) {
+    const double a = swapped_ ? x[0] : acc[0];
+    const double b = swapped_ ? acc[0] : x[0];
+    acc[0] = RoundToType(types_[0], ApplyBinary(*simple_, types_[0], a, b));
+    return;
+  }
+  const std::size_t n = types_.size();
+  std::vector<Literal> scalars;
+  for (std::size_t k = 0; k < n; ++k) scalars.push_back(Literal::Scalar(types_[k], acc[k]));
+  for (std::size_t k = 0; k < n; ++k) scalars.push_back(Literal::Scalar(types_[k], x[k]));
+  Operands arguments;
+  for (const Literal& scalar : scalars) arguments.push_back(&scalar);
+  const Literal out = run_(reducer_, arguments);
+  if (n == 1) {
+    acc[0] = out.values[0];
+  } else {
+    for (std::size_t k = 0; k < n; ++k) acc[k] = out.elements[k].values[0];
+  }
+}
 
 Literal EvalReduce(const Instruction& instruction, const Operands& operands, const ComputationRunner& run) {
   const std::size_t n = operands.size() / 2;

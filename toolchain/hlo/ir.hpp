@@ -68,6 +68,8 @@ namespace systole::hlo {
   X(kBroadcast, "broadcast")                    \
   X(kConcatenate, "concatenate")                \
   X(kDynamicSlice, "dynamic-slice")             \
+  X(kDynamicUpdateSlice, "dynamic-update-slice") \
+  X(kGather, "gather")                          \
   X(kGetTupleElement, "get-tuple-element")      \
   X(kPad, "pad")                                \
   X(kReshape, "reshape")                        \
@@ -81,6 +83,8 @@ namespace systole::hlo {
   X(kConvolution, "convolution")                \
   X(kDot, "dot")                                \
   X(kReduce, "reduce")                          \
+  X(kScatter, "scatter")                        \
+  X(kSort, "sort")                              \
   X(kWhile, "while")                            \
   X(kConditional, "conditional")                \
   X(kReduceWindow, "reduce-window")
@@ -129,6 +133,22 @@ struct DotDimensionNumbers {
   std::vector<std::int64_t> lhs_contracting;
   std::vector<std::int64_t> rhs_batch;
   std::vector<std::int64_t> rhs_contracting;
+};
+
+// gather's `offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1,
+// slice_sizes={1,4}`, and scatter's attributes under gather's names (scatter's own name after
+// each field): the two operations are mirror images, one reading windows of the operand at
+// indexed positions, the other combining update windows into it. The batching dimensions are
+// what XLA prints for vmapped gathers and scatters (operand dimension k is indexed by the batch
+// position of start-indices dimension k).
+struct GatherScatterDims {
+  std::vector<std::int64_t> offset_dims;                  // update_window_dims
+  std::vector<std::int64_t> collapsed_slice_dims;         // inserted_window_dims
+  std::vector<std::int64_t> start_index_map;              // scatter_dims_to_operand_dims
+  std::vector<std::int64_t> operand_batching_dims;        // input_batching_dims
+  std::vector<std::int64_t> start_indices_batching_dims;  // scatter_indices_batching_dims
+  std::int64_t index_vector_dim = -1;                     // -1: not printed (the verifier refuses it)
+  std::vector<std::int64_t> slice_sizes;                  // gather only
 };
 
 struct SliceDim {  // `[start:limit:stride]`
@@ -197,7 +217,7 @@ class Instruction {
   std::int64_t batch_group_count = 1;
   std::int64_t exponent_bits = 8;     // reduce-precision
   std::int64_t mantissa_bits = 23;
-  std::vector<std::int64_t> dimensions;  // broadcast, transpose, reduce, concatenate, reverse
+  std::vector<std::int64_t> dimensions;  // broadcast, transpose, reduce, concatenate, reverse, sort
   std::vector<std::int64_t> dynamic_slice_sizes;
   std::vector<WindowDim> window;
   ConvDimensionNumbers conv_dims;
@@ -205,6 +225,9 @@ class Instruction {
   std::vector<SliceDim> slice;
   std::vector<PadDim> padding;
   ComparisonDirection comparison = ComparisonDirection::kEq;
+  bool total_order = false;  // compare type=TOTALORDER: -NaN < -inf < … < -0 < +0 < … < inf < NaN
+  GatherScatterDims gather_dims;  // gather, scatter
+  bool is_stable = false;         // sort
   OpMetadata metadata;
 
   // "%name = f32[2] add(%a, %b)" — for messages.

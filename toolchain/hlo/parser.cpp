@@ -370,11 +370,43 @@ class ModuleParser {
       instruction.exponent_bits = cursor_.Integer("a number of exponent bits");
     } else if (name == "mantissa_bits") {
       instruction.mantissa_bits = cursor_.Integer("a number of mantissa bits");
+    } else if (name == "offset_dims" || name == "update_window_dims") {
+      instruction.gather_dims.offset_dims = detail::ParseIntegerList(cursor_);
+    } else if (name == "collapsed_slice_dims" || name == "inserted_window_dims") {
+      instruction.gather_dims.collapsed_slice_dims = detail::ParseIntegerList(cursor_);
+    } else if (name == "start_index_map" || name == "scatter_dims_to_operand_dims") {
+      instruction.gather_dims.start_index_map = detail::ParseIntegerList(cursor_);
+    } else if (name == "operand_batching_dims" || name == "input_batching_dims") {
+      instruction.gather_dims.operand_batching_dims = detail::ParseIntegerList(cursor_);
+    } else if (name == "start_indices_batching_dims" || name == "scatter_indices_batching_dims") {
+      instruction.gather_dims.start_indices_batching_dims = detail::ParseIntegerList(cursor_);
+    } else if (name == "index_vector_dim") {
+      instruction.gather_dims.index_vector_dim = cursor_.Integer("an index vector dimension");
+    } else if (name == "slice_sizes") {
+      instruction.gather_dims.slice_sizes = detail::ParseIntegerList(cursor_);
+    } else if (name == "is_stable") {
+      instruction.is_stable = ParseBool();
+    } else if (name == "type" && instruction.opcode == Opcode::kCompare) {
+      const SourceLocation where = cursor_.Location();
+      const std::string_view type = cursor_.Name("a comparison type");
+      if (type == "TOTALORDER") {
+        instruction.total_order = true;
+      } else if (type != "FLOAT" && type != "SIGNED" && type != "UNSIGNED" && type != "PARTIALORDER") {
+        cursor_.FailAt(where, fmt::format("unknown comparison type '{}' (FLOAT, TOTALORDER, SIGNED, UNSIGNED)",
+                                          Printable(type)));
+      }
     } else if (name == "metadata") {
       ParseMetadata(instruction);
     } else {
       cursor_.SkipValue();  // metadata, backend_config, sharding, frontend_attributes, …
     }
+  }
+
+  bool ParseBool() {
+    const SourceLocation where = cursor_.Location();
+    const std::string_view value = cursor_.Name("true or false");
+    if (value != "true" && value != "false") cursor_.FailAt(where, fmt::format("expected true or false, found '{}'", Printable(value)));
+    return value == "true";
   }
 
   void ParseCallees(PendingInstruction& pending) {

@@ -4,71 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <set>
 
-namespace systole::hlo {
+#include "toolchain/hlo/shape_inference_rules.hpp"
 
-namespace {
-
-class Inference {
- public:
-  explicit Inference(const Instruction& instruction) : i_(instruction) {}
-
-  [[noreturn]] void Fail(const std::string& message) const {
-    throw HloError(i_.location, fmt::format("instruction '{}' ({}): {}", i_.name, OpcodeName(i_.opcode), message));
-  }
-  void Require(bool condition, const std::string& message) const {
-    if (!condition) Fail(message);
-  }
-
-  void OperandCount(std::size_t count) const {
-    Require(i_.operands.size() == count,
-            fmt::format("takes {} operand(s), found {}", count, i_.operands.size()));
-  }
-  const Shape& Operand(std::size_t index) const { return i_.operands[index]->shape; }
-  const Shape& ArrayOperand(std::size_t index) const {
-    const Shape& shape = Operand(index);
-    Require(shape.IsArray(), fmt::format("operand {} ('{}') must be an array, found {}", index,
-                                         i_.operands[index]->name, shape.ToString()));
-    return shape;
-  }
-  void Dimension(std::int64_t dim, std::size_t rank, std::string_view what) const {
-    Require(dim >= 0 && static_cast<std::size_t>(dim) < rank,
-            fmt::format("{} {} is out of range for rank {}", what, dim, rank));
-  }
-  void Distinct(const std::vector<std::int64_t>& dims, std::size_t rank, std::string_view what) const {
-    std::set<std::int64_t> seen;
-    for (std::int64_t d : dims) {
-      Dimension(d, rank, what);
-      Require(seen.insert(d).second, fmt::format("{} {} appears twice", what, d));
-    }
-  }
-
-  Shape Infer() const;
-
- private:
-  Shape Elementwise() const;
-  Shape Broadcast() const;
-  Shape Concatenate() const;
-  Shape DynamicSlice() const;
-  Shape Pad() const;
-  Shape Slice() const;
-  Shape Transpose() const;
-  Shape Call() const;
-  Shape While() const;
-  Shape Conditional() const;
-  // `callee` takes one parameter of `shape`; returns its root's shape.
-  const Shape& CheckUnaryCallee(const Computation& callee, const Shape& shape, const std::string& role) const;
-  Shape Convolution() const;
-  Shape Dot() const;
-  Shape Reduce() const;
-  Shape ReduceWindow() const;
-  // Output size of one windowed dimension (convolution, reduce-window).
-  std::int64_t WindowedSize(std::int64_t input, const WindowDim& window) const;
-  void CheckReducer(const Computation& reducer, const std::vector<ElementType>& types) const;
-
-  const Instruction& i_;
-};
+namespace systole::hlo::detail {
 
 Shape Inference::Infer() const {
   const Opcode op = i_.opcode;
@@ -98,6 +37,10 @@ Shape Inference::Infer() const {
     case Opcode::kBroadcast: return Broadcast();
     case Opcode::kConcatenate: return Concatenate();
     case Opcode::kDynamicSlice: return DynamicSlice();
+    case Opcode::kDynamicUpdateSlice: return DynamicUpdateSlice();
+    case Opcode::kGather: return Gather();
+    case Opcode::kScatter: return Scatter();
+    case Opcode::kSort: return Sort();
     case Opcode::kGetTupleElement: {
       OperandCount(1);
       const Shape& tuple = Operand(0);
@@ -496,8 +439,10 @@ Shape Inference::ReduceWindow() const {
   return Shape(i_.called[0]->root->shape.type, dims);
 }
 
-}  // namespace
+}  // namespace systole::hlo::detail
 
-Shape InferShape(const Instruction& instruction) { return Inference(instruction).Infer(); }
+namespace systole::hlo {
+
+Shape InferShape(const Instruction& instruction) { return detail::Inference(instruction).Infer(); }
 
 }  // namespace systole::hlo

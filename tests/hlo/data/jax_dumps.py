@@ -10,8 +10,8 @@ tables. The `_optimized` fixtures are what XLA's CPU compiler prints after optim
 computations, operands without shapes, scheduling attributes. The file names in those tables are
 made relative to the repository so the fixtures do not depend on where the repository is checked
 out. The control-flow fixtures (`lax.fori_loop`: `while`; `lax.cond`, `lax.switch`:
-`conditional`) come with an .npz of inputs and JAX's own outputs on the CPU (arr_0, arr_1, …:
-the inputs, then the output; for cond and switch one run per branch, inputs and output each).
+`conditional`) and the indexed ones (gather, scatter, sort, dynamic-update-slice) come with an
+.npz of inputs and JAX's CPU outputs (arr_0, arr_1, …: each run's inputs, then its output).
 """
 import os
 
@@ -61,6 +61,77 @@ def switch(i, x):
     return jax.lax.switch(i, [lambda v: v + 1.0, lambda v: v * v, lambda v: -v], x)
 
 
+# Indexed operations: gather, scatter, sort, dynamic-update-slice (tests/hlo/indexed_test.cpp).
+def take(table, ids):
+    """gather; jnp.take's default mode fills out-of-range rows with NaN (a select after it)."""
+    return jnp.take(table, ids, axis=0)
+
+
+def take_grad(g, ids):
+    """scatter-add with repeated ids, as an embedding's gradient."""
+    return jnp.zeros((10, 4), jnp.float32).at[ids].add(g)
+
+
+def scatter_set(x, ids, v):
+    return x.at[ids].set(v)
+
+
+def batched_take(tables, ids):
+    """vmap makes operand_batching_dims / start_indices_batching_dims."""
+    return jax.vmap(lambda t, i: t[i])(tables, ids)
+
+
+def batched_take_grad(tables, ids, u):
+    return jax.vmap(lambda t, i, v: t.at[i].add(v))(tables, ids, u)
+
+
+def sort_rows(x):
+    """A comparator with NaN and signed-zero handling and compare type=TOTALORDER."""
+    return jnp.sort(x, axis=-1)
+
+
+def argsort_columns(x):
+    """Variadic sort (values, iota) along dimension 0; ties keep their order."""
+    return jnp.argsort(x, axis=0, stable=True)
+
+
+def scan_cumsum(h, xs):
+    """lax.scan reads xs[i] with dynamic-slice and stacks outputs with dynamic-update-slice."""
+    return jax.lax.scan(lambda c, x: (c + x, c + x), h, xs)[1]
+
+
+def update_slice(x, u, i):
+    return jax.lax.dynamic_update_slice(x, u, (i, 0))
+
+
+def indexed_runs(rng):
+    """Inputs for the indexed fixtures: sums are of small integers, so every result is exact."""
+    f32 = np.float32
+    table = rng.standard_normal((10, 4)).astype(f32)
+    ints = lambda *shape: rng.integers(-8, 8, shape).astype(f32)  # noqa: E731
+    ids = np.array([3, 0, 9, -1, 12, -11], np.int32)  # -1 wraps to 9; 12 and -11 are out of range
+    repeated = np.array([1, 3, 1, 0, 9, 3], np.int32)
+    row = np.array([2.0, -0.0, np.nan, 0.0, -np.inf, 1.0, -3.5, np.inf], f32)
+    rows = np.stack([row, row[::-1], rng.standard_normal(8).astype(f32)])
+    ties = np.array([[2, 1], [1, 1], [2, 0], [0, 1], [1, 0]], f32)
+    return {
+        "jax_take": (take, [[table, ids]]),
+        "jax_take_grad": (take_grad, [[ints(6, 4), repeated]]),
+        "jax_scatter_set": (scatter_set, [[ints(10, 4), np.array([7, 2, 5], np.int32), ints(3, 4)],
+                                          [ints(10, 4), np.array([0, 11, 9], np.int32), ints(3, 4)]]),
+        "jax_batched_take": (batched_take, [[rng.standard_normal((3, 5, 4)).astype(f32),
+                                             np.array([[4, 0], [2, 2], [1, 3]], np.int32)]]),
+        "jax_batched_take_grad": (batched_take_grad, [[ints(3, 5, 4), np.array([[4, 4], [2, 0], [1, 3]], np.int32),
+                                                       ints(3, 2, 4)]]),
+        "jax_sort_rows": (sort_rows, [[rows]]),
+        "jax_argsort_columns": (argsort_columns, [[ties]]),
+        "jax_scan_cumsum": (scan_cumsum, [[ints(2, 4), ints(3, 2, 4)]]),
+        "jax_update_slice": (update_slice, [[ints(5, 4), ints(2, 4), np.int32(1)],
+                                            [ints(5, 4), ints(2, 4), np.int32(4)],
+                                            [ints(5, 4), ints(2, 4), np.int32(-3)]]),
+    }
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.abspath(os.path.join(here, "..", "..", ".."))
@@ -97,6 +168,7 @@ def main():
         "jax_cond": (cond, [[np.int32(3), x], [np.int32(-2), x]]),
         "jax_switch": (switch, [[np.int32(0), x], [np.int32(1), x], [np.int32(2), x], [np.int32(7), x]]),
     }
+    runs.update(indexed_runs(np.random.default_rng(16)))
     for name, (fn, input_sets) in runs.items():
         write(name + ".hlo", hlo_text(jax.jit(fn).lower(*input_sets[0])))
         arrays = []
