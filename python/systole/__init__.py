@@ -34,12 +34,16 @@ __all__ = [
     "RunResult", "compile", "config_info", "configs", "interpret", "load", "numpy_dtype", "random_inputs",
 ]
 
-try:  # bf16 arrays: ml_dtypes is what JAX uses (and installs)
+try:  # bf16 and f8 arrays: ml_dtypes is what JAX uses (and installs)
     import ml_dtypes as _ml_dtypes
 
     bfloat16 = np.dtype(_ml_dtypes.bfloat16)
+    # HLO element types NumPy has no dtype of its own for: ml_dtypes', as JAX uses them.
+    _ML_DTYPES = {"bf16": bfloat16, "f8e4m3fn": np.dtype(_ml_dtypes.float8_e4m3fn),
+                  "f8e5m2": np.dtype(_ml_dtypes.float8_e5m2)}
 except ImportError:  # pragma: no cover - the .venv has it
     bfloat16 = None
+    _ML_DTYPES = {}
 
 _NUMPY_TYPES = {
     "pred": np.bool_, "s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64,
@@ -49,11 +53,11 @@ _NUMPY_TYPES = {
 
 
 def numpy_dtype(hlo_type: str) -> np.dtype:
-    """The NumPy dtype of an HLO element type name ("f32", "bf16", "s8", ...)."""
-    if hlo_type == "bf16":
-        if bfloat16 is None:
-            raise ImportError("bf16 arrays need the ml_dtypes package")
-        return bfloat16
+    """The NumPy dtype of an HLO element type name ("f32", "bf16", "f8e4m3fn", "s8", ...)."""
+    if hlo_type in ("bf16", "f8e4m3fn", "f8e5m2"):
+        if hlo_type not in _ML_DTYPES:
+            raise ImportError(f"{hlo_type} arrays need the ml_dtypes package")
+        return _ML_DTYPES[hlo_type]
     try:
         return np.dtype(_NUMPY_TYPES[hlo_type])
     except KeyError:
@@ -225,9 +229,9 @@ class RunResult:
 
 
 def _host_array(value: Any) -> np.ndarray:
-    """A NumPy array the C++ side takes: bf16 widened to float32 (exactly)."""
+    """A NumPy array the C++ side takes: bf16 and f8 widened to float32 (exactly)."""
     array = np.asarray(value)
-    if bfloat16 is not None and array.dtype == bfloat16:
+    if any(array.dtype == t for t in _ML_DTYPES.values()):
         array = array.astype(np.float32)
     return array
 

@@ -214,6 +214,27 @@ def test_embedding_lookup_and_its_gradient_run_on_the_host():
     assert {"gather", "scatter"} <= host
 
 
+def test_f8_inputs_and_outputs_are_jaxs():
+    # ml_dtypes' float8 arrays in and out; the f8 arithmetic runs on the host, exactly as JAX
+    # rounds it (tests/hlo/f8_test.cpp checks the rounding against ml_dtypes).
+    import ml_dtypes
+
+    def f(x8, w):
+        y = x8.astype(jnp.float32) @ w
+        return (x8.astype(jnp.float32) * 3).astype(jnp.float8_e5m2), y
+
+    rng = np.random.default_rng(8)
+    x8 = rng.standard_normal((4, 16)).astype(ml_dtypes.float8_e4m3fn)
+    w = rng.standard_normal((16, 16)).astype(np.float32)
+    fast = systole.jax.jit(f)
+    scaled, y = fast(x8, w)
+    ref_scaled, ref_y = jax.jit(f)(x8, w)
+    assert scaled.dtype == ref_scaled.dtype == np.dtype(ml_dtypes.float8_e5m2)
+    np.testing.assert_array_equal(scaled.astype(np.float32), np.asarray(ref_scaled).astype(np.float32))
+    assert relative_error(y, ref_y) <= F32_TOLERANCE
+    assert fast.program.device_steps == 1  # the dot
+
+
 def test_output_dtypes_are_jaxs():
     def f(x):
         return x > 0, jnp.argmax(x, axis=-1), x.astype(jnp.int16), x.astype(jnp.uint8), x.astype(jnp.bfloat16)
