@@ -445,6 +445,13 @@ PYBIND11_MODULE(_systole, m) {
   m.def("compile_text", &CompileText, py::arg("text"), py::arg("source_name"), py::arg("config"),
         py::arg("fuse") = true, "Compiles HLO text for a configuration (name or .toml path).");
   m.def("load", &LoadProgram, py::arg("path"), "Loads a model file written by Program.save or `systole compile`.");
+  m.def(
+      "select_module",
+      [](const std::string& text, const std::string& source_name, const std::string& selector) {
+        return hlo::SelectModuleText(text, source_name, selector);
+      },
+      py::arg("text"), py::arg("source_name"), py::arg("selector"),
+      "The text of one module of a '// -----' separated file, by index or name (line numbers kept).");
 
   py::class_<PyDevice>(m, "Device", "A Systole device opened by URI.")
       .def(py::init<const std::string&, const std::string&>(), py::arg("uri"), py::arg("config"))

@@ -111,6 +111,28 @@ def test_model_file_round_trip(ref, tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+TWO_MODULES = """HloModule twice
+ENTRY e { p = f32[4] parameter(0)
+  ROOT t = f32[4] add(p, p) }
+// -----
+HloModule negated
+ENTRY e { p = f32[4] parameter(0)
+  ROOT n = f32[4] negate(p) }
+"""
+
+
+def test_compile_picks_one_module_of_several(ref):
+    x = np.arange(4, dtype=np.float32)
+    for selector, expected in ((0, 2 * x), ("twice", 2 * x), (1, -x), ("negated", -x)):
+        program = systole.compile(TWO_MODULES, module=selector)
+        np.testing.assert_array_equal(ref.run(program, [x]).outputs[0], expected)
+    with pytest.raises(systole.HloError, match=r"twice.*negated"):
+        systole.compile(TWO_MODULES, module="thrice")
+    # Without module=, a file of several modules is refused rather than one being guessed.
+    with pytest.raises(systole.HloError):
+        systole.compile(TWO_MODULES)
+
+
 BAD_HLO = "HloModule bad\n\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT n = f32[2] negat(p)\n}\n"
 
 
