@@ -29,6 +29,7 @@
 #include "toolchain/hlo/interpreter.hpp"
 #include "toolchain/hlo/io.hpp"
 #include "toolchain/hlo/ir.hpp"
+#include "toolchain/hlo/parser.hpp"
 
 namespace py = pybind11;
 
