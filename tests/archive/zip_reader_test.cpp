@@ -9,7 +9,7 @@
 
 #include <functional>
 
-#include "tests/archive/zip_builder.hpp"
+#include "tests/util/zip_builder.hpp"
 
 namespace systole::archive {
 namespace {

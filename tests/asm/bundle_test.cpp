@@ -11,9 +11,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "tests/archive/zip_builder.hpp"
+#include "tests/util/zip_builder.hpp"
 #include "tests/asm/asm_test_util.hpp"
-#include "tests/asm/zip_test_util.hpp"
 #include "toolchain/asm/assembler.hpp"
 
 namespace systole::assembly {
@@ -25,8 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using testing::Unzip;
-using testing::Zip;
+using systole::testing::Unzip;
+using systole::testing::Zip;
 
 Program Example() {
   return Assemble(R"(

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "tests/asm/asm_test_util.hpp"
-#include "tests/asm/zip_test_util.hpp"
+#include "tests/util/zip_builder.hpp"
 #include "toolchain/asm/assembler.hpp"
 #include "toolchain/asm/bundle.hpp"
 #include "toolchain/asm/disassembler.hpp"
@@ -245,7 +245,7 @@ TEST(Robustness, BundleReaderOnMutatedBundles) {
 TEST(Robustness, BundleReaderOnMutatedEntries) {
   std::mt19937_64 rng(testing::TestSeed());
   const auto entries =
-      testing::Unzip(SerializeBundle(AssembleFile(testing::ExampleFiles().front())));
+      systole::testing::Unzip(SerializeBundle(AssembleFile(testing::ExampleFiles().front())));
   int parsed = 0;
   for (int i = 0; i < 1500; ++i) {
     auto mutated = entries;
@@ -255,7 +255,7 @@ TEST(Robustness, BundleReaderOnMutatedEntries) {
     if (rng() % 8 == 0)
       mutated.erase(mutated.begin() + static_cast<std::ptrdiff_t>(rng() % mutated.size()));
     try {
-      const Program program = ParseBundle(testing::Zip(mutated), "fuzz.sbin");
+      const Program program = ParseBundle(systole::testing::Zip(mutated), "fuzz.sbin");
       ++parsed;
       EXPECT_TRUE(ValidateProgram(program).empty());
     } catch (const BundleError& error) {

@@ -10,8 +10,7 @@
 #include <sstream>
 #include <sys/wait.h>
 
-#include "tests/archive/zip_builder.hpp"
-#include "tests/asm/zip_test_util.hpp"
+#include "tests/util/zip_builder.hpp"
 #include "tests/cli/cli_runner.hpp"
 #include "toolchain/npy/npy.hpp"
 
@@ -256,14 +255,14 @@ TEST_F(CliRun, ConfigurationPathsComeOnlyFromTheCommandLine) {
   Write("p.s", ".config tiny\nhalt\n");
   ASSERT_EQ(Systole({"asm", Path("p.s"), "-o", Path("p.sbin")}).exit_code, 0);
   fs::copy_file(Source("configs/tiny.toml"), Path("my.toml"));
-  auto entries = systole::assembly::testing::Unzip(systole::testing::ReadBytes(Path("p.sbin")));
+  auto entries = systole::testing::Unzip(systole::testing::ReadBytes(Path("p.sbin")));
   for (auto& [name, data] : entries) {
     if (name != "manifest.json") continue;
     auto manifest = nlohmann::json::parse(data);
     manifest["config"] = Path("my.toml");
     data = manifest.dump();
   }
-  systole::testing::WriteBytes(Path("evil.sbin"), systole::assembly::testing::Zip(entries));
+  systole::testing::WriteBytes(Path("evil.sbin"), systole::testing::Zip(entries));
   CliResult result = Systole({"run", Path("evil.sbin"), "--device", "ref"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.out, HasSubstr("is not a configuration name"));

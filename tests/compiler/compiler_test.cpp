@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <zip.h>
 
-#include "tests/archive/zip_builder.hpp"
+#include "tests/util/zip_builder.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
 #include "toolchain/compiler/model_file.hpp"
 

@@ -11,7 +11,7 @@
 #include <functional>
 #include <random>
 
-#include "tests/archive/zip_builder.hpp"
+#include "tests/util/zip_builder.hpp"
 #include "toolchain/npy/npy.hpp"
 
 namespace systole::npy {

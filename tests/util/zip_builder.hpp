@@ -1,6 +1,7 @@
-// Building zip archives in tests — stored or deflated members, and surgery on the bytes
-// (a changed data byte, a forged size) that keeps everything else consistent, so that a reader
-// meets exactly the one defect a test is about.
+// Building and taking apart zip archives in tests — stored or deflated members, bundles taken
+// apart and put back together with one member edited, and surgery on the bytes (a forged size)
+// that keeps everything else consistent, so that a reader meets exactly the one defect a test
+// is about.
 #pragma once
 
 #include <zip.h>
@@ -13,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace systole::testing {
@@ -45,6 +47,36 @@ inline std::vector<std::uint8_t> MakeZip(const std::vector<ZipEntry>& entries) {
   zip_source_free(buffer);
   zip_error_fini(&error);
   return bytes;
+}
+
+// (name, data) pairs, as Unzip gives them: deflated members in this order.
+inline std::vector<std::uint8_t> Zip(const std::vector<std::pair<std::string, std::string>>& members) {
+  std::vector<ZipEntry> entries;
+  for (const auto& [name, data] : members) entries.push_back({name, data, false});
+  return MakeZip(entries);
+}
+
+// The members of a zip in order, as (name, data) pairs.
+inline std::vector<std::pair<std::string, std::string>> Unzip(const std::vector<std::uint8_t>& bytes) {
+  zip_error_t error;
+  zip_error_init(&error);
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  zip_t* archive = zip_open_from_source(source, ZIP_RDONLY, &error);
+  if (archive == nullptr) throw std::runtime_error("Unzip: not a zip archive");
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (zip_int64_t i = 0; i < zip_get_num_entries(archive, 0); ++i) {
+    const auto index = static_cast<zip_uint64_t>(i);
+    zip_stat_t stat;
+    zip_stat_index(archive, index, 0, &stat);
+    std::string data(stat.size, '\0');
+    zip_file_t* file = zip_fopen_index(archive, index, 0);
+    zip_fread(file, data.data(), data.size());
+    zip_fclose(file);
+    entries.emplace_back(zip_get_name(archive, index, 0), data);
+  }
+  zip_close(archive);
+  zip_error_fini(&error);
+  return entries;
 }
 
 // The offset of the only occurrence of `needle` (throws if there is none or more than one).
