@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/util/test_seed.hpp"
 #include "arch/isa/isa.hpp"
 #include "toolchain/asm/assembler.hpp"
 
@@ -30,14 +31,9 @@ inline std::vector<std::filesystem::path> ExampleFiles() {
   return files;
 }
 
-// The seed of a randomized test: SYSTOLE_SEED if set, else a fresh one; printed either way so
-// that a failure can be replayed.
-inline std::uint64_t TestSeed() {
-  std::uint64_t seed = std::random_device{}();
-  if (const char* text = std::getenv("SYSTOLE_SEED")) seed = std::strtoull(text, nullptr, 0);
-  std::cout << "[ seed     ] SYSTOLE_SEED=" << seed << "\n";
-  return seed;
-}
+// The seed of a randomized test: tests/util/test_seed.hpp's (SYSTOLE_SEED, else one derived
+// from the test's name, so CI repeats itself), printed with the command that replays it.
+inline std::uint64_t TestSeed() { return systole::test::Seed(); }
 
 // The diagnostics of assembling `source`; fails the test if it assembles.
 inline std::vector<Diagnostic> Errors(std::string_view source, std::string_view file = "t.s") {

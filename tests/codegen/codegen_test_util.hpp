@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/util/test_seed.hpp"
 #include "arch/config/config.hpp"
 #include "arch/image/program.hpp"
 #include "sim/model/golden_model.hpp"
@@ -23,14 +24,9 @@
 
 namespace systole::codegen::testing {
 
-// std::random_device unless SYSTOLE_SEED is set; printed and recorded so a failure replays.
-inline std::uint64_t TestSeed() {
-  std::uint64_t seed = std::random_device{}();
-  if (const char* text = std::getenv("SYSTOLE_SEED")) seed = std::strtoull(text, nullptr, 10);
-  std::cout << "[ seed     ] SYSTOLE_SEED=" << seed << " reproduces this test\n";
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return seed;
-}
+// The seed of a randomized test: tests/util/test_seed.hpp's (SYSTOLE_SEED, else one derived
+// from the test's name, so CI repeats itself), printed with the command that replays it.
+inline std::uint64_t TestSeed() { return systole::test::Seed(); }
 
 // Tensor contents as raw little-endian element bits: int8 in the low byte, bf16 16 bits,
 // fp32 / int32 32 bits.

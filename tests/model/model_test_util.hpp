@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/util/test_seed.hpp"
 #include "arch/config/config.hpp"
 #include "arch/isa/isa.hpp"
 #include "arch/regs/regmap.hpp"
@@ -130,18 +131,9 @@ inline void SetRegister(GoldenModel& model, std::string_view name, std::uint32_t
 
 // ---- seeds ---------------------------------------------------------------------------------
 
-// std::random_device unless SYSTOLE_SEED is set; printed so that a failure can be replayed.
-inline std::uint64_t TestSeed() {
-  std::uint64_t seed = 0;
-  if (const char* text = std::getenv("SYSTOLE_SEED")) {
-    seed = std::strtoull(text, nullptr, 0);
-  } else {
-    seed = (std::uint64_t{std::random_device{}()} << 32) | std::random_device{}();
-  }
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  std::cout << "[ seed     ] SYSTOLE_SEED=" << seed << " reproduces this test\n";
-  return seed;
-}
+// The seed of a randomized test: tests/util/test_seed.hpp's (SYSTOLE_SEED, else one derived
+// from the test's name, so CI repeats itself), printed with the command that replays it.
+inline std::uint64_t TestSeed() { return systole::test::Seed(); }
 
 // ---- reference numerics (independent of sim/model/numerics.hpp) ----------------------------
 
