@@ -16,6 +16,8 @@ void AddCompileCommand(CLI::App& app); // compile.cpp: HLO text -> compiled mode
 void AddReportCommand(CLI::App& app);  // report.cpp: a timeline (run --trace) -> an HTML page
 void AddSimBoardCommand(CLI::App& app);  // sim_board.cpp: the serial board simulated on a pty
                                          // (builds with the Verilated RTL only)
+void AddArrayViewCommand(CLI::App& app);  // array_view.cpp: an rtl waveform -> the array, cycle
+                                          // by cycle, as an HTML page (Verilated RTL only)
 
 // Checks a --device URI: a token in it (tcp://…?token=…) would show in `ps`, in shell history
 // and in logs, so the command line refuses it and names the alternatives (SYSTOLE_TOKEN,

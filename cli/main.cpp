@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
 #ifdef SYSTOLE_CLI_SIM_BOARD
   systole::cli::AddSimBoardCommand(app);
 #endif
+#ifdef SYSTOLE_CLI_ARRAY_VIEW
+  systole::cli::AddArrayViewCommand(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

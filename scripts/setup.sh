@@ -28,6 +28,7 @@ packages=(
   nextpnr-ice40 fpga-icestorm fpga-icestorm-chipdb openfpgaloader
   # Python package (python/): pybind11's CMake package, headers, venv for .venv/
   pybind11-dev python3-dev python3-venv
+  chromium                  # headless: the array view's page is tested in a real browser
 )
 
 missing=()
