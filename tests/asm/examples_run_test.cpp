@@ -122,11 +122,31 @@ TEST(Examples, ConvPoolTiny) {
     EXPECT_EQ(static_cast<std::int8_t>(out[i]), table[i]);
 }
 
+// gemm_tiny.s: Y1 = X · W1 = 2X and Y2 = X · W2, X[i][k] = i + k - 2, W2[k][j] = 1 + 4k + j.
+TEST(Examples, GemmTiny) {
+  const Program program = Example("gemm_tiny.s");
+  const std::vector<std::uint8_t> y1 = RunOnModel(program, "Y1");
+  const std::vector<std::uint8_t> y2 = RunOnModel(program, "Y2");
+  ASSERT_EQ(y1.size(), 6u * 4u * 4u);
+  ASSERT_EQ(y2.size(), 6u * 4u * 4u);
+  for (int i = 0; i < 6; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      int expected = 0;
+      for (int k = 0; k < 4; ++k) expected += (i + k - 2) * (1 + 4 * k + j);
+      std::int32_t got1 = 0, got2 = 0;
+      std::memcpy(&got1, &y1[static_cast<std::size_t>(i * 4 + j) * 4], 4);
+      std::memcpy(&got2, &y2[static_cast<std::size_t>(i * 4 + j) * 4], 4);
+      EXPECT_EQ(got1, 2 * (i + j - 2)) << "Y1[" << i << "][" << j << "]";
+      EXPECT_EQ(got2, expected) << "Y2[" << i << "][" << j << "]";
+    }
+  }
+}
+
 TEST(Examples, EveryExampleIsCovered) {
   // A new example must get a test here.
   std::vector<std::string> names;
   for (const auto& path : testing::ExampleFiles()) names.push_back(path.filename().string());
-  EXPECT_EQ(names, (std::vector<std::string>{"conv_pool_tiny.s", "mlp_bf16.s", "mlp_int8.s"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"conv_pool_tiny.s", "gemm_tiny.s", "mlp_bf16.s", "mlp_int8.s"}));
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ struct Example {
 };
 // Every example, with the configuration it needs; the last test keeps this list complete.
 constexpr Example kExamples[] = {
-    {"conv_pool_tiny.s", "tiny"}, {"mlp_bf16.s", "small"}, {"mlp_int8.s", "small-int8"}};
+    {"conv_pool_tiny.s", "tiny"}, {"gemm_tiny.s", "tiny"}, {"mlp_bf16.s", "small"}, {"mlp_int8.s", "small-int8"}};
 
 std::filesystem::path ExampleDir() {
   return std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm";
