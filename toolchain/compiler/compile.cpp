@@ -22,25 +22,9 @@ using hlo::Opcode;
 
 // Why an instruction that is not a dot or convolution runs on the host.
 std::string HostReason(const Instruction& i, const Config& config) {
+  if (ProducesValue(i.opcode)) return "value";
+  if (MovesDataOnly(i.opcode)) return "data movement";
   switch (i.opcode) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kIota:
-      return "value";
-    case Opcode::kBitcast:
-    case Opcode::kBroadcast:
-    case Opcode::kConcatenate:
-    case Opcode::kDynamicSlice:
-    case Opcode::kGetTupleElement:
-    case Opcode::kPad:
-    case Opcode::kReshape:
-    case Opcode::kReverse:
-    case Opcode::kSlice:
-    case Opcode::kTranspose:
-    case Opcode::kTuple:
-    case Opcode::kCopy:
-    case Opcode::kConvert:
-      return "data movement";
     case Opcode::kWhile:
     case Opcode::kConditional:
       return "control flow runs on the host, the computations it calls included";
@@ -60,7 +44,7 @@ std::string HostReason(const Instruction& i, const Config& config) {
 // max of bf16 values is one of them), or every use rounds the result to bf16 anyway (max
 // commutes with the monotone rounding). Otherwise `rejected` says why.
 std::optional<detail::PoolPlan> PlacePool(
-    const Instruction& i, const detail::Users& users, const Instruction* root, const Config& config,
+    const Instruction& i, const detail::Users& users, const Instruction* root, const Config& config, bool fuse,
     const std::unordered_map<const Instruction*, detail::Group>& groups,
     const std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>>& programs,
     std::unordered_map<const Instruction*, std::string>& rejected) {
@@ -81,7 +65,7 @@ std::optional<detail::PoolPlan> PlacePool(
   const bool device_bf16 = producer != programs.end() && producer->second->output.dtype != image::DataType::kFp32 &&
                            producer->second->output.dtype != image::DataType::kInt32;
   if (type == hlo::ElementType::kBf16 || type == hlo::ElementType::kS8 || device_bf16 ||
-      detail::RoundingToBf16IsInvisible(i, users, root, config)) {
+      detail::RoundingToBf16IsInvisible(i, users, root, config, fuse)) {
     return plan;
   }
   rejected[&i] = fmt::format("max pool of {} values no device step rounded to bf16, read at full precision "
@@ -101,6 +85,16 @@ StepEstimate CompiledModel::TotalEstimate() const {
     total.macs += step.device->estimate.macs;
   }
   return total;
+}
+
+std::uint64_t CompiledModel::DeviceTensorBytes() const {
+  std::uint64_t bytes = 0;
+  for (const Step& step : steps) {
+    if (step.kind != Step::Kind::kDevice) continue;
+    for (const image::TensorDesc& t : step.device->program.inputs) bytes += t.Bytes();
+    for (const image::TensorDesc& t : step.device->program.outputs) bytes += t.Bytes();
+  }
+  return bytes;
 }
 
 std::size_t CompiledModel::DeviceStepCount() const {
@@ -176,7 +170,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     const bool vector = v != vector_of_result.end();
     std::optional<detail::PoolPlan> pool;
     if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
-      pool = PlacePool(*i, users, entry.root, config, group_of_result, programs, rejected);
+      pool = PlacePool(*i, users, entry.root, config, options.fuse, group_of_result, programs, rejected);
     }
     if (g == group_of_result.end() && !vector && !pool) continue;
     if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
@@ -217,6 +211,14 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     } else {
       const auto r = rejected.find(i);
       model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i, config), nullptr});
+    }
+  }
+  ClassifyHostSteps(model);
+  for (Step& step : model.steps) {
+    if (step.kind == Step::Kind::kHost && step.work == HostWork::kParameters) {
+      step.reason = fmt::format("parameters only: feeds a device step's weights or drain (folded at compile "
+                                "time when the parameters are constants); {}",
+                                step.reason);
     }
   }
   return model;

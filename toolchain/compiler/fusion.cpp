@@ -188,7 +188,7 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
   // The drain rounds to bf16. That is the result's own type for bf16, and harmless for an f32
   // result whose every use rounds to bf16 anyway (rounding.cpp).
   const auto narrow_ok = [&](const Instruction* result) {
-    return result->shape.type == ElementType::kBf16 || RoundingToBf16IsInvisible(*result, users, root, config);
+    return result->shape.type == ElementType::kBf16 || RoundingToBf16IsInvisible(*result, users, root, config, fuse);
   };
   group.narrow_output = narrow_ok(group.Result());
   if (!group.narrow_output && before_func) {

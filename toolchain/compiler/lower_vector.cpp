@@ -62,6 +62,52 @@ isa::ActFunc FunctionOf(double lo, double hi) {
   return lo == 0.0 && hi == 6.0 ? isa::ActFunc::kRelu6 : isa::ActFunc::kClamp;
 }
 
+namespace {
+
+// `value` is computed by a dot / convolution the MXU runs, possibly through per-channel adds and multiplies
+// (a broadcast operand), clamps with constants and converts, or by a residual add.
+bool IsMxuActivation(const Instruction& value, const Config& config, int depth) {
+  constexpr int kMaxDepth = 16;  // a drain chain is a handful of instructions
+  if (depth > kMaxDepth) return false;
+  switch (value.opcode) {
+    case Opcode::kDot:
+    case Opcode::kConvolution:
+      return !MxuRejection(value, config, "");
+    case Opcode::kConvert:
+      return IsMxuActivation(*value.operands.at(0), config, depth + 1);
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kClamp: {
+      if (value.opcode == Opcode::kAdd && IsResidualAdd(value, config)) return true;
+      const Instruction* data = nullptr;
+      for (const Instruction* operand : value.operands) {
+        if (operand->opcode == Opcode::kBroadcast || UniformConstant(*operand)) continue;
+        if (data != nullptr) return false;  // two activations: not a per-channel term
+        data = operand;
+      }
+      return data != nullptr && IsMxuActivation(*data, config, depth + 1);
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool IsResidualAdd(const Instruction& instruction, const Config& config) {
+  if (config.dtype != DType::kBf16 || instruction.opcode != Opcode::kAdd ||
+      instruction.shape.type != hlo::ElementType::kF32 || instruction.shape.Elements() == 0 ||
+      instruction.operands.size() != 2) {
+    return false;
+  }
+  for (const Instruction* operand : instruction.operands) {
+    if (!operand->shape.SameAs(instruction.shape) || !IsMxuActivation(*operand, config, 0)) return false;
+  }
+  return true;
+}
+
 bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
   if (config.dtype != DType::kBf16 || !VectorOpOf(instruction.opcode) || !IsBf16(instruction)) return false;
   for (const Instruction* operand : instruction.operands) {
@@ -72,7 +118,10 @@ bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
 
 std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, const Instruction* root,
                                       const Config& config, bool fuse) {
-  if (config.dtype != DType::kBf16 || !IsBf16(i)) return std::nullopt;
+  // An f32 residual add runs in bf16 only when fusing (--no-fuse keeps f32 programs exact up
+  // to the MXU's operand rounding).
+  const bool residual = fuse && IsResidualAdd(i, config);
+  if (config.dtype != DType::kBf16 || (!IsBf16(i) && !residual)) return std::nullopt;
   VectorGroup group;
   if (!fuse) {  // one step per instruction: a max / min with a broadcast constant is a binary op
     if (!RunsOnVectorUnit(i, config)) return std::nullopt;
@@ -92,7 +141,7 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
     lo = l;
     hi = h;
     group.chain.push_back(&i);
-  } else if (RunsOnVectorUnit(i, config)) {
+  } else if (residual || RunsOnVectorUnit(i, config)) {
     group.op = &i;
   } else {
     return std::nullopt;

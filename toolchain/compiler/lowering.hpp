@@ -65,9 +65,10 @@ void PlanRequantization(Group& group, const Users& users, const hlo::Instruction
 // store it as bf16 without changing any result: its users are dots / convolutions (the MXU
 // rounds their operands), converts to bf16, or data movement, max pools and maximum / minimum
 // with a constant (they commute with the monotone rounding) whose own uses are such
-// (rounding.cpp). Never true for the root, nor on an int8 configuration.
+// (rounding.cpp) — and, when `fuse`, residual adds, which the vector unit computes in bf16
+// (IsResidualAdd). Never true for the root, nor on an int8 configuration.
 bool RoundingToBf16IsInvisible(const hlo::Instruction& value, const Users& users, const hlo::Instruction* root,
-                               const Config& config);
+                               const Config& config, bool fuse);
 
 // A reduce-window computing a max pool that the device's POOL runs exactly: `input` is the
 // value the POOL reads (the reduce-window's operand, or the input of a -inf `pad` it absorbs),
@@ -104,6 +105,13 @@ isa::ActFunc FunctionOf(double lo, double hi);
 
 // An elementwise instruction the vector unit computes as the HLO does (lower_vector.cpp).
 bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config);
+
+// A residual add of a bf16 configuration: an f32 `add` of two activations of one shape, each
+// computed by a dot / convolution (through its per-channel drain and clamps) or by another
+// residual add. With fusion on it runs on the vector unit in bf16 (and the ReLU after it as
+// the VECTOR function): its operands and result are rounded to bf16, a visible rounding that
+// the ResNet-50 test bounds (docs/COMPILER.md, "Residual adds").
+bool IsResidualAdd(const hlo::Instruction& instruction, const Config& config);
 
 // One vector-unit step: a binary op (or, when `op` is null, an activation of `input`) and the
 // maximum / minimum / clamp with constants that follow it, as the VECTOR function.
