@@ -117,10 +117,11 @@ void Compile(const CompileOptions& options) {
   nlohmann::ordered_json host_list = nlohmann::ordered_json::array();
   for (const compiler::Step& step : model.steps) {
     if (step.kind != compiler::Step::Kind::kHost) continue;
-    const std::string opcode(hlo::OpcodeName(model.module->entry->Find(step.instruction)->opcode));
+    const hlo::Instruction& i = *model.module->entry->Find(step.instruction);
+    const std::string opcode(hlo::OpcodeName(i.opcode));
     ++host_ops[opcode];
     if (step.work == compiler::HostWork::kCompute) ++compute_ops[opcode];
-    host_list.push_back({{"instruction", step.instruction}, {"opcode", opcode},
+    host_list.push_back({{"instruction", step.instruction}, {"opcode", opcode}, {"shape", i.shape.ToString()},
                          {"work", compiler::HostWorkName(step.work)}, {"reason", step.reason}});
   }
   using compiler::HostWork;
