@@ -102,8 +102,9 @@ ENTRY e {
 }
 
 // A bottleneck block's tail: conv + batch norm, the residual add of the shortcut (an earlier
-// convolution's activation) and the ReLU after it, in f32. Fused, the add and the ReLU are one
-// VECTOR step in bf16; the convolutions store bf16 for it.
+// convolution's activation) and the ReLU after it, in f32. Fused, the add joins the
+// convolution's drain: the shortcut is the accumulators' starting tensor (fp32), ACTIVATE adds
+// the bias, applies the ReLU and rounds the sum to bf16.
 constexpr const char* kResidualBlock = R"(HloModule m
 ENTRY e {
   x = f32[1,8,8,32] parameter(0)
@@ -124,18 +125,71 @@ ENTRY e {
   ROOT out = f32[1,8,8,32] maximum(sum, z)
 })";
 
-TEST(ResidualAdd, AddAndReluRunAsOneVectorStep) {
+TEST(ResidualAdd, AddAndReluJoinTheConvolutionsDrain) {
   const Ran r = CompileAndRun(kResidualBlock);
+  const Step* block = FindStep(r.model, "out");
+  ASSERT_TRUE(block != nullptr && block->kind == Step::Kind::kDevice);
+  EXPECT_THAT(block->device->covers, ElementsAre("c1", "m", "bn", "sum", "out"));
+  EXPECT_EQ(block->device->output.dtype, image::DataType::kBf16);
+  // The shortcut is bound as the fp32 starting tensor, laid out like the output.
+  const Binding& start = block->device->inputs.back();
+  EXPECT_EQ(start.value, "shortcut");
+  EXPECT_EQ(start.dtype, image::DataType::kFp32);
+  EXPECT_EQ(start.shape, block->device->output.shape);
+  EXPECT_EQ(r.model.DeviceStepCount(), 2u);
+  EXPECT_EQ(r.model.HostStepCount(HostWork::kCompute), 0u);
+  EXPECT_THAT(FindStep(r.model, "shortcut")->device->covers, ElementsAre("c0", "shortcut"));
+  // bf16 roundings of the shortcut and the sum (and the MXU's operand roundings).
+  EXPECT_LT(r.error, 1.0 / 128);
+}
+
+// Both operands computed by convolutions (a projection shortcut): one of them joins the add,
+// the other is its starting tensor, stored in bf16 like the rest of the residual stream.
+TEST(ResidualAdd, ProjectionShortcutJoinsOneOfTheTwoConvolutions) {
+  const Ran r = CompileAndRun(R"(HloModule m
+ENTRY e {
+  x = f32[1,8,8,16] parameter(0)
+  w0 = f32[1,1,16,32] parameter(1)
+  w1 = f32[3,3,16,32] parameter(2)
+  c0 = f32[1,8,8,32] convolution(x, w0), window={size=1x1}, dim_labels=b01f_01io->b01f
+  c1 = f32[1,8,8,32] convolution(x, w1), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  sum = f32[1,8,8,32] add(c1, c0)
+  zero = f32[] constant(0)
+  z = f32[1,8,8,32] broadcast(zero), dimensions={}
+  ROOT out = f32[1,8,8,32] maximum(sum, z)
+})");
+  EXPECT_EQ(r.model.DeviceStepCount(), 2u);
+  EXPECT_EQ(r.model.HostStepCount(HostWork::kCompute), 0u);
+  const Step* block = FindStep(r.model, "out");
+  ASSERT_TRUE(block != nullptr && block->kind == Step::Kind::kDevice);
+  const std::string& shortcut = block->device->inputs.back().value;
+  ASSERT_THAT(shortcut, ::testing::AnyOf("c0", "c1"));
+  EXPECT_EQ(FindStep(r.model, shortcut)->device->output.dtype, image::DataType::kBf16);
+  EXPECT_LT(r.error, 1.0 / 128);
+}
+
+// A residual add of two dots (no convolution's drain to join) runs on the vector unit, the
+// ReLU after it as the VECTOR function.
+TEST(ResidualAdd, AddOfTwoDotsRunsOnTheVectorUnit) {
+  const Ran r = CompileAndRun(R"(HloModule m
+ENTRY e {
+  x = f32[32,32] parameter(0)
+  w0 = f32[32,32] parameter(1)
+  w1 = f32[32,32] parameter(2)
+  d0 = f32[32,32] dot(x, w0), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d1 = f32[32,32] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  sum = f32[32,32] add(d0, d1)
+  zero = f32[] constant(0)
+  z = f32[32,32] broadcast(zero), dimensions={}
+  ROOT out = f32[32,32] maximum(sum, z)
+})");
   const Step* add = FindStep(r.model, "out");
   ASSERT_TRUE(add != nullptr && add->kind == Step::Kind::kDevice);
   EXPECT_THAT(add->device->covers, ElementsAre("sum", "out"));
   EXPECT_THAT(add->device->kernel, HasSubstr("vector add + maximum"));
-  EXPECT_EQ(FindStep(r.model, "bn")->device->output.dtype, image::DataType::kBf16) << "the add rounds it anyway";
-  EXPECT_EQ(FindStep(r.model, "shortcut")->device->output.dtype, image::DataType::kBf16);
   EXPECT_EQ(r.model.HostStepCount(HostWork::kCompute), 0u);
-  // Three bf16 roundings of the residual stream (both operands, the sum): within 2^-7 of the
-  // f32 interpreter's largest element.
-  EXPECT_LT(r.error, 1.0 / 128);
+  // Three bf16 roundings: both operands and the sum.
+  EXPECT_LT(r.error, 1.0 / 64);
 }
 
 TEST(ResidualAdd, StaysOnTheHostWithoutFusion) {

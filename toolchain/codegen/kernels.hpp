@@ -38,6 +38,10 @@ struct ConvParams {
   std::uint32_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   std::uint32_t groups = 1;
   std::uint64_t out_channels = 0;  // Cout; needed only when weights and out are both column-blocked
+  // The accumulators' starting values, laid out like `out` in the accumulator type (fp32 /
+  // int32): out = transform(start + conv + bias), a residual added before the drain. Only with
+  // an output of the element type (ACTIVATE).
+  std::optional<Tensor> start;
 };
 
 // out[N,OH,OW,Cout] = transform(conv(in[N,H,W,Cin], w[KH,KW,Cin/groups,Cout]) + bias[Cout]).

@@ -137,13 +137,19 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   // Plan the groups; a group is emitted where its result is.
   std::unordered_map<const Instruction*, detail::Group> group_of_result;
   std::unordered_map<const Instruction*, std::string> rejected;
+  std::unordered_set<const Instruction*> claimed_residuals;  // joined by a group's drain
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kDot && i->opcode != Opcode::kConvolution) continue;
     if (auto reason = detail::MxuRejection(*i, config, source_name)) {
       rejected[i] = *reason;
       continue;
     }
-    detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse);
+    detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse, claimed_residuals);
+    if (group.residual != nullptr) {
+      for (const Instruction* member : group.chain) {
+        if (member->opcode == Opcode::kAdd && detail::IsResidualAdd(*member, config)) claimed_residuals.insert(member);
+      }
+    }
     if (group.unfused != nullptr) rejected[group.unfused] = group.unfused_reason;
     group_of_result.emplace(group.Result(), std::move(group));
   }
@@ -194,6 +200,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     if (const auto g = group_of_result.find(i); g != group_of_result.end()) {
       needed.insert(g->second.input);
       needed.insert(g->second.anchor->operands.at(1));
+      if (g->second.residual != nullptr) needed.insert(g->second.residual);
       for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
     } else if (const auto p = pools.find(i); p != pools.end()) {
       needed.insert(p->second.input);

@@ -62,7 +62,9 @@ bool UseRounds(const Instruction& value, const Instruction& user, const Walk& wa
     case Opcode::kReduceWindow:
       return IsMinMaxComputation(user) && Invisible(user, walk, depth + 1);
     case Opcode::kAdd:
-      // Fused, a residual add runs on the vector unit, which rounds its operands to bf16.
+      // Fused, a residual add keeps the residual stream in bf16: the vector unit rounds its
+      // operands, and a convolution's starting tensor is the shortcut as the step before
+      // stored it (IsResidualAdd).
       return walk.fuse && IsResidualAdd(user, walk.config);
     case Opcode::kMaximum:
     case Opcode::kMinimum:
