@@ -41,7 +41,7 @@ struct ConvParams {
   // The accumulators' starting values, laid out like `out` in the accumulator type (fp32 /
   // int32): out = transform(start + conv + bias), a residual added before the drain. Only with
   // an output of the element type (ACTIVATE).
-  std::optional<Tensor> start;
+  std::optional<Tensor> start = std::nullopt;
 };
 
 // out[N,OH,OW,Cout] = transform(conv(in[N,H,W,Cin], w[KH,KW,Cin/groups,Cout]) + bias[Cout]).
