@@ -54,6 +54,7 @@ enum class Opcode : std::uint8_t {
   kSync = 0x08,
   kInterrupt = 0x09,
   kHalt = 0x0A,
+  kReduce = 0x0B,
 };
 // Opcode 0x00 is illegal on purpose: running into zeroed memory faults at once.
 
@@ -95,6 +96,9 @@ enum class Field : std::uint8_t {
   kStrideH,    // POOL: vertical stride
   kStrideW,    // POOL: horizontal stride
   kCode,       // INTERRUPT: code reported in IRQ_CODE
+  kBcol,       // VECTOR: operand b is element 0 of its row, broadcast along the row
+  kMath,       // VECTOR: transcendental function applied after op (enum VecMath; bf16 only)
+  kOver,       // REDUCE: reduce over the elements of each row, or over the rows (enum ReduceOver)
   kCount_,     // number of fields (not a field)
 };
 inline constexpr unsigned kNumFields = static_cast<unsigned>(Field::kCount_);
@@ -102,8 +106,23 @@ inline constexpr unsigned kNumFields = static_cast<unsigned>(Field::kCount_);
 // Enumerated field values.
 enum class MemSpace : std::uint8_t { kUb = 0, kAcc = 1 };
 enum class ActFunc : std::uint8_t { kNone = 0, kRelu = 1, kRelu6 = 2, kClamp = 3 };
-enum class VecOp : std::uint8_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4 };
+// kPass is x alone: operand b is neither read nor range-checked (for a unary `math`).
+enum class VecOp : std::uint8_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4, kPass = 5 };
+// The transcendental step of VECTOR (docs/NUMERICS.md gives each algorithm bit by bit).
+enum class VecMath : std::uint8_t {
+  kNone = 0,
+  kExp = 1,
+  kRecip = 2,
+  kRsqrt = 3,
+  kTanh = 4,
+  kSigmoid = 5,
+  kGeluTanh = 6,  // x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))): jax.nn.gelu's default
+  kGeluErf = 7,   // x * 0.5 * (1 + erf(x / sqrt(2))): jax.nn.gelu(approximate=False)
+};
+inline constexpr unsigned kNumVecMath = 8;
+// POOL's and REDUCE's op.
 enum class PoolOp : std::uint8_t { kMax = 0, kSum = 1 };
+enum class ReduceOver : std::uint8_t { kElems = 0, kRows = 1 };
 
 // How the assembler reads and the disassembler prints a field.
 enum class FieldKind : std::uint8_t {

@@ -11,7 +11,10 @@ constexpr std::uint64_t kMax16 = 0xFFFF;
 
 constexpr std::array<std::string_view, 2> kMemNames = {"ub", "acc"};
 constexpr std::array<std::string_view, 4> kFuncNames = {"none", "relu", "relu6", "clamp"};
-constexpr std::array<std::string_view, 5> kVecOpNames = {"add", "sub", "mul", "max", "min"};
+constexpr std::array<std::string_view, 6> kVecOpNames = {"add", "sub", "mul", "max", "min", "pass"};
+constexpr std::array<std::string_view, kNumVecMath> kVecMathNames = {
+    "none", "exp", "recip", "rsqrt", "tanh", "sigmoid", "gelu_tanh", "gelu_erf"};
+constexpr std::array<std::string_view, 2> kReduceOverNames = {"elems", "rows"};
 constexpr std::array<std::string_view, 2> kPoolOpNames = {"max", "sum"};
 
 // clang-format off
@@ -57,9 +60,11 @@ constexpr std::array kActivateFields = std::to_array<FieldSpec>({
 });
 
 constexpr std::array kVectorFields = std::to_array<FieldSpec>({
-  {Field::kOp,    "op",     18,  4, K::kEnum,     0, 4, kVecOpNames, "add, sub, mul, max, min"},
+  {Field::kOp,    "op",     18,  4, K::kEnum,     0, 5, kVecOpNames, "add, sub, mul, max, min; pass is a alone (b not read)"},
   {Field::kFunc,  "func",   22,  3, K::kEnum,     0, 3, kFuncNames, "activation applied to the result"},
   {Field::kBcast, "bcast",  25,  1, K::kFlag,     0, 1, {}, "operand b is the single row b, used for every row"},
+  {Field::kBcol,  "bcol",   26,  1, K::kFlag,     0, 1, {}, "operand b is element 0 of its row, used for every element"},
+  {Field::kMath,  "math",   27,  4, K::kEnum,     0, 7, kVecMathNames, "bf16 only: exp, recip, rsqrt, tanh, sigmoid, gelu_tanh or gelu_erf of (a op b), before func"},
   {Field::kA,     "a",      32, 24, K::kUnsigned, 0, ~0ull, {}, "first row of operand a"},
   {Field::kB,     "b",      56, 24, K::kUnsigned, 0, ~0ull, {}, "first row of operand b"},
   {Field::kDst,   "dst",    80, 24, K::kUnsigned, 0, ~0ull, {}, "first destination row"},
@@ -84,6 +89,17 @@ constexpr std::array kPoolFields = std::to_array<FieldSpec>({
   {Field::kShift,   "shift",   192,  8, K::kUnsigned, 0, 62, {}, "sum, int8: right shift after the multiply, rounding half up"},
 });
 
+constexpr std::array kReduceFields = std::to_array<FieldSpec>({
+  {Field::kOp,    "op",     18,  1, K::kEnum,     0, 1, kPoolOpNames, "max, or sum then scale (mean = sum with scale 1/n)"},
+  {Field::kOver,  "over",   19,  1, K::kEnum,     0, 1, kReduceOverNames, "elems: one result per row (element 0 of dst+i); rows: one result row"},
+  {Field::kSrc,   "src",    32, 24, K::kUnsigned, 0, ~0ull, {}, "first source row"},
+  {Field::kDst,   "dst",    56, 24, K::kUnsigned, 0, ~0ull, {}, "first destination row"},
+  {Field::kRows,  "rows",   80, 16, K::kUnsigned, 1, kMax16, {}, "source rows"},
+  {Field::kElems, "elems",  96, 16, K::kUnsigned, 1, kMax16, {}, "elements 0..elems-1 of each row take part (<= row width)"},
+  {Field::kScale, "scale", 112, 32, K::kScale,    0, ~0ull, {}, "sum: fp32 scale (bf16) or int32 multiplier (int8); 0 means 1"},
+  {Field::kShift, "shift", 144,  8, K::kUnsigned, 0, 62, {}, "sum, int8: right shift after the multiply, rounding half up"},
+});
+
 constexpr std::array kInterruptFields = std::to_array<FieldSpec>({
   {Field::kCode, "code", 32, 16, K::kUnsigned, 0, kMax16, {}, "reported in IRQ_CODE"},
 });
@@ -94,11 +110,12 @@ constexpr std::array kOpcodeTable = std::to_array<OpcodeSpec>({
   {Opcode::kLoadWeights, "load_weights", Unit::kWeight,    kLoadWeightsFields, "read one R x C weight tile from device memory into the weight FIFO"},
   {Opcode::kMatmul,      "matmul",       Unit::kMxu,       kMatmulFields,      "stream rows input rows through the array against the stationary tile"},
   {Opcode::kActivate,    "activate",     Unit::kVector,    kActivateFields,    "accumulator rows -> bias, scale, activation, convert -> unified-buffer rows"},
-  {Opcode::kVector,      "vector",       Unit::kVector,    kVectorFields,      "elementwise a op b over unified-buffer rows"},
+  {Opcode::kVector,      "vector",       Unit::kVector,    kVectorFields,      "elementwise a op b, then an optional exp/recip/rsqrt/tanh/sigmoid/gelu, over unified-buffer rows"},
   {Opcode::kPool,        "pool",         Unit::kVector,    kPoolFields,        "max or sum pooling over windows of unified-buffer rows (one row per pixel)"},
   {Opcode::kSync,        "sync",         Unit::kSequencer, {},                 "wait until every earlier instruction has completed"},
   {Opcode::kInterrupt,   "interrupt",    Unit::kSequencer, kInterruptFields,   "set IRQ_STATUS.USER with a code and continue"},
   {Opcode::kHalt,        "halt",         Unit::kSequencer, {},                 "wait for every unit to finish, then end the launch"},
+  {Opcode::kReduce,      "reduce",       Unit::kVector,    kReduceFields,      "max or sum along each row (one result per row) or across rows (one result row)"},
 });
 // clang-format on
 

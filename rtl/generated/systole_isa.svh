@@ -27,6 +27,7 @@ localparam logic [7:0] OP_POOL = 8'h07;
 localparam logic [7:0] OP_SYNC = 8'h08;
 localparam logic [7:0] OP_INTERRUPT = 8'h09;
 localparam logic [7:0] OP_HALT = 8'h0A;
+localparam logic [7:0] OP_REDUCE = 8'h0B;
 
 // LOAD: copy rows x elems elements from device memory into the unified buffer or accumulators
 localparam integer LOAD_MEM_LSB = 18;
@@ -108,13 +109,17 @@ localparam integer ACTIVATE_LO_WIDTH = 16;
 localparam integer ACTIVATE_HI_LSB = 184;
 localparam integer ACTIVATE_HI_WIDTH = 16;
 
-// VECTOR: elementwise a op b over unified-buffer rows
+// VECTOR: elementwise a op b, then an optional exp/recip/rsqrt/tanh/sigmoid/gelu, over unified-buffer rows
 localparam integer VECTOR_OP_LSB = 18;
 localparam integer VECTOR_OP_WIDTH = 4;
 localparam integer VECTOR_FUNC_LSB = 22;
 localparam integer VECTOR_FUNC_WIDTH = 3;
 localparam integer VECTOR_BCAST_LSB = 25;
 localparam integer VECTOR_BCAST_WIDTH = 1;
+localparam integer VECTOR_BCOL_LSB = 26;
+localparam integer VECTOR_BCOL_WIDTH = 1;
+localparam integer VECTOR_MATH_LSB = 27;
+localparam integer VECTOR_MATH_WIDTH = 4;
 localparam integer VECTOR_A_LSB = 32;
 localparam integer VECTOR_A_WIDTH = 24;
 localparam integer VECTOR_B_LSB = 56;
@@ -160,6 +165,24 @@ localparam integer POOL_SHIFT_WIDTH = 8;
 localparam integer INTERRUPT_CODE_LSB = 32;
 localparam integer INTERRUPT_CODE_WIDTH = 16;
 
+// REDUCE: max or sum along each row (one result per row) or across rows (one result row)
+localparam integer REDUCE_OP_LSB = 18;
+localparam integer REDUCE_OP_WIDTH = 1;
+localparam integer REDUCE_OVER_LSB = 19;
+localparam integer REDUCE_OVER_WIDTH = 1;
+localparam integer REDUCE_SRC_LSB = 32;
+localparam integer REDUCE_SRC_WIDTH = 24;
+localparam integer REDUCE_DST_LSB = 56;
+localparam integer REDUCE_DST_WIDTH = 24;
+localparam integer REDUCE_ROWS_LSB = 80;
+localparam integer REDUCE_ROWS_WIDTH = 16;
+localparam integer REDUCE_ELEMS_LSB = 96;
+localparam integer REDUCE_ELEMS_WIDTH = 16;
+localparam integer REDUCE_SCALE_LSB = 112;
+localparam integer REDUCE_SCALE_WIDTH = 32;
+localparam integer REDUCE_SHIFT_LSB = 144;
+localparam integer REDUCE_SHIFT_WIDTH = 8;
+
 // Enumerated field values
 localparam integer LOAD_MEM_UB = 0;
 localparam integer LOAD_MEM_ACC = 1;
@@ -174,12 +197,25 @@ localparam integer VECTOR_OP_SUB = 1;
 localparam integer VECTOR_OP_MUL = 2;
 localparam integer VECTOR_OP_MAX = 3;
 localparam integer VECTOR_OP_MIN = 4;
+localparam integer VECTOR_OP_PASS = 5;
 localparam integer VECTOR_FUNC_NONE = 0;
 localparam integer VECTOR_FUNC_RELU = 1;
 localparam integer VECTOR_FUNC_RELU6 = 2;
 localparam integer VECTOR_FUNC_CLAMP = 3;
+localparam integer VECTOR_MATH_NONE = 0;
+localparam integer VECTOR_MATH_EXP = 1;
+localparam integer VECTOR_MATH_RECIP = 2;
+localparam integer VECTOR_MATH_RSQRT = 3;
+localparam integer VECTOR_MATH_TANH = 4;
+localparam integer VECTOR_MATH_SIGMOID = 5;
+localparam integer VECTOR_MATH_GELU_TANH = 6;
+localparam integer VECTOR_MATH_GELU_ERF = 7;
 localparam integer POOL_OP_MAX = 0;
 localparam integer POOL_OP_SUM = 1;
+localparam integer REDUCE_OP_MAX = 0;
+localparam integer REDUCE_OP_SUM = 1;
+localparam integer REDUCE_OVER_ELEMS = 0;
+localparam integer REDUCE_OVER_ROWS = 1;
 // verilator lint_on UNUSEDPARAM
 
 // ---- Decode (isa::Decode's checks) ----
@@ -192,11 +228,12 @@ localparam logic [255:0] STORE_USED = 256'h0000000000000000_00ffffffffffffff_fff
 localparam logic [255:0] LOAD_WEIGHTS_USED = 256'h0000000000000000_000000000000ffff_ffffffffffffffff_ffffffff0003ffff;
 localparam logic [255:0] MATMUL_USED = 256'h0000000000000000_0000000000000000_0000ffffffffffff_ffffffff000fffff;
 localparam logic [255:0] ACTIVATE_USED = 256'h00000000000000ff_ffffffffffffffff_ffffffffffffffff_ffffffff003fffff;
-localparam logic [255:0] VECTOR_USED = 256'h0000000000000000_00000000ffffffff_ffffffffffffffff_ffffffff03ffffff;
+localparam logic [255:0] VECTOR_USED = 256'h0000000000000000_00000000ffffffff_ffffffffffffffff_ffffffff7fffffff;
 localparam logic [255:0] POOL_USED = 256'h00000000000000ff_ffffffffffffffff_ffffffffffffffff_ffffffff0007ffff;
 localparam logic [255:0] SYNC_USED = 256'h0000000000000000_0000000000000000_0000000000000000_000000000003ffff;
 localparam logic [255:0] INTERRUPT_USED = 256'h0000000000000000_0000000000000000_0000000000000000_0000ffff0003ffff;
 localparam logic [255:0] HALT_USED = 256'h0000000000000000_0000000000000000_0000000000000000_000000000003ffff;
+localparam logic [255:0] REDUCE_USED = 256'h0000000000000000_0000000000ffffff_ffffffffffffffff_ffffffff000fffff;
 // verilator lint_on UNUSEDPARAM
 
 // 1 for a defined opcode.
@@ -212,6 +249,7 @@ function automatic logic isa_opcode_defined(input logic [7:0] op);
     OP_SYNC: isa_opcode_defined = 1'b1;
     OP_INTERRUPT: isa_opcode_defined = 1'b1;
     OP_HALT: isa_opcode_defined = 1'b1;
+    OP_REDUCE: isa_opcode_defined = 1'b1;
     default: isa_opcode_defined = 1'b0;
   endcase
 endfunction
@@ -227,6 +265,7 @@ function automatic logic [2:0] isa_opcode_unit(input logic [7:0] op);
     OP_ACTIVATE: isa_opcode_unit = 3'(UNIT_VECTOR);
     OP_VECTOR: isa_opcode_unit = 3'(UNIT_VECTOR);
     OP_POOL: isa_opcode_unit = 3'(UNIT_VECTOR);
+    OP_REDUCE: isa_opcode_unit = 3'(UNIT_VECTOR);
     default: isa_opcode_unit = 3'(UNIT_SEQ);
   endcase
 endfunction
@@ -244,6 +283,7 @@ function automatic logic [255:0] isa_used_bits(input logic [7:0] op);
     OP_SYNC: isa_used_bits = SYNC_USED;
     OP_INTERRUPT: isa_used_bits = INTERRUPT_USED;
     OP_HALT: isa_used_bits = HALT_USED;
+    OP_REDUCE: isa_used_bits = REDUCE_USED;
     default: isa_used_bits = ISA_HEADER_USED;
   endcase
 endfunction
@@ -270,8 +310,9 @@ function automatic logic isa_field_illegal(input logic [255:0] insn);
         insn[ACTIVATE_ROWS_LSB +: ACTIVATE_ROWS_WIDTH] < 16'd1 ||
         insn[ACTIVATE_SHIFT_LSB +: ACTIVATE_SHIFT_WIDTH] > 8'd62;
     OP_VECTOR: isa_field_illegal =
-        insn[VECTOR_OP_LSB +: VECTOR_OP_WIDTH] > 4'd4 ||
+        insn[VECTOR_OP_LSB +: VECTOR_OP_WIDTH] > 4'd5 ||
         insn[VECTOR_FUNC_LSB +: VECTOR_FUNC_WIDTH] > 3'd3 ||
+        insn[VECTOR_MATH_LSB +: VECTOR_MATH_WIDTH] > 4'd7 ||
         insn[VECTOR_ROWS_LSB +: VECTOR_ROWS_WIDTH] < 16'd1 ||
         insn[VECTOR_SHIFT_LSB +: VECTOR_SHIFT_WIDTH] > 8'd62;
     OP_POOL: isa_field_illegal =
@@ -283,6 +324,10 @@ function automatic logic isa_field_illegal(input logic [255:0] insn);
         insn[POOL_STRIDE_H_LSB +: POOL_STRIDE_H_WIDTH] < 8'd1 ||
         insn[POOL_STRIDE_W_LSB +: POOL_STRIDE_W_WIDTH] < 8'd1 ||
         insn[POOL_SHIFT_LSB +: POOL_SHIFT_WIDTH] > 8'd62;
+    OP_REDUCE: isa_field_illegal =
+        insn[REDUCE_ROWS_LSB +: REDUCE_ROWS_WIDTH] < 16'd1 ||
+        insn[REDUCE_ELEMS_LSB +: REDUCE_ELEMS_WIDTH] < 16'd1 ||
+        insn[REDUCE_SHIFT_LSB +: REDUCE_SHIFT_WIDTH] > 8'd62;
     default: isa_field_illegal = 1'b0;
   endcase
 endfunction

@@ -181,6 +181,9 @@ class GoldenModel {
   void ExecuteActivate(const isa::Instruction& insn);
   void ExecuteVector(const isa::Instruction& insn);
   void ExecutePool(const isa::Instruction& insn);
+  // reduce.cpp
+  std::optional<Fault> CheckReduce(const isa::Instruction& insn) const;
+  void ExecuteReduce(const isa::Instruction& insn);
 
   std::uint8_t* UbRowData(std::uint64_t row) { return ub_.data() + row * ub_row_bytes_; }
   const std::uint8_t* UbRowData(std::uint64_t row) const {

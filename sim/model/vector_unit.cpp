@@ -9,6 +9,8 @@
 
 #include "sim/model/golden_model.hpp"
 #include "sim/model/numerics.hpp"
+#include "sim/model/transcendental.hpp"
+#include "sim/model/ub_elements.hpp"
 
 namespace systole::model {
 
@@ -17,23 +19,6 @@ using isa::Field;
 using regs::ErrorCode;
 
 namespace {
-
-std::uint16_t LoadBf16(const std::uint8_t* row, std::uint64_t element) {
-  return static_cast<std::uint16_t>(row[2 * element] | row[2 * element + 1] << 8);
-}
-
-void StoreBf16(std::uint8_t* row, std::uint64_t element, std::uint16_t bits) {
-  row[2 * element] = static_cast<std::uint8_t>(bits);
-  row[2 * element + 1] = static_cast<std::uint8_t>(bits >> 8);
-}
-
-std::int32_t LoadInt8(const std::uint8_t* row, std::uint64_t element) {
-  return static_cast<std::int8_t>(row[element]);
-}
-
-void StoreInt8(std::uint8_t* row, std::uint64_t element, std::int8_t value) {
-  row[element] = static_cast<std::uint8_t>(value);
-}
 
 // The clamp bounds of an instruction, in both interpretations.
 struct ClampBounds {
@@ -46,10 +31,9 @@ struct ClampBounds {
         hi_int(static_cast<std::int16_t>(insn[Field::kHi])) {}
 };
 
-std::optional<std::string> RowsOutside(const char* what, std::uint64_t first, std::uint64_t count,
-                                       std::uint64_t limit) {
-  if (first + count <= limit) return std::nullopt;
-  return fmt::format("{} rows {}..{} are outside the {} rows", what, first, first + count, limit);
+std::string_view MathName(std::uint64_t value) {
+  const isa::OpcodeSpec& vector = *isa::FindOpcode(static_cast<std::uint8_t>(isa::Opcode::kVector));
+  return isa::FindField(vector, Field::kMath)->names[value];
 }
 
 }  // namespace
@@ -107,12 +91,20 @@ void GoldenModel::ExecuteActivate(const isa::Instruction& insn) {
 // ---- VECTOR -----------------------------------------------------------------------------------
 
 std::optional<GoldenModel::Fault> GoldenModel::CheckVector(const isa::Instruction& insn) const {
+  const auto math = static_cast<isa::VecMath>(insn[Field::kMath]);
+  if (math != isa::VecMath::kNone && !is_bf16_) {
+    return Fault{ErrorCode::kIllegalField,
+                 fmt::format("vector: math={} needs a bf16 configuration; {} is int8",
+                             MathName(insn[Field::kMath]), config_.name)};
+  }
   const std::uint64_t rows = insn[Field::kRows];
-  const std::uint64_t b_rows = insn[Field::kBcast] != 0 ? 1 : rows;
+  const bool reads_b = static_cast<isa::VecOp>(insn[Field::kOp]) != isa::VecOp::kPass;
+  const std::uint64_t b_rows = !reads_b ? 0 : (insn[Field::kBcast] != 0 ? 1 : rows);
   for (const auto& [what, first, count] :
        {std::tuple{"vector: operand a", insn[Field::kA], rows},
         std::tuple{"vector: operand b", insn[Field::kB], b_rows},
         std::tuple{"vector: destination", insn[Field::kDst], rows}}) {
+    if (count == 0) continue;
     if (auto why = RowsOutside(what, first, count, ub_rows_)) {
       return Fault{ErrorCode::kUbRange, *why};
     }
@@ -123,19 +115,23 @@ std::optional<GoldenModel::Fault> GoldenModel::CheckVector(const isa::Instructio
 void GoldenModel::ExecuteVector(const isa::Instruction& insn) {
   const std::uint64_t a = insn[Field::kA], b = insn[Field::kB], dst = insn[Field::kDst];
   const std::uint64_t rows = insn[Field::kRows];
-  const bool bcast = insn[Field::kBcast] != 0;
+  const bool bcast = insn[Field::kBcast] != 0, bcol = insn[Field::kBcol] != 0;
   const auto op = static_cast<isa::VecOp>(insn[Field::kOp]);
   const auto func = static_cast<ActFunc>(insn[Field::kFunc]);
+  const auto math = static_cast<isa::VecMath>(insn[Field::kMath]);
   const auto shift = static_cast<unsigned>(insn[Field::kShift]);
   const ClampBounds bounds(insn);
   std::uint8_t* result = scratch_bytes_.data();
   for (std::uint64_t i = 0; i < rows; ++i) {
     // The whole row is read (into `result`) before it is written, so dst may equal a or b.
+    // op=pass reads no b: its row pointer is a's, never dereferenced for b.
     const std::uint8_t* x_row = UbRowData(a + i);
-    const std::uint8_t* y_row = UbRowData(b + (bcast ? 0 : i));
+    const std::uint8_t* y_row = op == isa::VecOp::kPass ? x_row : UbRowData(b + (bcast ? 0 : i));
     for (std::uint32_t j = 0; j < ub_row_elems_; ++j) {
+      const std::uint32_t y_elem = bcol ? 0 : j;  // bcol: element 0 for every element
       if (is_bf16_) {
-        const std::uint32_t x = Bf16ToF32(LoadBf16(x_row, j)), y = Bf16ToF32(LoadBf16(y_row, j));
+        const std::uint32_t x = Bf16ToF32(LoadBf16(x_row, j));
+        const std::uint32_t y = Bf16ToF32(LoadBf16(y_row, y_elem));
         std::uint32_t v = 0;
         switch (op) {
           case isa::VecOp::kAdd: v = AddF32(x, y); break;
@@ -143,10 +139,12 @@ void GoldenModel::ExecuteVector(const isa::Instruction& insn) {
           case isa::VecOp::kMul: v = MulF32(x, y); break;
           case isa::VecOp::kMax: v = MaxF32(x, y); break;
           case isa::VecOp::kMin: v = MinF32(x, y); break;
+          case isa::VecOp::kPass: v = x; break;
         }
+        v = ApplyMathF32(math, v);
         StoreBf16(result, j, F32ToBf16(ApplyFunctionF32(func, v, bounds.lo_f32, bounds.hi_f32)));
       } else {
-        const std::int32_t x = LoadInt8(x_row, j), y = LoadInt8(y_row, j);
+        const std::int32_t x = LoadInt8(x_row, j), y = LoadInt8(y_row, y_elem);
         std::int64_t v = 0;
         switch (op) {
           case isa::VecOp::kAdd: v = x + y; break;
@@ -154,6 +152,7 @@ void GoldenModel::ExecuteVector(const isa::Instruction& insn) {
           case isa::VecOp::kMul: v = Requantize(x, y, shift); break;  // (x*y + 2^(s-1)) >> s
           case isa::VecOp::kMax: v = std::max(x, y); break;
           case isa::VecOp::kMin: v = std::min(x, y); break;
+          case isa::VecOp::kPass: v = x; break;
         }
         StoreInt8(result, j, SaturateInt8(ApplyFunctionInt(func, v, bounds.lo_int, bounds.hi_int)));
       }

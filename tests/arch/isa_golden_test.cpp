@@ -151,6 +151,18 @@ std::vector<Golden> Vectors() {
        "09000000efbe0000000000000000000000000000000000000000000000000000"},
       {"halt", MakeInstruction(Opcode::kHalt, {}, 0, 0),
        "0a00000000000000000000000000000000000000000000000000000000000000"},
+      {"reduce",
+       MakeInstruction(Opcode::kReduce,
+                       {{F::kOp, 1},
+                        {F::kOver, 1},
+                        {F::kSrc, 0x123456},
+                        {F::kDst, 0x654321},
+                        {F::kRows, 0x1234},
+                        {F::kElems, 0x10},
+                        {F::kScale, 0x3F800000},
+                        {F::kShift, 3}},
+                       kMxu, kStore),
+       "0b040e00563412214365341210000000803f0300000000000000000000000000"},
   };
 }
 
@@ -204,7 +216,7 @@ TEST(IsaGolden, DecodeGivesTheInstructionBack) {
 
 TEST(IsaGolden, IllegalOpcodes) {
   EXPECT_EQ(DecodeError(Word{}), ErrorCode::kIllegalOpcode);  // zeroed memory faults at once
-  for (const unsigned opcode : {0x0Bu, 0x0Fu, 0x80u, 0xFFu}) {
+  for (const unsigned opcode : {0x0Cu, 0x0Fu, 0x80u, 0xFFu}) {
     Word word{};
     word[0] = static_cast<std::uint8_t>(opcode);
     std::string message;
@@ -218,9 +230,9 @@ TEST(IsaGolden, IllegalOpcodes) {
 TEST(IsaGolden, ReservedBitsInEveryOpcode) {
   const std::vector<std::pair<std::string_view, std::vector<unsigned>>> reserved = {
       {"load", {19, 31, 184, 255}},   {"store", {19, 184}},     {"load_weights", {18, 144}},
-      {"matmul", {20, 112}},          {"activate", {22, 200}},  {"vector", {26, 160}},
+      {"matmul", {20, 112}},          {"activate", {22, 200}},  {"vector", {31, 160}},
       {"pool", {19, 200}},            {"sync", {18, 128, 255}}, {"interrupt", {31, 48}},
-      {"halt", {18, 32, 255}},
+      {"halt", {18, 32, 255}},        {"reduce", {20, 152}},
   };
   ASSERT_EQ(reserved.size(), Opcodes().size());
   for (const auto& [name, bits] : reserved) {
@@ -245,9 +257,10 @@ TEST(IsaGolden, OutOfRangeFields) {
   const std::vector<Case> cases = {
       {"activate", 19, 3, 4, "func"},    // enum: 4 of 0..3
       {"activate", 19, 3, 7, "func"},
-      {"vector", 18, 4, 5, "op"},        // enum: 5 of 0..4
+      {"vector", 18, 4, 6, "op"},        // enum: 6 of 0..5
       {"vector", 18, 4, 15, "op"},
       {"vector", 22, 3, 6, "func"},
+      {"vector", 27, 4, 8, "math"},      // enum: 8 of 0..7
       {"activate", 152, 8, 63, "shift"},  // shift: 0..62
       {"vector", 120, 8, 200, "shift"},
       {"pool", 192, 8, 255, "shift"},
@@ -258,6 +271,8 @@ TEST(IsaGolden, OutOfRangeFields) {
       {"activate", 80, 16, 0, "rows"},
       {"pool", 128, 8, 0, "win_h"},
       {"pool", 152, 8, 0, "stride_w"},
+      {"reduce", 96, 16, 0, "elems"},
+      {"reduce", 144, 8, 63, "shift"},
   };
   for (const Case& c : cases) {
     Word word = GoldenWord(c.name);

@@ -24,14 +24,14 @@ TEST(AssemblerErrors, FullFormatNamesFileLineAndColumn) {
   } catch (const AssemblyError& error) {
     EXPECT_STREQ(error.what(),
                  "x.s:2:1: error: unknown mnemonic 'bogus' (expected one of: load, store, "
-                 "load_weights, matmul, activate, vector, pool, sync, interrupt, halt)");
+                 "load_weights, matmul, activate, vector, pool, sync, interrupt, halt, reduce)");
   }
 }
 
 TEST(AssemblerErrors, UnknownMnemonicAndDirective) {
   EXPECT_EQ(FirstError("  lod rows=1"),
             "1:3: unknown mnemonic 'lod' (expected one of: load, store, load_weights, matmul, "
-            "activate, vector, pool, sync, interrupt, halt)");
+            "activate, vector, pool, sync, interrupt, halt, reduce)");
   EXPECT_EQ(FirstError(".dta X, at=0"),
             "1:1: unknown directive '.dta' (expected one of: .equ, .data, .values, .input, "
             ".output, .text, .config, .word)");
@@ -262,6 +262,16 @@ TEST(AssemblerErrors, TextAndConfig) {
             "1:9: expected a configuration name like small or small-int8, got '/dev/zero'");
   EXPECT_EQ(FirstError(".config ../configs/tiny.toml"),
             "1:9: expected a configuration name like small or small-int8, got '../configs/tiny.toml'");
+}
+
+// The transcendental functions are bf16-only (docs/ISA.md, VECTOR): an int8 .config refuses
+// them at the `math=` operand, wherever the .config line is; bf16 ones and unknown names pass.
+TEST(AssemblerErrors, MathNeedsABf16Configuration) {
+  EXPECT_EQ(FirstError("vector op=pass, a=0, rows=1, math=exp\nhalt\n.config small-int8"),
+            "1:30: 'math' needs a bf16 configuration; 'small-int8' (line 3) is int8");
+  EXPECT_NO_THROW(Assemble(".config small\nvector op=sub, bcol, a=0, b=1, rows=1, math=gelu_erf\nhalt\n",
+                           "ok.s"));
+  EXPECT_NO_THROW(Assemble(".config small-int8\nvector op=pass, bcol, a=0, rows=1\nhalt\n", "ok.s"));
 }
 
 TEST(AssemblerErrors, RawWords) {

@@ -131,6 +131,7 @@ std::uint32_t ElementwiseReference(bool bf16, const ElementwiseParams& p, std::u
       case VecOp::kMul: v = model::MulF32(x, y); break;
       case VecOp::kMax: v = model::MaxF32(x, y); break;
       case VecOp::kMin: v = model::MinF32(x, y); break;
+      case VecOp::kPass: v = x; break;  // the compiler does not emit it
     }
     return numerics::F32ToBf16(model::ApplyFunctionF32(
         p.func, v, numerics::Bf16ToF32(p.lo_bits), numerics::Bf16ToF32(p.hi_bits)));
@@ -143,6 +144,7 @@ std::uint32_t ElementwiseReference(bool bf16, const ElementwiseParams& p, std::u
     case VecOp::kMul: v = model::Requantize(x, y, p.shift); break;
     case VecOp::kMax: v = std::max(x, y); break;
     case VecOp::kMin: v = std::min(x, y); break;
+    case VecOp::kPass: v = x; break;
   }
   return static_cast<std::uint8_t>(model::SaturateInt8(model::ApplyFunctionInt(
       p.func, v, static_cast<std::int16_t>(p.lo_bits), static_cast<std::int16_t>(p.hi_bits))));

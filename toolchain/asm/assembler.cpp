@@ -11,8 +11,10 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
+#include "arch/config/config.hpp"
 #include "toolchain/asm/assembler_internal.hpp"
 #include "toolchain/asm/lexer.hpp"
 #include "toolchain/asm/literals.hpp"
@@ -404,6 +406,25 @@ void Assembler::Finish() {
     }
   }
   if (!diagnostics_.empty()) return;
+  // The transcendental functions exist in bf16 configurations only (docs/ISA.md, VECTOR).
+  if (program_.config && !math_uses_.empty()) {
+    std::optional<Config> config;
+    try {
+      config = LoadConfig(*program_.config);
+    } catch (const std::exception&) {
+      // A configuration this machine does not know: the device it runs on checks (the fault
+      // ILLEGAL_FIELD), as for every other configuration-dependent rule.
+    }
+    if (config && config->dtype != DType::kBf16) {
+      for (const auto& [number, column] : math_uses_) {
+        diagnostics_.push_back(
+            {file_, number, column,
+             fmt::format("'math' needs a bf16 configuration; '{}' (line {}) is int8",
+                         *program_.config, config_line_)});
+      }
+    }
+    if (!diagnostics_.empty()) return;
+  }
   for (const ProgramProblem& problem : ValidateProgram(program_)) {
     const auto it = definitions_.find(problem.subject);
     const std::uint32_t number = it != definitions_.end() ? it->second : text_line_;

@@ -76,6 +76,9 @@ void Assembler::Instruction(const Line& line) {
     ExpectEndOfValue(cursor, fmt::format("the value of '{}'", field->name));
   }
   CheckEncoding(line, *spec, instruction, columns, wait_column, signal_column);
+  if (spec->opcode == isa::Opcode::kVector && instruction[isa::Field::kMath] != 0) {
+    math_uses_.emplace_back(line.number, columns[static_cast<unsigned>(isa::Field::kMath)]);
+  }
   isa::Word word{};
   if (auto error = isa::Encode(instruction, word)) {
     Fail(line, mnemonic.column, error->message);  // not expected: CheckEncoding found nothing

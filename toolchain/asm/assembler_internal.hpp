@@ -189,6 +189,9 @@ class Assembler {
   bool data_open_ = false;    // .values may follow: the last .data succeeded
   bool data_failed_ = false;  // the last .data had an error: ignore its .values
   std::uint32_t text_line_ = 0, config_line_ = 0;
+  // Where each VECTOR with a `math` function was written (line, column of `math=`): an int8
+  // `.config` refuses them in Finish, wherever in the file the .config line is.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> math_uses_;
   std::vector<Diagnostic> diagnostics_;
   image::Program program_;
 };

@@ -161,7 +161,7 @@ TEST_P(CoreTest, FaultingProgramsStopAtTheSameInstructionWithTheSameError) {
     const std::size_t victim = rng() % (program.instructions.size() - 1);
     std::uint8_t* word = bytes.data() + 32 * victim;
     switch (rng() % 3) {
-      case 0: word[0] = static_cast<std::uint8_t>(0x0B + rng() % 0xF0); break;
+      case 0: word[0] = static_cast<std::uint8_t>(0x0C + rng() % 0xF0); break;
       case 1: word[31] |= 0x80; break;
       default: word[0] = 0x04; word[5] = word[6] = 0xFF; word[10] = 1; break;  // MATMUL ub far away
     }
