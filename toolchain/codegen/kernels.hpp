@@ -80,6 +80,15 @@ struct ElementwiseParams {
 // every row of a.
 void Elementwise(ProgramBuilder& builder, const Tensor& a, const Tensor& b, const Tensor& out,
                  const ElementwiseParams& params);
+struct RowReduceParams {
+  isa::PoolOp op = isa::PoolOp::kSum;  // max, or sum then scale
+  std::uint32_t scale_bits = 0;        // fp32 bits of the sum's scale (1/n for a mean); 0 means 1
+};
+// out[r] = scale · op(in[r, 0 … n−1]) over the last dimension n of `in` (bf16 configurations;
+// n a multiple of the UB row). Sums add in fp32; each REDUCE rounds its results to bf16, so a
+// row of n > W elements is summed as W partial sums (over rows, rounded) and then those.
+void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params);
+
 // out = func(a) (relu, relu6, clamp), as VECTOR max(a, a) with the function.
 void Activation(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::ActFunc func,
                 std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);

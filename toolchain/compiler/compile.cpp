@@ -158,6 +158,18 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   // instruction at a time, so it is dissolved before deciding what is needed.
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
+  // Reductions along rows (REDUCE), with their scale and convert.
+  std::unordered_map<const Instruction*, detail::RowReducePlan> reduce_of_result;
+  for (const Instruction* i : order) {
+    if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
+    std::string why_not;
+    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, why_not)) {
+      fused.insert(r->chain.begin(), r->chain.end());
+      reduce_of_result.emplace(r->Result(), std::move(*r));
+    } else if (!why_not.empty()) {
+      rejected[i] = why_not;
+    }
+  }
   // Vector-unit steps: an elementwise op and the activation after it, or an activation alone.
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
@@ -174,21 +186,26 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     const auto g = group_of_result.find(i);
     const auto v = vector_of_result.find(i);
     const bool vector = v != vector_of_result.end();
+    const auto rr = reduce_of_result.find(i);
+    const bool reduction = rr != reduce_of_result.end();
     std::optional<detail::PoolPlan> pool;
     if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
       pool = PlacePool(*i, users, entry.root, config, options.fuse, group_of_result, programs, rejected);
     }
-    if (g == group_of_result.end() && !vector && !pool) continue;
+    if (g == group_of_result.end() && !vector && !pool && !reduction) continue;
     if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
     try {
-      programs[i] = std::make_shared<DeviceStep>(pool     ? detail::LowerPool(*pool, config)
-                                                 : vector ? detail::LowerVector(v->second, config)
-                                                          : detail::LowerGroup(g->second, config));
+      programs[i] = std::make_shared<DeviceStep>(pool        ? detail::LowerPool(*pool, config)
+                                                 : vector    ? detail::LowerVector(v->second, config)
+                                                 : reduction ? detail::LowerRowReduce(rr->second, config)
+                                                             : detail::LowerGroup(g->second, config));
       if (pool) pools.emplace(i, *pool);
     } catch (const std::invalid_argument& error) {
-      rejected[(vector || pool) ? i : g->second.anchor] = fmt::format("kernel: {}", error.what());
+      rejected[reduction ? rr->second.reduce : (vector || pool) ? i : g->second.anchor] =
+          fmt::format("kernel: {}", error.what());
       if (vector) vector_of_result.erase(v);
-      if (!vector && !pool) group_of_result.erase(g);
+      if (reduction) reduce_of_result.erase(rr);
+      if (!vector && !pool && !reduction) group_of_result.erase(g);
     }
   }
 
@@ -204,6 +221,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
     } else if (const auto p = pools.find(i); p != pools.end()) {
       needed.insert(p->second.input);
+    } else if (const auto r = reduce_of_result.find(i); r != reduce_of_result.end()) {
+      needed.insert(r->second.input);
     } else if (const auto v = vector_of_result.find(i); v != vector_of_result.end()) {
       for (const Instruction* read : v->second.Reads()) needed.insert(read);
     } else {

@@ -138,6 +138,26 @@ std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& us
                                       const Config& config, bool fuse);
 DeviceStep LowerVector(const VectorGroup& group, const Config& config);
 
+// A reduction along the trailing dimensions that REDUCE computes (lower_reduce.cpp): the
+// reduce of `input` (bf16, or through the reduce's convert to f32) and the reshapes, constant
+// scale and convert to bf16 after it.
+struct RowReducePlan {
+  const hlo::Instruction* reduce = nullptr;
+  const hlo::Instruction* input = nullptr;
+  std::vector<const hlo::Instruction*> chain;  // fused users, in order; the last is the result
+  bool max = false;
+  std::uint64_t columns = 0;     // elements reduced per result
+  std::uint32_t scale_bits = 0;  // fp32; 0 means 1
+
+  const hlo::Instruction* Result() const { return chain.empty() ? reduce : chain.back(); }
+};
+// The plan of a reduction REDUCE computes, or nullopt (with `why_not` when it is a reduction
+// the device could not take).
+std::optional<RowReducePlan> PlanRowReduce(const hlo::Instruction& reduce, const Users& users,
+                                           const hlo::Instruction* root, const Config& config, bool fuse,
+                                           std::string& why_not);
+DeviceStep LowerRowReduce(const RowReducePlan& plan, const Config& config);
+
 // The last part of every Lower*: the builder's program, tagged with its configuration, and its
 // estimate (the whole program's, from the golden model's timing).
 inline void FinishStep(DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {
