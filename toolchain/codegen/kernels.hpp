@@ -72,6 +72,7 @@ void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
 
 struct ElementwiseParams {
   isa::VecOp op = isa::VecOp::kAdd;
+  isa::VecMath math = isa::VecMath::kNone;  // bf16: exp, recip, rsqrt, … of (a op b), before func
   isa::ActFunc func = isa::ActFunc::kNone;
   std::uint16_t lo_bits = 0, hi_bits = 0;  // clamp bounds (bf16 bits / int16)
   std::uint8_t shift = 0;                  // int8 mul: right shift of the product
@@ -88,6 +89,10 @@ struct RowReduceParams {
 // n a multiple of the UB row). Sums add in fp32; each REDUCE rounds its results to bf16, so a
 // row of n > W elements is summed as W partial sums (over rows, rounded) and then those.
 void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params);
+
+// out = func(math(a)): VECTOR op=pass with a transcendental function (bf16 configurations).
+void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::VecMath math,
+           isa::ActFunc func = isa::ActFunc::kNone, std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);
 
 // out = func(a) (relu, relu6, clamp), as VECTOR max(a, a) with the function.
 void Activation(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::ActFunc func,

@@ -4,8 +4,11 @@
 // as an activation (VECTOR max(a, a) with the function). The vector unit computes in fp32,
 // applies the function and rounds to bf16 (docs/NUMERICS.md); XLA's bf16 ops round each result,
 // and since rounding is monotone, f(round(x op y)) = round(f(x op y)) for these functions with
-// bf16 bounds: the fused step gives the bits of one step per instruction. f32 programs keep
-// these ops on the host: the vector unit's element type is bf16, which would lose precision.
+// bf16 bounds: the fused step gives the bits of one step per instruction. bf16 exponential,
+// rsqrt, tanh and logistic are one VECTOR with its transcendental `math` (docs/NUMERICS.md gives
+// their accuracy); sqrt is 1 / rsqrt and divide a · (1 / b), two VECTORs each (the intermediate
+// rounded to bf16). f32 programs keep these ops on the host: the vector unit's element type is
+// bf16, which would lose precision (residual adds aside, see IsResidualAdd).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -29,6 +32,17 @@ std::optional<isa::VecOp> VectorOpOf(Opcode opcode) {
     case Opcode::kMultiply: return isa::VecOp::kMul;
     case Opcode::kMaximum: return isa::VecOp::kMax;
     case Opcode::kMinimum: return isa::VecOp::kMin;
+    default: return std::nullopt;
+  }
+}
+
+// The VECTOR transcendental that computes a unary instruction by itself.
+std::optional<isa::VecMath> UnaryMathOf(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kExp: return isa::VecMath::kExp;
+    case Opcode::kRsqrt: return isa::VecMath::kRsqrt;
+    case Opcode::kTanh: return isa::VecMath::kTanh;
+    case Opcode::kLogistic: return isa::VecMath::kSigmoid;
     default: return std::nullopt;
   }
 }
@@ -109,7 +123,13 @@ bool IsResidualAdd(const Instruction& instruction, const Config& config) {
 }
 
 bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
-  if (config.dtype != DType::kBf16 || !VectorOpOf(instruction.opcode) || !IsBf16(instruction)) return false;
+  const Opcode opcode = instruction.opcode;
+  const bool unary = UnaryMathOf(opcode) || opcode == Opcode::kSqrt;
+  if (config.dtype != DType::kBf16 || !IsBf16(instruction) ||
+      !(VectorOpOf(opcode) || unary || opcode == Opcode::kDivide)) {
+    return false;
+  }
+  if (instruction.operands.size() != (unary ? 1u : 2u)) return false;
   for (const Instruction* operand : instruction.operands) {
     if (!operand->shape.SameAs(instruction.shape)) return false;
   }
@@ -201,13 +221,31 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     step.inputs.push_back({Binding::Kind::kValue, reads[r]->name, identity, bf16, dims});
   }
   const codegen::Tensor y = builder.AddOutput("y", bf16, dims);
-  if (group.op != nullptr) {
+  const Opcode opcode = group.op != nullptr ? group.op->opcode : Opcode::kMaximum;
+  if (group.op != nullptr && VectorOpOf(opcode)) {
     codegen::ElementwiseParams params;
-    params.op = *VectorOpOf(group.op->opcode);
+    params.op = *VectorOpOf(opcode);
     params.func = group.func;
     params.lo_bits = group.lo_bits;
     params.hi_bits = group.hi_bits;
     codegen::Elementwise(builder, inputs.at(0), inputs.at(1), y, params);
+  } else if (const std::optional<isa::VecMath> math = UnaryMathOf(opcode); group.op != nullptr && math) {
+    codegen::Unary(builder, inputs.at(0), y, *math, group.func, group.lo_bits, group.hi_bits);
+  } else if (opcode == Opcode::kSqrt) {
+    // sqrt(x) = 1 / rsqrt(x) (exact at 0 and inf: rsqrt gives inf and 0): two roundings to bf16.
+    const codegen::Tensor r = builder.AddScratch(bf16, dims);
+    codegen::Unary(builder, inputs.at(0), r, isa::VecMath::kRsqrt);
+    codegen::Unary(builder, r, y, isa::VecMath::kRecip, group.func, group.lo_bits, group.hi_bits);
+  } else if (opcode == Opcode::kDivide) {
+    // a / b = a * (1 / b): the reciprocal is rounded to bf16 before the multiply.
+    const codegen::Tensor r = builder.AddScratch(bf16, dims);
+    codegen::Unary(builder, inputs.at(1), r, isa::VecMath::kRecip);
+    codegen::ElementwiseParams params;
+    params.op = isa::VecOp::kMul;
+    params.func = group.func;
+    params.lo_bits = group.lo_bits;
+    params.hi_bits = group.hi_bits;
+    codegen::Elementwise(builder, inputs.at(0), r, y, params);
   } else {
     codegen::Activation(builder, inputs.at(0), y, group.func, group.lo_bits, group.hi_bits);
   }
