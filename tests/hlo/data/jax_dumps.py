@@ -49,8 +49,8 @@ def attention(q, k, v):
 
 def encoder_layer(x, wq, wk, wv, wo, g1, b1, w1, c1, w2, c2, g2, b2, pad):
     """A BERT-style (post-norm) encoder layer: two-head self-attention with a padding mask
-    (`pad`: 1 for real tokens, 0 for padding), residual adds, layer norms, a GELU (tanh form)
-    feed-forward block."""
+    (`pad`: 1 for real tokens, 0 for padding; BERT's additive form, (pad - 1) * 10^4 added to
+    the scores), residual adds, layer norms, a GELU (tanh form) feed-forward block."""
     seq, width = x.shape
     heads = 2
     def split(t):
@@ -63,7 +63,7 @@ def encoder_layer(x, wq, wk, wv, wo, g1, b1, w1, c1, w2, c2, g2, b2, pad):
 
     q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
     scores = q @ k.transpose(0, 2, 1) / jnp.sqrt(jnp.asarray(width // heads, x.dtype))
-    scores = jnp.where(pad[None, None, :] > 0, scores, jnp.asarray(-1e4, x.dtype))
+    scores = scores + ((pad - 1) * jnp.asarray(1e4, x.dtype))[None, None, :]
     attended = (jax.nn.softmax(scores, axis=-1) @ v).transpose(1, 0, 2).reshape(seq, width)
     h = norm(x + attended @ wo, g1, b1)
     f = jax.nn.gelu(h @ w1 + c1, approximate=True) @ w2 + c2
@@ -82,6 +82,12 @@ def cond(p, x):
 
 def switch(i, x):
     return jax.lax.switch(i, [lambda v: v + 1.0, lambda v: v * v, lambda v: -v], x)
+
+
+def as_npy(value):
+    """bf16 as float32 (exact), as .npz files carry it (docs/HLO.md)."""
+    array = np.asarray(value)
+    return array.astype(np.float32) if array.dtype == jnp.bfloat16 else array
 
 
 def main():
@@ -137,7 +143,7 @@ def main():
         write(name + ".hlo", hlo_text(jax.jit(fn).lower(*input_sets[0])))
         arrays = []
         for inputs in input_sets:
-            arrays += [np.asarray(v) for v in inputs] + [np.asarray(jax.jit(fn)(*inputs))]
+            arrays += [as_npy(v) for v in inputs] + [as_npy(jax.jit(fn)(*inputs))]
         np.savez(os.path.join(here, name + ".npz"), *arrays)
         print(f"wrote {name}.npz ({len(input_sets)} run(s))")
 
