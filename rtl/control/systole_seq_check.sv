@@ -120,8 +120,10 @@ module systole_seq_check #(
   logic [63:0] mm_ub, mm_acc, mm_rows, mm_k;
   logic        act_bias;
   logic [63:0] act_acc, act_ub, act_rows, act_bias_row;
-  logic        vec_bcast;
+  logic        vec_bcast, vec_pass, vec_math;
   logic [63:0] vec_a, vec_b, vec_dst, vec_rows;
+  logic        red_over_rows;
+  logic [63:0] red_src, red_dst, red_rows, red_elems;
   logic [63:0] pool_src, pool_dst;
   assign dma_acc = insn_i[LOAD_MEM_LSB];
   assign dma_dram = 64'(insn_i[LOAD_DRAM_LSB +: LOAD_DRAM_WIDTH]);
@@ -144,6 +146,13 @@ module systole_seq_check #(
   assign act_rows = 64'(insn_i[ACTIVATE_ROWS_LSB +: ACTIVATE_ROWS_WIDTH]);
   assign act_bias_row = 64'(insn_i[ACTIVATE_BIAS_ROW_LSB +: ACTIVATE_BIAS_ROW_WIDTH]);
   assign vec_bcast = insn_i[VECTOR_BCAST_LSB];
+  assign vec_pass = insn_i[VECTOR_OP_LSB +: VECTOR_OP_WIDTH] == VECTOR_OP_WIDTH'(VECTOR_OP_PASS);
+  assign vec_math = insn_i[VECTOR_MATH_LSB +: VECTOR_MATH_WIDTH] != '0;
+  assign red_over_rows = insn_i[REDUCE_OVER_LSB];
+  assign red_src = 64'(insn_i[REDUCE_SRC_LSB +: REDUCE_SRC_WIDTH]);
+  assign red_dst = 64'(insn_i[REDUCE_DST_LSB +: REDUCE_DST_WIDTH]);
+  assign red_rows = 64'(insn_i[REDUCE_ROWS_LSB +: REDUCE_ROWS_WIDTH]);
+  assign red_elems = 64'(insn_i[REDUCE_ELEMS_LSB +: REDUCE_ELEMS_WIDTH]);
   assign vec_a = 64'(insn_i[VECTOR_A_LSB +: VECTOR_A_WIDTH]);
   assign vec_b = 64'(insn_i[VECTOR_B_LSB +: VECTOR_B_WIDTH]);
   assign vec_dst = 64'(insn_i[VECTOR_DST_LSB +: VECTOR_DST_WIDTH]);
@@ -227,9 +236,15 @@ module systole_seq_check #(
         else if (act_ub + act_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
       end
       OP_VECTOR: begin
-        if (vec_a + vec_rows > UB_ROWS64 ||
-            vec_b + (vec_bcast ? 64'd1 : vec_rows) > UB_ROWS64 ||
+        if (BF16 == 0 && vec_math) opd_err = ERR_ILLEGAL_FIELD;  // math is bf16-only
+        else if (vec_a + vec_rows > UB_ROWS64 ||
+            (!vec_pass && vec_b + (vec_bcast ? 64'd1 : vec_rows) > UB_ROWS64) ||
             vec_dst + vec_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
+      end
+      OP_REDUCE: begin
+        if (red_elems > W64) opd_err = ERR_SHAPE;
+        else if (red_src + red_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
+        else if (red_dst + (red_over_rows ? 64'd1 : red_rows) > UB_ROWS64) opd_err = ERR_UB_RANGE;
       end
       OP_POOL: begin
         if (pool_src + 64'(pool_yw) + 64'(pool_x_q) >= UB_ROWS64 ||

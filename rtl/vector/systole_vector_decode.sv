@@ -24,7 +24,8 @@ module systole_vector_decode #(
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [255:0] insn_i,
     /* verilator lint_on UNUSEDSIGNAL */
-    output logic [1:0]   mode_o,        // 0 ACTIVATE, 1 VECTOR, 2 POOL (systole_vector_lane's)
+    output logic [1:0]   mode_o,        // 0 ACTIVATE, 1 VECTOR, 2 POOL (and REDUCE over=rows),
+                                        // 3 REDUCE over=elems
     // Lane configuration (systole_vector_lane's ports); unused fields are 0, scale is 1.
     output logic [2:0]   vop_o,
     output logic [1:0]   func_o,
@@ -36,13 +37,18 @@ module systole_vector_decode #(
     output logic [15:0]  lo_o,
     output logic [15:0]  hi_o,
     output logic         bcast_o,       // VECTOR: row b is read for every output row
+    output logic         bcol_o,        // VECTOR: element 0 of row b is every lane's operand
+    output logic [2:0]   math_o,        // VECTOR: transcendental function (0 none; bf16 only)
+    output logic [15:0]  elems_o,       // REDUCE: elements per row (over=elems: reduced)
+    output logic         zero_en_o,     // REDUCE: lanes zero_from_o.. of the result are zero
+    output logic [15:0]  zero_from_o,   // ... from elems (over=rows) or 1 (over=elems)
     // Start of the read walk (systole_vector_reads).
     output logic [31:0]  ra_o,          // ACT: acc row; VEC: row a; POOL: src (first window row)
     output logic [31:0]  rb_o,          // ACT: the bias row; VEC: row b; POOL: 0
     output logic [31:0]  wd_o,          // first destination row
     output logic [15:0]  last_i_o,      // ACT/VEC: rows - 1; POOL: out_w - 1
     output logic [15:0]  last_oy_o,     // POOL: out_h - 1 (else 0)
-    output logic [7:0]   last_wx_o,     // POOL: win_w - 1 (else 0)
+    output logic [15:0]  last_wx_o,     // POOL: win_w - 1; REDUCE over=rows: rows - 1 (else 0)
     output logic [7:0]   last_wy_o,     // POOL: win_h - 1 (else 0)
     output logic [31:0]  in_w_o,        // POOL: in_w (else 0)
     output logic [31:0]  step_w_o,      // POOL: stride_w (else 0)
@@ -59,7 +65,7 @@ module systole_vector_decode #(
   end
   `include "systole_isa.svh"
 
-  localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1, MODE_POOL = 2'd2;
+  localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1, MODE_POOL = 2'd2, MODE_RED = 2'd3;
   localparam logic [31:0] F32_ONE = 32'h3F80_0000;
 
   // ---- Fields, zero-extended to 32 bits (widths pinned by g_isa_check) ----------------------
@@ -68,6 +74,8 @@ module systole_vector_decode #(
   logic [31:0] f_vec_a, f_vec_b, f_vec_dst, f_vec_rows;
   logic [31:0] f_pool_src, f_pool_dst, f_pool_in_w, f_pool_out_h, f_pool_out_w;
   logic [31:0] f_pool_win_h, f_pool_win_w, f_pool_stride_h, f_pool_stride_w, f_pool_scale;
+  logic [31:0] f_red_src, f_red_dst, f_red_rows, f_red_scale;
+  logic [15:0] f_red_elems;
   assign opcode          = insn_i[ISA_OPCODE_LSB +: ISA_OPCODE_WIDTH];
   assign f_act_acc       = {8'd0, insn_i[ACTIVATE_ACC_LSB +: 24]};
   assign f_act_ub        = {8'd0, insn_i[ACTIVATE_UB_LSB +: 24]};
@@ -88,14 +96,21 @@ module systole_vector_decode #(
   assign f_pool_stride_h = {24'd0, insn_i[POOL_STRIDE_H_LSB +: 8]};
   assign f_pool_stride_w = {24'd0, insn_i[POOL_STRIDE_W_LSB +: 8]};
   assign f_pool_scale    = insn_i[POOL_SCALE_LSB +: 32];
+  assign f_red_src       = {8'd0, insn_i[REDUCE_SRC_LSB +: 24]};
+  assign f_red_dst       = {8'd0, insn_i[REDUCE_DST_LSB +: 24]};
+  assign f_red_rows      = {16'd0, insn_i[REDUCE_ROWS_LSB +: 16]};
+  assign f_red_elems     = insn_i[REDUCE_ELEMS_LSB +: 16];
+  assign f_red_scale     = insn_i[REDUCE_SCALE_LSB +: 32];
   if (ACTIVATE_ACC_WIDTH != 24 || ACTIVATE_UB_WIDTH != 24 || ACTIVATE_ROWS_WIDTH != 16
       || ACTIVATE_BIAS_ROW_WIDTH != 24 || ACTIVATE_SCALE_WIDTH != 32 || ACTIVATE_FUNC_WIDTH != 3
       || ACTIVATE_SHIFT_WIDTH != 8 || ACTIVATE_ZP_WIDTH != 8 || ACTIVATE_LO_WIDTH != 16
       || ACTIVATE_HI_WIDTH != 16 || VECTOR_A_WIDTH != 24 || VECTOR_B_WIDTH != 24
       || VECTOR_DST_WIDTH != 24 || VECTOR_ROWS_WIDTH != 16 || VECTOR_OP_WIDTH != 4
       || VECTOR_FUNC_WIDTH != 3 || VECTOR_SHIFT_WIDTH != 8 || VECTOR_LO_WIDTH != 16
-      || VECTOR_HI_WIDTH != 16 || POOL_SRC_WIDTH != 24 || POOL_DST_WIDTH != 24
+      || VECTOR_HI_WIDTH != 16 || VECTOR_MATH_WIDTH != 4 || POOL_SRC_WIDTH != 24 || POOL_DST_WIDTH != 24
       || POOL_IN_W_WIDTH != 16 || POOL_OUT_H_WIDTH != 16 || POOL_OUT_W_WIDTH != 16
+      || REDUCE_SRC_WIDTH != 24 || REDUCE_DST_WIDTH != 24 || REDUCE_ROWS_WIDTH != 16
+      || REDUCE_ELEMS_WIDTH != 16 || REDUCE_SCALE_WIDTH != 32 || REDUCE_SHIFT_WIDTH != 8
       || POOL_WIN_H_WIDTH != 8 || POOL_WIN_W_WIDTH != 8 || POOL_STRIDE_H_WIDTH != 8
       || POOL_STRIDE_W_WIDTH != 8 || POOL_SCALE_WIDTH != 32 || POOL_SHIFT_WIDTH != 8)
   begin : g_isa_check
@@ -119,9 +134,14 @@ module systole_vector_decode #(
     lo_o = 16'd0;
     hi_o = 16'd0;
     bcast_o = 1'b0;
+    bcol_o = 1'b0;
+    math_o = 3'd0;
+    elems_o = 16'd0;
+    zero_en_o = 1'b0;
+    zero_from_o = 16'd0;
     rb_o = 32'd0;
     last_oy_o = 16'd0;
-    last_wx_o = 8'd0;
+    last_wx_o = 16'd0;
     last_wy_o = 8'd0;
     in_w_o = 32'd0;
     step_w_o = 32'd0;
@@ -149,10 +169,38 @@ module systole_vector_decode #(
         lo_o = insn_i[VECTOR_LO_LSB +: 16];
         hi_o = insn_i[VECTOR_HI_LSB +: 16];
         bcast_o = insn_i[VECTOR_BCAST_LSB];
+        bcol_o = insn_i[VECTOR_BCOL_LSB];
+        math_o = insn_i[VECTOR_MATH_LSB +: 3];
         ra_o = f_vec_a;
-        rb_o = f_vec_b;
+        // op=pass reads no b: its group reads row a twice (the lane takes x), so b's field,
+        // which the sequencer does not check, never reaches the port.
+        rb_o = (insn_i[VECTOR_OP_LSB +: 4] == 4'(VECTOR_OP_PASS)) ? f_vec_a : f_vec_b;
         wd_o = f_vec_dst;
         last_i_o = f_vec_rows[15:0] - 16'd1;
+      end
+      OP_REDUCE: begin
+        // Combining and scaling as POOL: sum from +0 (or max from the first), then the scale.
+        pool_sum_o = insn_i[REDUCE_OP_LSB];
+        scale_o = (f_red_scale == 32'd0) ? one_scale : f_red_scale;
+        shift_o = insn_i[REDUCE_SHIFT_LSB +: 6];
+        ra_o = f_red_src;
+        wd_o = f_red_dst;
+        elems_o = f_red_elems;
+        zero_en_o = 1'b1;
+        if (insn_i[REDUCE_OVER_LSB]) begin
+          // over=rows: a POOL window of 1 x rows pixels, rows src .. src+rows-1 in order.
+          mode_o = MODE_POOL;
+          zero_from_o = f_red_elems;
+          in_w_o = f_red_rows;
+          step_w_o = 32'd1;
+          last_i_o = 16'd0;
+          last_wx_o = f_red_rows[15:0] - 16'd1;
+        end else begin
+          // over=elems: one read per row; systole_vector_rowreduce walks its elements.
+          mode_o = MODE_RED;
+          zero_from_o = 16'd1;
+          last_i_o = f_red_rows[15:0] - 16'd1;
+        end
       end
       default: begin  // OP_POOL
         mode_o = MODE_POOL;
@@ -166,7 +214,7 @@ module systole_vector_decode #(
         step_h_o = f_pool_stride_h * f_pool_in_w;
         last_i_o = f_pool_out_w[15:0] - 16'd1;
         last_oy_o = f_pool_out_h[15:0] - 16'd1;
-        last_wx_o = f_pool_win_w[7:0] - 8'd1;
+        last_wx_o = {8'd0, f_pool_win_w[7:0] - 8'd1};
         last_wy_o = f_pool_win_h[7:0] - 8'd1;
       end
     endcase
@@ -177,7 +225,8 @@ module systole_vector_decode #(
   logic [31:0] a_rows, a_b_rows, a_last_src;
   always_comb begin
     a_rows = f_vec_rows;
-    a_b_rows = insn_i[VECTOR_BCAST_LSB] ? 32'd1 : a_rows;
+    a_b_rows = (insn_i[VECTOR_OP_LSB +: 4] == 4'(VECTOR_OP_PASS)) ? 32'd0
+             : (insn_i[VECTOR_BCAST_LSB] ? 32'd1 : a_rows);
     a_last_src = f_pool_src
         + ((f_pool_out_h - 32'd1) * f_pool_stride_h + f_pool_win_h - 32'd1) * f_pool_in_w
         + (f_pool_out_w - 32'd1) * f_pool_stride_w
@@ -185,8 +234,10 @@ module systole_vector_decode #(
   end
   always_ff @(posedge clk) begin
     if (!rst && accept_i) begin
-      assert (opcode == OP_ACTIVATE || opcode == OP_VECTOR || opcode == OP_POOL)
-      else $error("systole_vector_unit: opcode 0x%02x is not ACTIVATE, VECTOR or POOL", opcode);
+      assert (opcode == OP_ACTIVATE || opcode == OP_VECTOR || opcode == OP_POOL
+              || opcode == OP_REDUCE)
+      else $error("systole_vector_unit: opcode 0x%02x is not ACTIVATE, VECTOR, POOL or REDUCE",
+                  opcode);
       if (opcode == OP_ACTIVATE) begin
         assert (f_act_rows != 0
                 && f_act_acc + f_act_rows <= ACC_ROWS
@@ -198,12 +249,19 @@ module systole_vector_decode #(
       end
       if (opcode == OP_VECTOR) begin
         assert (a_rows != 0 && f_vec_a + a_rows <= UB_ROWS
-                && f_vec_b + a_b_rows <= UB_ROWS
+                && (a_b_rows == 0 || f_vec_b + a_b_rows <= UB_ROWS)
                 && f_vec_dst + a_rows <= UB_ROWS)
         else $error("systole_vector_unit: vector rows out of range");
-        assert ({28'd0, insn_i[VECTOR_OP_LSB +: 4]} <= 4
-                && {24'd0, insn_i[VECTOR_SHIFT_LSB +: 8]} <= 62)
-        else $error("systole_vector_unit: vector op or shift out of range");
+        assert ({28'd0, insn_i[VECTOR_OP_LSB +: 4]} <= 5
+                && {24'd0, insn_i[VECTOR_SHIFT_LSB +: 8]} <= 62
+                && (BF16 != 0 || insn_i[VECTOR_MATH_LSB +: 4] == 4'd0))
+        else $error("systole_vector_unit: vector op, shift or math out of range");
+      end
+      if (opcode == OP_REDUCE) begin
+        assert (f_red_rows != 0 && f_red_elems != 0
+                && f_red_src + f_red_rows <= UB_ROWS
+                && f_red_dst + (insn_i[REDUCE_OVER_LSB] ? 32'd1 : f_red_rows) <= UB_ROWS)
+        else $error("systole_vector_unit: reduce rows or elems out of range");
       end
       if (opcode == OP_POOL) begin
         assert (f_pool_in_w != 0 && f_pool_out_h != 0 && f_pool_out_w != 0

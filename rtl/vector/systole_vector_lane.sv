@@ -8,7 +8,11 @@
 //     VECTOR    x op y, or x and y for mul             (add, sub = add of −y, max, min)
 //     POOL      running = first ? (sum ? 0 + x : x) : (sum ? running + x : max(running, x))
 //   step 2: the multiply — ACTIVATE scale, VECTOR mul, POOL sum scale (fp32 multiply / int64
-//     requantization (v·S + 2^(s−1)) >>> s); the others pass through.
+//     requantization (v·S + 2^(s−1)) >>> s); the others pass through. A VECTOR with `math`
+//     sends this value to systole_vector_math and takes its result back (math_load_i) into
+//     the step-2 register, as many cycles later as the function's program takes.
+//   (REDUCE over=elems: the row's max or sum arrives from systole_vector_rowreduce into the
+//   step-1 register, mode 3.)
 //   step 3: the function (relu, relu6, clamp), then bf16 rounding / zero point and int8
 //     saturation. POOL has no function; only ACTIVATE has a zero point (the unit passes
 //     func = none and zp = 0 for the others).
@@ -19,7 +23,7 @@ module systole_vector_lane #(
 ) (
     input  logic          clk,
     // Per-instruction configuration, stable while the instruction runs.
-    input  logic [1:0]    mode,       // 0 ACTIVATE, 1 VECTOR, 2 POOL
+    input  logic [1:0]    mode,       // 0 ACTIVATE, 1 VECTOR, 2 POOL, 3 REDUCE over=elems
     input  logic [2:0]    vop,        // VECTOR op (0 add, 1 sub, 2 mul, 3 max, 4 min)
     input  logic [1:0]    func,       // 0 none, 1 relu, 2 relu6, 3 clamp
     input  logic          bias_en,    // ACTIVATE: add the bias row
@@ -36,6 +40,15 @@ module systole_vector_lane #(
     input  logic          x_load,     // ub_in is VECTOR operand x (the row of a)
     input  logic          run_update, // ub_in is a POOL window element that is not the last
     input  logic          pool_first, // ... and it is the first of its window
+    // VECTOR math (bf16 only): step 2's result goes to systole_vector_math as math_in_o, and
+    // its result comes back into the step-2 register when math_load_i is high.
+    output logic [31:0]   math_in_o,
+    input  logic          math_load_i,
+    input  logic [31:0]   math_y_i,
+    // REDUCE over=elems: systole_vector_rowreduce's value enters step 1's register (red_load_i),
+    // to be scaled (sum) and converted like a POOL result.
+    input  logic          red_load_i,
+    input  logic [31:0]   red_v_i,
     // The pipeline registers load every cycle: the result of the element that completes a row
     // in cycle t (ACTIVATE row, VECTOR y, last POOL window element) is on y in cycle t + 2.
     output logic [EW-1:0] y
@@ -47,7 +60,7 @@ module systole_vector_lane #(
     systole_param_error_vector_lane_BF16_must_be_0_or_1 u_error ();
   end
   localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1;
-  localparam logic [2:0] VOP_SUB = 3'd1, VOP_MUL = 3'd2, VOP_MIN = 3'd4;
+  localparam logic [2:0] VOP_SUB = 3'd1, VOP_MUL = 3'd2, VOP_MIN = 3'd4, VOP_PASS = 3'd5;
   localparam logic [1:0] FUNC_NONE = 2'd0, FUNC_RELU = 2'd1, FUNC_RELU6 = 2'd2;
 
   if (BF16 != 0) begin : g_fp
@@ -91,7 +104,7 @@ module systole_vector_lane #(
         s1_m = scale;
         s1_mul = 1'b1;
       end else if (mode == MODE_VEC) begin
-        if (vop == VOP_MUL) s1_v = x_w;
+        if (vop == VOP_MUL || vop == VOP_PASS) s1_v = x_w;
         else if (vop >= 3'd3) s1_v = mm_y;
         else s1_v = add_y;
         s1_m = ub_w;
@@ -107,10 +120,11 @@ module systole_vector_lane #(
     assign bias_d   = bias_load ? acc_in : bias_q;
     assign x_d      = x_load ? ub_in : x_q;
     assign run_d    = run_update ? pool_v : run_q;
-    assign p1_v_d   = s1_v;
-    assign p1_m_d   = s1_m;
-    assign p1_mul_d = s1_mul;
-    assign p2_v_d   = p1_mul_q ? mul_y : p1_v_q;
+    assign p1_v_d   = red_load_i ? red_v_i : s1_v;
+    assign p1_m_d   = red_load_i ? scale : s1_m;
+    assign p1_mul_d = red_load_i ? pool_sum : s1_mul;
+    assign math_in_o = p1_mul_q ? mul_y : p1_v_q;
+    assign p2_v_d   = math_load_i ? math_y_i : math_in_o;
     always_ff @(posedge clk) begin
       bias_q <= bias_d;
       x_q <= x_d;
@@ -176,9 +190,9 @@ module systole_vector_lane #(
     assign bias_d   = bias_load ? acc_in : bias_q;
     assign x_d      = x_load ? ub_in : x_q;
     assign run_d    = run_update ? pool_v : run_q;
-    assign p1_v_d   = s1_v;
-    assign p1_m_d   = s1_m;
-    assign p1_mul_d = s1_mul;
+    assign p1_v_d   = red_load_i ? $signed(red_v_i) : s1_v;
+    assign p1_m_d   = red_load_i ? $signed(scale) : s1_m;
+    assign p1_mul_d = red_load_i ? pool_sum : s1_mul;
     assign p2_v_d   = p1_mul_q ? $signed(req_y) : {{32{p1_v_q[31]}}, p1_v_q};
     always_ff @(posedge clk) begin
       bias_q <= bias_d;
@@ -204,5 +218,10 @@ module systole_vector_lane #(
     end
     assign z_v = f_v + {{56{zp[7]}}, zp};
     systole_sat_int8 u_sat (.v(z_v), .y(y));
+
+    // int8 configurations have no math (the sequencer faults it).
+    assign math_in_o = 32'd0;
+    logic unused_math;
+    assign unused_math = ^{math_load_i, math_y_i};
   end
 endmodule

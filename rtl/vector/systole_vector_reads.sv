@@ -5,7 +5,9 @@
 //             each output row i;
 //   VECTOR    row a + i, then row b + i (row b itself with bcast), for each output row i;
 //   POOL      the window's rows in row-major window order, for each output pixel in row-major
-//             order: src + (oy·stride_h + wy)·in_w + ox·stride_w + wx.
+//             order: src + (oy·stride_h + wy)·in_w + ox·stride_w + wx (REDUCE over=rows is a
+//             1 x rows window: decode maps it here);
+//   REDUCE    (over=elems) row src + i for each output row i, one read per group.
 // The reads of one output row form a "group"; its first and last read are marked, and the
 // group's destination row is alloc_addr_o while its last read is made. A read is requested only
 // while the unit is active and, except the ACTIVATE bias row, while an output slot is free;
@@ -37,7 +39,7 @@ module systole_vector_reads #(
     input  logic [31:0]       wd_i,
     input  logic [15:0]       last_i_i,
     input  logic [15:0]       last_oy_i,
-    input  logic [7:0]        last_wx_i,
+    input  logic [15:0]       last_wx_i,     // 16 bits: REDUCE over=rows windows reach 65535
     input  logic [7:0]        last_wy_i,
     input  logic [31:0]       in_w_i,
     input  logic [31:0]       step_w_i,
@@ -70,7 +72,7 @@ module systole_vector_reads #(
     systole_param_error_vector_reads_UB_ROWS_and_ACC_ROWS_must_be_at_least_2 u_error ();
   end
 
-  localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1;  // systole_vector_decode's
+  localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1, MODE_POOL = 2'd2, MODE_RED = 2'd3;
 
   // ---- Walk state --------------------------------------------------------------------------
   // Addresses are kept at full field width and checked against the buffer size by the
@@ -83,7 +85,8 @@ module systole_vector_reads #(
   logic [15:0] count_i_q, count_i_d;      // ACT/VEC: output row; POOL: output x
   logic [15:0] last_i_q, last_i_d;        // ACT/VEC: rows - 1; POOL: out_w - 1
   logic [15:0] oy_q, oy_d, last_oy_q, last_oy_d;
-  logic [7:0]  wx_q, wx_d, wy_q, wy_d, last_wx_q, last_wx_d, last_wy_q, last_wy_d;
+  logic [15:0] wx_q, wx_d, last_wx_q, last_wx_d;
+  logic [7:0]  wy_q, wy_d, last_wy_q, last_wy_d;
   logic [31:0] line_row_q, line_row_d;    // POOL: first row of the current window line
   logic [31:0] pix_row_q, pix_row_d;      // POOL: first row of the current window
   logic [31:0] oy_row_q, oy_row_d;        // POOL: first row of the current output row's windows
@@ -108,8 +111,9 @@ module systole_vector_reads #(
         rd_last_o = second_q;
         rd_addr = second_q ? rb_q : ra_q;
       end
+      MODE_RED: ;  // one read per group: row ra
       default: begin
-        rd_first_o = (wx_q == 8'd0) && (wy_q == 8'd0);
+        rd_first_o = (wx_q == 16'd0) && (wy_q == 8'd0);
         rd_last_o = (wx_q == last_wx_q) && (wy_q == last_wy_q);
       end
     endcase
@@ -125,7 +129,7 @@ module systole_vector_reads #(
   assign alloc_o      = rd_fire_o && !rd_bias_o && rd_last_o;
   assign alloc_addr_o = wd_q[UB_AW-1:0];
   assign rd_final_o   = alloc_o && count_i_q == last_i_q
-                        && (mode_i == MODE_ACT || mode_i == MODE_VEC || oy_q == last_oy_q);
+                        && (mode_i != MODE_POOL || oy_q == last_oy_q);
 
   // ---- Next walk state ---------------------------------------------------------------------
   always_comb begin
@@ -158,7 +162,7 @@ module systole_vector_reads #(
       last_i_d = last_i_i;
       oy_d = 16'd0;
       last_oy_d = last_oy_i;
-      wx_d = 8'd0;
+      wx_d = 16'd0;
       wy_d = 8'd0;
       last_wx_d = last_wx_i;
       last_wy_d = last_wy_i;
@@ -190,18 +194,23 @@ module systole_vector_reads #(
             count_i_d = count_i_q + 16'd1;
           end
         end
+        MODE_RED: begin
+          ra_d = ra_q + 32'd1;
+          wd_d = wd_q + 32'd1;
+          count_i_d = count_i_q + 16'd1;
+        end
         default: begin
           if (wx_q != last_wx_q) begin
-            wx_d = wx_q + 8'd1;
+            wx_d = wx_q + 16'd1;
             ra_d = ra_q + 32'd1;
           end else if (wy_q != last_wy_q) begin
-            wx_d = 8'd0;
+            wx_d = 16'd0;
             wy_d = wy_q + 8'd1;
             line_row_d = line_row_q + in_w_q;
             ra_d = line_row_q + in_w_q;
           end else begin
             // The window is complete: on to the next output pixel.
-            wx_d = 8'd0;
+            wx_d = 16'd0;
             wy_d = 8'd0;
             wd_d = wd_q + 32'd1;
             if (count_i_q != last_i_q) begin

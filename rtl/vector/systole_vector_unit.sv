@@ -12,6 +12,12 @@
 //     per output pixel. The reads of one output row form a "group".
 //   * W lanes (systole_vector_lane) compute each element: step 1 when the data arrives, then
 //     two pipeline registers; the pipeline never stalls.
+//   * REDUCE: over=rows is a POOL window of 1 x rows; over=elems reads one row per group and
+//     systole_vector_rowreduce combines its elements, one per cycle, into lane step 1 (the
+//     reads wait for it). Lanes from elems (over=rows) or 1 (over=elems) on are written zero.
+//   * VECTOR with `math` (bf16 configurations): systole_vector_math takes the row from the
+//     lanes' step 2, runs the function's micro-program and hands the row back into step 2's
+//     register; no read is issued while it runs, so such a row takes the program's length.
 //   * systole_vector_slots: DEPTH output slots, allocated in order when a group's last read is
 //     granted and freed when its row write is granted. A group starts only while a slot is
 //     free, so the pipeline always has somewhere to put its result.
@@ -80,7 +86,7 @@ module systole_vector_unit #(
     systole_param_error_vector_ACC_ROWS_must_be_at_least_2 u_error ();
   end
 
-  localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1, MODE_POOL = 2'd2;  // decode's
+  localparam logic [1:0] MODE_ACT = 2'd0, MODE_VEC = 2'd1, MODE_POOL = 2'd2, MODE_RED = 2'd3;
 
   // ---- Instruction acceptance and completion -----------------------------------------------
   logic busy_q, busy_d;        // an instruction is in progress
@@ -123,20 +129,24 @@ module systole_vector_unit #(
   logic [1:0]  dec_mode;
   logic [2:0]  dec_vop;
   logic [1:0]  dec_func;
-  logic        dec_bias, dec_pool_sum, dec_bcast;
+  logic        dec_bias, dec_pool_sum, dec_bcast, dec_bcol;
+  logic [2:0]  dec_math;
+  logic [15:0] dec_elems, dec_zero_from;
+  logic        dec_zero_en;
   logic [31:0] dec_scale;
   logic [5:0]  dec_shift;
   logic [7:0]  dec_zp;
   logic [15:0] dec_lo, dec_hi;
   logic [31:0] dec_ra, dec_rb, dec_wd, dec_in_w, dec_step_w, dec_step_h;
-  logic [15:0] dec_last_i, dec_last_oy;
-  logic [7:0]  dec_last_wx, dec_last_wy;
+  logic [15:0] dec_last_i, dec_last_oy, dec_last_wx;
+  logic [7:0]  dec_last_wy;
 
   systole_vector_decode #(.BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_decode (
       .clk, .rst, .accept_i(accept), .insn_i(cmd_insn),
       .mode_o(dec_mode), .vop_o(dec_vop), .func_o(dec_func), .bias_o(dec_bias),
       .pool_sum_o(dec_pool_sum), .scale_o(dec_scale), .shift_o(dec_shift), .zp_o(dec_zp),
-      .lo_o(dec_lo), .hi_o(dec_hi), .bcast_o(dec_bcast),
+      .lo_o(dec_lo), .hi_o(dec_hi), .bcast_o(dec_bcast), .bcol_o(dec_bcol), .math_o(dec_math),
+      .elems_o(dec_elems), .zero_en_o(dec_zero_en), .zero_from_o(dec_zero_from),
       .ra_o(dec_ra), .rb_o(dec_rb), .wd_o(dec_wd), .last_i_o(dec_last_i),
       .last_oy_o(dec_last_oy), .last_wx_o(dec_last_wx), .last_wy_o(dec_last_wy),
       .in_w_o(dec_in_w), .step_w_o(dec_step_w), .step_h_o(dec_step_h));
@@ -147,6 +157,10 @@ module systole_vector_unit #(
   logic        bias_q, bias_d;
   logic        pool_sum_q, pool_sum_d;
   logic        bcast_q, bcast_d;
+  logic        bcol_q, bcol_d;
+  logic [2:0]  math_q, math_d;
+  logic [15:0] elems_q, elems_d, zero_from_q, zero_from_d;
+  logic        zero_en_q, zero_en_d;
   logic [31:0] scale_q, scale_d;
   logic [5:0]  shift_q, shift_d;
   logic [7:0]  zp_q, zp_d;
@@ -158,6 +172,11 @@ module systole_vector_unit #(
   assign bias_d     = accept ? dec_bias : bias_q;
   assign pool_sum_d = accept ? dec_pool_sum : pool_sum_q;
   assign bcast_d    = accept ? dec_bcast : bcast_q;
+  assign bcol_d     = accept ? dec_bcol : bcol_q;
+  assign math_d     = accept ? dec_math : math_q;
+  assign elems_d    = accept ? dec_elems : elems_q;
+  assign zero_en_d  = accept ? dec_zero_en : zero_en_q;
+  assign zero_from_d = accept ? dec_zero_from : zero_from_q;
   assign scale_d    = accept ? dec_scale : scale_q;
   assign shift_d    = accept ? dec_shift : shift_q;
   assign zp_d       = accept ? dec_zp : zp_q;
@@ -173,6 +192,11 @@ module systole_vector_unit #(
       bias_q <= bias_d;
       pool_sum_q <= pool_sum_d;
       bcast_q <= bcast_d;
+      bcol_q <= bcol_d;
+      math_q <= math_d;
+      elems_q <= elems_d;
+      zero_en_q <= zero_en_d;
+      zero_from_q <= zero_from_d;
       scale_q <= scale_d;
       shift_q <= shift_d;
       zp_q <= zp_d;
@@ -185,6 +209,24 @@ module systole_vector_unit #(
   logic             rd_fire, rd_bias, rd_first, rd_last;
   logic [UB_AW-1:0] rd_addr, alloc_addr;
   logic             alloc, credit, hazard;
+  // A VECTOR with math: from its group's last read until the function's result is back, no
+  // further read is issued (the function takes one row at a time).
+  logic             math_en, math_busy_q, math_busy_d, math_done;
+  assign math_en = mode_q == MODE_VEC && math_q != 3'd0;
+  assign math_busy_d = (math_busy_q && !math_done) || (alloc && math_en);
+  always_ff @(posedge clk) begin
+    if (rst) math_busy_q <= 1'b0;
+    else math_busy_q <= math_busy_d;
+  end
+  // Likewise REDUCE over=elems, from a row's read until its reduction is done.
+  logic             red_en, red_busy_q, red_busy_d, red_done;
+  logic [31:0]      red_y;
+  assign red_en = mode_q == MODE_RED;
+  assign red_busy_d = (red_busy_q && !red_done) || (alloc && red_en);
+  always_ff @(posedge clk) begin
+    if (rst) red_busy_q <= 1'b0;
+    else red_busy_q <= red_busy_d;
+  end
 
   systole_vector_reads #(.UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_reads (
       .clk, .rst, .start_i(accept), .active_i(busy_q && issuing_q),
@@ -192,7 +234,7 @@ module systole_vector_unit #(
       .ra_i(dec_ra), .rb_i(dec_rb), .wd_i(dec_wd), .last_i_i(dec_last_i),
       .last_oy_i(dec_last_oy), .last_wx_i(dec_last_wx), .last_wy_i(dec_last_wy),
       .in_w_i(dec_in_w), .step_w_i(dec_step_w), .step_h_i(dec_step_h),
-      .credit_i(credit), .hazard_i(hazard), .rd_addr_o(rd_addr),
+      .credit_i(credit), .hazard_i(hazard || math_busy_q || red_busy_q), .rd_addr_o(rd_addr),
       .alloc_o(alloc), .alloc_addr_o(alloc_addr),
       .rd_fire_o(rd_fire), .rd_bias_o(rd_bias), .rd_first_o(rd_first), .rd_last_o(rd_last),
       .rd_final_o(rd_final),
@@ -209,8 +251,8 @@ module systole_vector_unit #(
   assign d_first_d = rd_first;
   assign d_last_d  = rd_last;
   assign d_x_d     = mode_q == MODE_VEC && rd_first;
-  assign v1_d      = d_valid_q && !d_bias_q && d_last_q;
-  assign v2_d      = v1_q;
+  assign v1_d      = red_en ? red_done : d_valid_q && !d_bias_q && d_last_q;
+  assign v2_d      = math_en ? math_done : v1_q;
 
   always_ff @(posedge clk) begin
     if (rst) begin
@@ -235,6 +277,7 @@ module systole_vector_unit #(
   // ---- Lanes -------------------------------------------------------------------------------
   logic [W*EW-1:0] lane_y;
   logic [W*EW-1:0] result;
+  logic [W*32-1:0] math_in, math_y;
   for (genvar j = 0; j < W; j++) begin : g_lane
     logic [31:0] acc_in;
     if (j < COLS) begin : g_acc
@@ -247,18 +290,43 @@ module systole_vector_unit #(
         .mode(mode_q), .vop(vop_q), .func(func_q), .bias_en(bias_q),
         .pool_sum(pool_sum_q), .scale(scale_q), .shift(shift_q), .zp(zp_q),
         .lo(lo_q), .hi(hi_q),
-        .acc_in(acc_in), .ub_in(ub_rd_data[j*EW +: EW]),
+        // bcol: the b read gives every lane element 0 of its row.
+        .acc_in(acc_in),
+        .ub_in((bcol_q && mode_q == MODE_VEC && !d_x_q) ? ub_rd_data[0 +: EW]
+                                                         : ub_rd_data[j*EW +: EW]),
         .bias_load(d_valid_q && d_bias_q),
         .x_load(d_valid_q && d_x_q),
         .run_update(d_valid_q && mode_q == MODE_POOL && !d_last_q),
         .pool_first(d_first_q),
+        .math_in_o(math_in[j*32 +: 32]), .math_load_i(math_done),
+        .math_y_i(math_y[j*32 +: 32]),
+        .red_load_i(red_done), .red_v_i(red_y),
         .y(lane_y[j*EW +: EW]));
-    // ACTIVATE writes zeros to elements C <= j < W.
-    if (j < COLS) begin : g_out
-      assign result[j*EW +: EW] = lane_y[j*EW +: EW];
-    end else begin : g_out_zero
-      assign result[j*EW +: EW] = (mode_q == MODE_ACT) ? '0 : lane_y[j*EW +: EW];
-    end
+    // ACTIVATE writes zeros to elements C <= j < W; REDUCE to elements zero_from and up.
+    logic zero;
+    assign zero = (zero_en_q && 32'(j) >= 32'(zero_from_q)) || (j >= COLS && mode_q == MODE_ACT);
+    assign result[j*EW +: EW] = zero ? '0 : lane_y[j*EW +: EW];
+  end
+
+  // ---- REDUCE over=elems: one row's elements in order ---------------------------------------
+  logic unused_red_busy;
+  systole_vector_rowreduce #(.W(W), .BF16(BF16)) u_rowreduce (
+      .clk, .rst, .start_i(d_valid_q && red_en), .row_i(ub_rd_data), .elems_i(elems_q),
+      .max_i(!pool_sum_q), .busy_o(unused_red_busy), .done_o(red_done), .y_o(red_y));
+
+  // ---- Transcendental functions (bf16 configurations) -------------------------------------
+  // Started when a math row's operands are in step 2 (v1_q); its result re-enters step 2.
+  if (BF16 != 0) begin : g_math
+    logic unused_busy;
+    systole_vector_math #(.W(W)) u_math (
+        .clk, .rst, .start_i(v1_q && math_en), .func_i(math_q), .v_i(math_in),
+        .busy_o(unused_busy), .done_o(math_done), .y_o(math_y));
+  end else begin : g_no_math
+    // The sequencer faults math in int8 configurations; nothing here ever starts.
+    assign math_done = 1'b0;
+    assign math_y = '0;
+    logic unused_math;
+    assign unused_math = ^math_in;
   end
 
   // ---- Output slots and row writes ---------------------------------------------------------

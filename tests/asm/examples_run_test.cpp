@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "arch/config/config.hpp"
@@ -122,11 +123,44 @@ TEST(Examples, ConvPoolTiny) {
     EXPECT_EQ(static_cast<std::int8_t>(out[i]), table[i]);
 }
 
+// Softmax and layer norm on the device against float64: bf16 intermediates (e^(x - max), the
+// mean, the squares, the variance) keep the results within a few bf16 ULP.
+TEST(Examples, SoftmaxLayerNormBf16) {
+  const Program program = Example("softmax_layernorm_bf16.s");
+  const std::vector<std::uint8_t> p = RunOnModel(program, "P");
+  const std::vector<std::uint8_t> n = RunOnModel(program, "N");
+  ASSERT_EQ(p.size(), 4u * 16 * 2);
+  ASSERT_EQ(n.size(), 4u * 16 * 2);
+  for (int i = 0; i < 4; ++i) {
+    double x[16], max = -1e9, sum = 0, mean = 0, var = 0;
+    for (int k = 0; k < 16; ++k) {
+      x[k] = (k - 2 * i) / 4.0;
+      max = std::max(max, x[k]);
+      mean += x[k] / 16;
+    }
+    for (int k = 0; k < 16; ++k) {
+      sum += std::exp(x[k] - max);
+      var += (x[k] - mean) * (x[k] - mean) / 16;
+    }
+    double total = 0;
+    for (int j = 0; j < 16; ++j) {
+      const double softmax = std::exp(x[j] - max) / sum;
+      const double got = Bf16At(p, static_cast<std::size_t>(i * 16 + j));
+      EXPECT_NEAR(got, softmax, 0.01 * softmax + 1e-6) << i << "," << j;
+      total += got;
+      const double norm = (x[j] - mean) / std::sqrt(var + 1.0 / 64);
+      EXPECT_NEAR(Bf16At(n, static_cast<std::size_t>(i * 16 + j)), norm, 0.02) << i << "," << j;
+    }
+    EXPECT_NEAR(total, 1.0, 0.02) << "row " << i;
+  }
+}
+
 TEST(Examples, EveryExampleIsCovered) {
   // A new example must get a test here.
   std::vector<std::string> names;
   for (const auto& path : testing::ExampleFiles()) names.push_back(path.filename().string());
-  EXPECT_EQ(names, (std::vector<std::string>{"conv_pool_tiny.s", "mlp_bf16.s", "mlp_int8.s"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"conv_pool_tiny.s", "mlp_bf16.s", "mlp_int8.s",
+                                             "softmax_layernorm_bf16.s"}));
 }
 
 }  // namespace

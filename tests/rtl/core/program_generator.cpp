@@ -51,8 +51,9 @@ class Generator {
       else if (pick < 62) { if (auto m = Matmul()) Emit(*m); }
       else if (pick < 76) Emit(Activate());
       else if (pick < 86) Emit(Vector());
-      else if (pick < 93) { if (auto p = Pool()) Emit(*p); }
-      else if (pick < 96) Emit({isa::MakeInstruction(Opcode::kInterrupt, {{Field::kCode, Pick(0, 65535)}}), {}});
+      else if (pick < 90) Emit(Reduce());
+      else if (pick < 95) { if (auto p = Pool()) Emit(*p); }
+      else if (pick < 97) Emit({isa::MakeInstruction(Opcode::kInterrupt, {{Field::kCode, Pick(0, 65535)}}), {}});
       else Emit({isa::MakeInstruction(Opcode::kSync, {}), {}});
     }
     // Dump every used row so that the comparison covers all on-chip state.
@@ -178,17 +179,43 @@ class Generator {
   Candidate Vector() {
     const std::uint64_t rows = Pick(1, 12);
     const bool bcast = Pick(0, 3) == 0;
+    const std::uint64_t op = Pick(0, 5);  // 5: pass, which reads no b
     const std::uint64_t a = Pick(0, ub_rows_ - rows), b = Pick(0, ub_rows_ - (bcast ? 1 : rows));
     // Sometimes in place or overlapping the source by one row.
     std::uint64_t dst = Pick(0, ub_rows_ - rows);
     if (Pick(0, 3) == 0) dst = std::min(a + Pick(0, 1), ub_rows_ - rows);
-    Footprint f{{Range{0, a, a + rows}, Range{0, b, b + (bcast ? 1 : rows)}}, {Range{0, dst, dst + rows}}};
-    return {isa::MakeInstruction(Opcode::kVector, {{Field::kOp, Pick(0, 4)}, {Field::kFunc, Pick(0, 3)},
-                                                   {Field::kBcast, bcast}, {Field::kA, a}, {Field::kB, b},
+    Footprint f{{Range{0, a, a + rows}}, {Range{0, dst, dst + rows}}};
+    if (op != static_cast<std::uint64_t>(isa::VecOp::kPass)) {
+      f.reads.push_back(Range{0, b, b + (bcast ? 1 : rows)});
+    }
+    // bf16: a transcendental function in one VECTOR of three.
+    const std::uint64_t math = c_.dtype == DType::kBf16 && Pick(0, 2) == 0 ? Pick(1, 7) : 0;
+    return {isa::MakeInstruction(Opcode::kVector, {{Field::kOp, op}, {Field::kFunc, Pick(0, 3)},
+                                                   {Field::kBcast, bcast}, {Field::kBcol, Pick(0, 3) == 0},
+                                                   {Field::kMath, math}, {Field::kA, a}, {Field::kB, b},
                                                    {Field::kDst, dst}, {Field::kRows, rows},
                                                    {Field::kShift, c_.dtype == DType::kInt8 ? Pick(0, 8) : 0},
                                                    {Field::kLo, ClampBits(true)}, {Field::kHi, ClampBits(false)}}),
             f};
+  }
+
+  Candidate Reduce() {
+    const std::uint64_t rows = Pick(1, 12);
+    const bool over_rows = Pick(0, 1) == 1, sum = Pick(0, 1) == 1;
+    const std::uint64_t src = Pick(0, ub_rows_ - rows);
+    const std::uint64_t out_rows = over_rows ? 1 : rows;
+    const std::uint64_t dst = Pick(0, 3) == 0 ? src : Pick(0, ub_rows_ - out_rows);
+    std::uint64_t scale = 0, shift = 0;
+    if (sum) {
+      if (c_.dtype == DType::kBf16) scale = Pick(0, 1) == 0 ? 0 : 0x3D800000;  // 1 or 1/16
+      else { scale = Pick(1, 300); shift = Pick(0, 10); }
+    }
+    return {isa::MakeInstruction(Opcode::kReduce, {{Field::kOp, sum}, {Field::kOver, over_rows},
+                                                   {Field::kSrc, src}, {Field::kDst, dst},
+                                                   {Field::kRows, rows},
+                                                   {Field::kElems, Pick(1, c_.UbRowElems())},
+                                                   {Field::kScale, scale}, {Field::kShift, shift}}),
+            {{Range{0, src, src + rows}}, {Range{0, dst, dst + out_rows}}}};
   }
 
   std::optional<Candidate> Pool() {

@@ -95,13 +95,15 @@ class VECTOR_SUITE : public ::testing::Test {
   }
 
   isa::Instruction Vector(VecOp op, ActFunc func, bool bcast, std::uint64_t a, std::uint64_t b,
-                          std::uint64_t dst, std::uint64_t rows) {
+                          std::uint64_t dst, std::uint64_t rows, bool bcol = false,
+                          isa::VecMath math = isa::VecMath::kNone) {
     return isa::MakeInstruction(
         Opcode::kVector,
         {{Field::kOp, static_cast<std::uint64_t>(op)}, {Field::kFunc, static_cast<std::uint64_t>(func)},
          {Field::kBcast, bcast ? 1u : 0u}, {Field::kA, a}, {Field::kB, b}, {Field::kDst, dst},
          {Field::kRows, rows}, {Field::kShift, Shift(false)}, {Field::kLo, Bound()},
-         {Field::kHi, Bound()}});
+         {Field::kHi, Bound()}, {Field::kBcol, bcol ? 1u : 0u},
+         {Field::kMath, static_cast<std::uint64_t>(math)}});
   }
 
   isa::Instruction Pool(bool sum, std::uint64_t src, std::uint64_t dst, std::uint64_t in_w,
@@ -115,12 +117,27 @@ class VECTOR_SUITE : public ::testing::Test {
          {Field::kScale, Scale()}, {Field::kShift, Shift(true)}});
   }
 
+  isa::Instruction Reduce(bool sum, bool over_rows, std::uint64_t src, std::uint64_t dst,
+                          std::uint64_t rows, std::uint64_t elems) {
+    return isa::MakeInstruction(
+        Opcode::kReduce,
+        {{Field::kOp, sum ? 1u : 0u}, {Field::kOver, over_rows ? 1u : 0u}, {Field::kSrc, src},
+         {Field::kDst, dst}, {Field::kRows, rows}, {Field::kElems, elems},
+         {Field::kScale, Scale()}, {Field::kShift, Shift(true)}});
+  }
+
   // A random legal instruction of any kind, mostly inside the filled window, often with
   // overlapping operands and destination.
   isa::Instruction RandomInstruction() {
     auto& rng = bench_->rng();
     const auto pick = [&](std::uint64_t limit) { return rng() % limit; };
-    switch (rng() % 3) {
+    switch (rng() % 4) {
+      case 3: {  // REDUCE, its destination often over its source
+        const std::uint64_t rows = 1 + pick(24);
+        const std::uint64_t src = pick(kWindow - rows + 1);
+        const std::uint64_t dst = pick(3) == 0 ? src + pick(rows) : pick(kWindow - rows + 1);
+        return Reduce(pick(2) != 0, pick(2) != 0, src, dst, rows, 1 + pick(bench_->width()));
+      }
       case 0: {
         const std::uint64_t rows = 1 + pick(std::min<std::uint64_t>(24, bench_->acc_rows()));
         return Activate(static_cast<ActFunc>(pick(4)), pick(2) != 0,
@@ -137,8 +154,11 @@ class VECTOR_SUITE : public ::testing::Test {
           case 1: dst = std::min(b + pick(3), kWindow - rows) - (b > 0 ? pick(2) : 0); break;
           default: break;
         }
-        return Vector(static_cast<VecOp>(pick(5)), static_cast<ActFunc>(pick(4)), bcast, a, b,
-                      dst, rows);
+        // A transcendental function now and then (bf16: a row takes up to ~75 cycles).
+        const auto math = bench_->bf16() && pick(4) == 0 ? static_cast<isa::VecMath>(1 + pick(7))
+                                                          : isa::VecMath::kNone;
+        return Vector(static_cast<VecOp>(pick(6)), static_cast<ActFunc>(pick(4)), bcast, a, b,
+                      dst, rows, pick(4) == 0, math);
       }
       default: {
         const std::uint64_t win_h = 1 + pick(3), win_w = 1 + pick(3);
@@ -180,6 +200,45 @@ TEST_F(VECTOR_SUITE, VectorEveryOperationAndFunction) {
                            100 + R(50), 1 + R(20)),
                     RandomGrants());
       }
+    }
+  }
+}
+
+// op=pass (b not read: its row may lie outside the buffer), bcol (element 0 of b's row for
+// every element) alone and with bcast, and — bf16 — every transcendental function after each
+// kind of operation, in place and shifted over its operand.
+TEST_F(VECTOR_SUITE, VectorPassBroadcastColumnAndMath) {
+  for (int op = 0; op < 6; ++op) {
+    for (int mode = 0; mode < 3; ++mode) {
+      bench_->Run(Vector(static_cast<VecOp>(op), static_cast<ActFunc>(R(4)), mode == 2, 0, 40,
+                         100 + R(50), 1 + R(12), mode != 0),
+                  RandomGrants());
+    }
+  }
+  bench_->Run(Vector(VecOp::kPass, ActFunc::kNone, false, 3, 0xFFFFFF, 120, 5));
+  if (!bench_->bf16()) return;  // int8 has no math (the sequencer faults it)
+  for (int math = 1; math <= 7; ++math) {
+    for (const VecOp op : {VecOp::kSub, VecOp::kMul, VecOp::kPass, VecOp::kMax}) {
+      bench_->Run(Vector(op, static_cast<ActFunc>(R(4)), false, R(20), 40 + R(20), 100 + R(50),
+                         1 + R(6), op == VecOp::kSub, static_cast<isa::VecMath>(math)),
+                  RandomGrants());
+    }
+    bench_->Run(Vector(VecOp::kPass, ActFunc::kNone, false, 60, 0, 61, 8, false,
+                       static_cast<isa::VecMath>(math)),
+                RandomGrants());
+  }
+}
+
+// REDUCE along rows (one element per cycle, element order) and across rows (a POOL window),
+// max and sum with a scale, every element count from 1 to W, in place too.
+TEST_F(VECTOR_SUITE, ReduceAlongAndAcrossRows) {
+  for (int sum = 0; sum < 2; ++sum) {
+    for (int over_rows = 0; over_rows < 2; ++over_rows) {
+      for (std::uint64_t elems = 1; elems <= bench_->width(); elems += 1 + R(3)) {
+        bench_->Run(Reduce(sum != 0, over_rows != 0, R(40), 100 + R(40), 1 + R(20), elems),
+                    RandomGrants());
+      }
+      bench_->Run(Reduce(sum != 0, over_rows != 0, 10, 10, 12, bench_->width()), RandomGrants());
     }
   }
 }
