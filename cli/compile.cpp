@@ -75,8 +75,8 @@ void PrintPlacement(const compiler::CompiledModel& model, const Config& config) 
       continue;
     }
     const hlo::Instruction* i = entry.Find(step.instruction);
-    fmt::print("  host    {:<28} {} ({}){}\n", step.instruction, hlo::OpcodeName(i->opcode), step.reason,
-               SourceSuffix(*model.module, {step.instruction}));
+    fmt::print("  host    {:<28} {} ({}){}\n", step.instruction, hlo::OpcodeName(i->opcode),
+               compiler::HostStepNote(step), SourceSuffix(*model.module, {step.instruction}));
   }
 }
 
@@ -113,18 +113,34 @@ void Compile(const CompileOptions& options) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const compiler::StepEstimate total = model.TotalEstimate();
-  std::map<std::string, std::size_t> host_ops;
+  std::map<std::string, std::size_t> host_ops, compute_ops;
+  nlohmann::ordered_json host_list = nlohmann::ordered_json::array();
   for (const compiler::Step& step : model.steps) {
-    if (step.kind == compiler::Step::Kind::kHost) {
-      ++host_ops[std::string(hlo::OpcodeName(model.module->entry->Find(step.instruction)->opcode))];
-    }
+    if (step.kind != compiler::Step::Kind::kHost) continue;
+    const hlo::Instruction& i = *model.module->entry->Find(step.instruction);
+    const std::string opcode(hlo::OpcodeName(i.opcode));
+    ++host_ops[opcode];
+    if (step.work == compiler::HostWork::kCompute) ++compute_ops[opcode];
+    host_list.push_back({{"instruction", step.instruction}, {"opcode", opcode}, {"shape", i.shape.ToString()},
+                         {"work", compiler::HostWorkName(step.work)}, {"reason", step.reason}});
   }
+  using compiler::HostWork;
+  const std::size_t host_compute = model.HostStepCount(HostWork::kCompute);
+  const std::size_t host_parameters = model.HostStepCount(HostWork::kParameters);
+  const std::size_t host_movement = model.HostStepCount(HostWork::kDataMovement);
+  const std::size_t host_values = model.HostStepCount(HostWork::kValue);
   const double utilization = total.cycles ? double(total.mxu_busy) / double(total.cycles) : 0.0;
   if (options.json) {
     nlohmann::ordered_json json = {{"model", options.input}, {"config", config.name}, {"output", options.output},
                                    {"steps", model.steps.size()}, {"device_steps", model.DeviceStepCount()},
                                    {"host_steps", model.steps.size() - model.DeviceStepCount()},
-                                   {"host_ops", host_ops}, {"estimated_cycles", total.cycles},
+                                   {"host_compute_steps", host_compute},
+                                   {"host_parameter_steps", host_parameters},
+                                   {"host_data_movement_steps", host_movement},
+                                   {"host_value_steps", host_values},
+                                   {"host_ops", host_ops}, {"host_compute_ops", compute_ops},
+                                   {"estimated_cycles", total.cycles},
+                                   {"device_tensor_bytes", model.DeviceTensorBytes()},
                                    {"estimated_mxu_busy", total.mxu_busy}, {"macs", total.macs},
                                    {"estimated_mxu_utilization", utilization}, {"compile_seconds", seconds}};
     // Per device step: where the cycles go (the static estimate equals ref's count).
@@ -140,6 +156,7 @@ void Compile(const CompileOptions& options) {
                           {"units", UnitStallsJson(e)}});
     }
     json["device_step_estimates"] = per_step;
+    json["host_step_list"] = host_list;
     fmt::print("{}\n", json.dump(2));
     return;
   }
@@ -148,8 +165,10 @@ void Compile(const CompileOptions& options) {
   PrintPlacement(model, config);
   fmt::print("\n{} device step(s), {} host step(s) ({}), compiled in {:.2f} s\n", model.DeviceStepCount(),
              model.steps.size() - model.DeviceStepCount(), fmt::join(host_ops, ", "), seconds);
-  fmt::print("static estimate: {} cycles, MXU busy {} ({:.1f}%), {} MACs\n", total.cycles, total.mxu_busy,
-             100.0 * utilization, total.macs);
+  fmt::print("host steps: {} compute ({}), {} parameter arithmetic, {} data movement, {} values\n", host_compute,
+             fmt::join(compute_ops, ", "), host_parameters, host_movement, host_values);
+  fmt::print("static estimate: {} cycles, MXU busy {} ({:.1f}%), {} MACs; device tensors {} bytes\n", total.cycles,
+             total.mxu_busy, 100.0 * utilization, total.macs, model.DeviceTensorBytes());
   if (!options.output.empty()) fmt::print("wrote {}\n", options.output);
   if (!listings.empty()) {
     fmt::print("wrote {} (placement) and {} device step listing(s) {}", options.listing, listings.size() - 1,

@@ -108,7 +108,7 @@ void RunModel(const ModelRunOptions& options) {
 
   std::map<std::string, std::size_t> host_ops;  // computing ops only: data movement is not "fallback"
   for (const compiler::Step& step : model.steps) {
-    if (step.kind == compiler::Step::Kind::kHost && step.reason != "value" && step.reason != "data movement") {
+    if (step.kind == compiler::Step::Kind::kHost && step.work == compiler::HostWork::kCompute) {
       ++host_ops[std::string(hlo::OpcodeName(model.module->entry->Find(step.instruction)->opcode))];
     }
   }

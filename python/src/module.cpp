@@ -211,6 +211,7 @@ py::list Placement(const compiler::CompiledModel& model) {
       d["instruction"] = step.instruction;
       d["opcode"] = i ? std::string(hlo::OpcodeName(i->opcode)) : std::string();
       d["reason"] = step.reason;
+      d["work"] = std::string(compiler::HostWorkName(step.work));
       d["source"] = i ? module.SourceOf(*i) : std::string();
     }
     steps.append(d);

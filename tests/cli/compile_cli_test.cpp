@@ -135,6 +135,36 @@ TEST_F(CliCompile, JsonEstimatesBreakDownByUnitAndEqualRefCycles) {
   EXPECT_EQ(nlohmann::json::parse(result.out)["cycles"], compiled["estimated_cycles"]);
 }
 
+// `--json` counts the host steps by what they do and lists each with its reason; the
+// placement says the same. The layer-norm corpus file computes its row means, variance and
+// divide on the host: compute steps, each with a reason; the rest moves data.
+TEST_F(CliCompile, JsonCountsHostComputeStepsApartFromDataMovement) {
+  const std::string hlo = Corpus("08_layer_norm_bf16.hlo");
+  CliResult result = Systole({"compile", hlo, "-q", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto json = nlohmann::json::parse(result.out);
+  const auto& list = json["host_step_list"];
+  ASSERT_EQ(list.size(), json["host_steps"].get<std::size_t>());
+  std::size_t compute = 0, movement = 0;
+  for (const auto& step : list) {
+    EXPECT_FALSE(step["reason"].get<std::string>().empty()) << step.dump();
+    compute += step["work"] == "compute" ? 1 : 0;
+    movement += step["work"] == "data movement" ? 1 : 0;
+  }
+  EXPECT_GT(compute, 0u);
+  EXPECT_EQ(json["host_compute_steps"].get<std::size_t>(), compute);
+  EXPECT_EQ(json["host_data_movement_steps"].get<std::size_t>(), movement);
+  EXPECT_EQ(json["host_steps"].get<std::size_t>(),
+            compute + movement + json["host_parameter_steps"].get<std::size_t>() +
+                json["host_value_steps"].get<std::size_t>());
+  EXPECT_GT(json["device_tensor_bytes"].get<std::uint64_t>(), 0u);
+
+  result = Systole({"compile", hlo, "-q"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, HasSubstr("host steps: " + std::to_string(compute) + " compute ("));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("host    [^\n]* reduce \\(compute: no device kernel\\)"));
+}
+
 TEST_F(CliCompile, ErrorsAreClear) {
   CliResult result = Systole({"compile", Corpus("01_mlp_fc_relu_tf.hlo"), "--config", "small-int8", "-q"});
   EXPECT_EQ(result.exit_code, 1);

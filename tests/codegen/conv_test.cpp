@@ -32,7 +32,7 @@ std::uint64_t KSteps(const image::Program& program, std::uint64_t pixels, std::u
 // generator chose; returns whether it packed taps.
 bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool raw,
                  std::mt19937_64& rng, bool blocked = false, bool out_blocked = false,
-                 bool replicated_bias = false) {
+                 bool replicated_bias = false, bool with_start = false) {
   const ConvParams& p = s.params;
   SCOPED_TRACE(::testing::Message()
                << config.name << " in " << s.batch << "x" << s.h << "x" << s.w << "x" << s.cin
@@ -41,7 +41,7 @@ bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
                << p.pad_top << "," << p.pad_bottom << "," << p.pad_left << "," << p.pad_right
                << " groups " << p.groups << " bias " << with_bias << " raw " << raw
                << " blocked " << blocked << " out_blocked " << out_blocked << " replicated_bias "
-               << replicated_bias);
+               << replicated_bias << " start " << with_start);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
@@ -65,6 +65,7 @@ bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
                   : OutputTransform::Quantized(3000, 14, -3, isa::ActFunc::kRelu));
   ConvParams params = p;
   params.out_channels = s.cout;
+  if (with_start) params.start = builder.AddInput("start", acc_type, out.shape);  // laid out like out
   Conv2D(builder, in, w, bias, out, params, transform);
   const image::Program program = builder.Finish();
   bool packed = false;
@@ -87,10 +88,16 @@ bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
     bias_bits = RandomBits(rng, acc_type, s.cout, bf16 ? 4.0 : 30000.0);
     inputs.push_back({*bias, replicated_bias ? ReplicateBias(*bias_bits, bias_rows, cols) : *bias_bits});
   }
+  std::optional<std::vector<std::uint32_t>> start_bits;  // NHWC
+  if (params.start) {
+    EXPECT_FALSE(packed) << "the packed reference takes no starting tensor";
+    start_bits = RandomBits(rng, acc_type, pixels * s.cout, bf16 ? 8.0 : 30000.0);
+    inputs.push_back({*params.start, out_blocked ? BlockColumns(*start_bits, pixels, s.cout, cols) : *start_bits});
+  }
   auto device = RunOnModel(config, program, inputs);
   const auto expected =
       packed ? PackedConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw)
-             : ConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw);
+             : ConvReference(config, s, inputs[0].bits, w_bits, bias_bits, transform, raw, start_bits);
   const std::vector<std::uint32_t> actual = ReadTensor(*device, out);
   ExpectSameBits(expected, out_blocked ? UnblockColumns(actual, pixels, s.cout, cols) : actual, "conv output");
   return packed;
@@ -125,6 +132,35 @@ TEST_P(ConvTest, DenseConvolutionsMatchTheReference) {
   asymmetric.params.pad_right = 1;
   asymmetric.params.stride_w = 1;
   RunConvCase(config, asymmetric, true, false, rng);
+}
+
+// A starting tensor (a residual added before the drain): the accumulators start from it, the
+// k-steps add onto it, ACTIVATE adds the bias and applies the transform. Row-major and
+// column-blocked outputs, one and several chunks, a grouped convolution.
+TEST_P(ConvTest, StartingTensorIsTheAccumulatorsFirstValue) {
+  const Config config = LoadConfig(GetParam());
+  std::mt19937_64 rng(TestSeed());
+  const std::uint64_t r = config.rows, c = config.cols;
+  RunConvCase(config, {1, 5, 6, r + 1, 1, 1, c + 2, Params(1, 0)}, true, false, rng, false, false, false, true);
+  RunConvCase(config, {1, 5, 6, r + 1, 1, 1, c + 2, Params(1, 0)}, false, false, rng, true, true, false, true);
+  RunConvCase(config, {2, 14, 13, r, 3, 3, 2 * c, Params(1, 1)}, true, false, rng, true, true, false, true);
+  RunConvCase(config, {1, 6, 6, 4, 3, 3, 8, Params(1, 1, 2)}, true, false, rng, false, false, false, true);
+}
+
+TEST(ConvErrors, StartingTensorNeedsTheOutputsShapeAndAnActivatedOutput) {
+  const Config config = LoadConfig("small");
+  ProgramBuilder builder(config);
+  const Tensor in = builder.AddInput("in", DataType::kBf16, {1, 4, 4, 16});
+  const Tensor w = builder.AddInput("w", DataType::kBf16, {1, 1, 16, 16});
+  const Tensor wrong = builder.AddInput("start", DataType::kFp32, {1, 4, 4, 8});
+  const Tensor start = builder.AddInput("start2", DataType::kFp32, {1, 4, 4, 16});
+  const Tensor out = builder.AddOutput("out", DataType::kBf16, {1, 4, 4, 16});
+  const Tensor raw = builder.AddOutput("raw", DataType::kFp32, {1, 4, 4, 16});
+  ConvParams params;
+  params.start = wrong;
+  EXPECT_THROW(Conv2D(builder, in, w, std::nullopt, out, params), std::invalid_argument);
+  params.start = start;
+  EXPECT_THROW(Conv2D(builder, in, w, std::nullopt, raw, params), std::invalid_argument);
 }
 
 TEST_P(ConvTest, GroupedAndDepthwiseConvolutionsMatchTheReference) {

@@ -122,7 +122,8 @@ inline std::vector<std::uint32_t> ConvReference(const Config& config, const Conv
                                                 const std::vector<std::uint32_t>& in,
                                                 const std::vector<std::uint32_t>& wt,
                                                 const std::optional<std::vector<std::uint32_t>>& bias,
-                                                const OutputTransform& transform, bool raw) {
+                                                const OutputTransform& transform, bool raw,
+                                                const std::optional<std::vector<std::uint32_t>>& start = std::nullopt) {
   const bool bf16 = config.dtype == DType::kBf16;
   const std::uint64_t r = config.rows, oh = s.OutH(), ow = s.OutW();
   const std::uint64_t groups = s.params.groups, cin_g = s.cin / groups, cout_g = s.cout / groups;
@@ -135,6 +136,7 @@ inline std::vector<std::uint32_t> ConvReference(const Config& config, const Conv
           const std::uint64_t group = co / cout_g;
           Accumulator acc(bf16);
           if (raw && bias) acc.Start((*bias)[co]);
+          if (start) acc.Start((*start)[((img * oh + oy) * ow + ox) * s.cout + co]);  // NHWC, like out
           for (std::uint64_t ky = 0; ky < s.kh; ++ky) {
             for (std::uint64_t kx = 0; kx < s.kw; ++kx) {
               const std::int64_t iy = static_cast<std::int64_t>(oy * s.params.stride_h +

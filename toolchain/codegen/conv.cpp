@@ -199,7 +199,9 @@ std::uint64_t TrialCycles(const Config& config, const Geometry& g, const Tensor&
   std::optional<Tensor> b;
   if (bias) b = trial.AddInput("bias", bias->dtype, bias->shape);
   const Tensor o = trial.AddOutput("out", out.dtype, out.shape);
-  EmitDense(trial, g, in, w, b, o, transform, scheme);
+  Geometry trial_g = g;
+  if (g.p.start) trial_g.p.start = trial.AddInput("start", g.p.start->dtype, g.p.start->shape);
+  EmitDense(trial, trial_g, in, w, b, o, transform, scheme);
   trial.Finish();
   return trial.Estimates().back().cycles;
 }
@@ -253,6 +255,9 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
   const bool raw = out.dtype == builder.AccumulatorType();
   Require(raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
   Require(!raw || transform.func == isa::ActFunc::kNone, "a raw output takes no activation");
+  Require(!params.start || (!raw && params.start->dtype == builder.AccumulatorType() &&
+                            params.start->shape == out.shape),
+          "a starting tensor must have out's shape in the accumulator type, and out must not be raw");
   if (bias) {  // a vector, or replicated [Cout/C, min(OH·OW, accumulator rows), C] (groups = 1)
     const bool replicated = bias->shape.size() == 3;
     Require(bias->dtype == builder.AccumulatorType() &&

@@ -110,8 +110,8 @@ std::string PickKey(const Geometry& g, const Tensor& input, const Tensor& weight
     return fmt::format("{}:{}", static_cast<int>(x.dtype), fmt::join(x.shape, "x"));
   };
   const ConvParams& p = g.p;
-  return fmt::format("{} {} {} {} | {} {} {} {} {} {} {} {} {} {} | {} {} {} {} {} {}", shape(input),
-                     shape(weights), bias ? shape(*bias) : "-", shape(out), g.kh, g.kw, g.cout,
+  return fmt::format("{} {} {} {} {} | {} {} {} {} {} {} {} {} {} {} | {} {} {} {} {} {}", shape(input),
+                     shape(weights), bias ? shape(*bias) : "-", shape(out), p.start ? "start" : "-", g.kh, g.kw, g.cout,
                      p.stride_h, p.stride_w, p.dilation_h, p.dilation_w,
                      fmt::format("{},{},{},{}", p.pad_top, p.pad_bottom, p.pad_left, p.pad_right),
                      p.groups, p.out_channels, static_cast<int>(t.func), t.scale_bits, t.shift,
@@ -173,6 +173,7 @@ void EmitChunks(ProgramBuilder& builder, const Geometry& g, ImplicitGemm problem
       }
     }
   }
+  problem.start = g.p.start;
   EmitImplicitGemm(builder, problem, buffers);
 }
 

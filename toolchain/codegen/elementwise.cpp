@@ -31,6 +31,7 @@ void EmitBlocks(ProgramBuilder& builder, const Tensor& a, const Tensor* b, const
   const auto vector_insn = [&](std::uint64_t ra, std::uint64_t rb, std::uint64_t rows) {
     return isa::MakeInstruction(isa::Opcode::kVector,
                                 {{Field::kOp, static_cast<std::uint64_t>(params.op)},
+                                 {Field::kMath, static_cast<std::uint64_t>(params.math)},
                                  {Field::kFunc, static_cast<std::uint64_t>(params.func)},
                                  {Field::kBcast, broadcast_b ? 1u : 0u},
                                  {Field::kA, ra},
@@ -117,6 +118,21 @@ void Elementwise(ProgramBuilder& builder, const Tensor& a, const Tensor& b, cons
     }
   }
   EmitBlocks(builder, a, &b, out, params, blocks, slot_rows, true);
+}
+
+void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::VecMath math, isa::ActFunc func,
+           std::uint16_t lo_bits, std::uint16_t hi_bits) {
+  CheckTypes(builder, a, out);
+  Require(builder.IsBf16() || math == isa::VecMath::kNone, "transcendental functions need a bf16 configuration");
+  ElementwiseParams params;
+  params.op = isa::VecOp::kPass;
+  params.math = math;
+  params.func = func;
+  params.lo_bits = lo_bits;
+  params.hi_bits = hi_bits;
+  const std::uint64_t slot_rows = SlotRows(builder);
+  builder.BeginKernel(fmt::format("unary math{} {} elements", static_cast<int>(math), a.Elements()));
+  EmitBlocks(builder, a, nullptr, out, params, FlatBlocks(builder, a, slot_rows), slot_rows, false);
 }
 
 void Activation(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::ActFunc func,

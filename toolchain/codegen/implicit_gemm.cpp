@@ -87,7 +87,7 @@ class Emitter {
             if (s == 0) BiasAhead(tile + g);
             PushWeightsAhead();
             const std::uint64_t ub = ASlot(c) + s * buf_.chunk_rows;
-            Emit({MatmulInsn(ub, acc, chunk.rows, chunk.steps[s].k, true, s > 0 || BiasFirst()),
+            Emit({MatmulInsn(ub, acc, chunk.rows, chunk.steps[s].k, true, s > 0 || StartsLoaded()),
                   {{Space::kUb, ub, ub + chunk.rows, false},
                    {Space::kAcc, acc, acc + chunk.rows, true}}});
             ++pops_;
@@ -146,6 +146,9 @@ class Emitter {
   std::uint64_t ASlot(std::size_t chunk) const { return (chunk % buf_.a_buffers) * a_slot_rows_; }
   std::uint64_t AccSlot(std::uint64_t tile) const { return (tile % acc_slots_) * acc_slot_; }
   bool BiasFirst() const { return p_.raw_output && p_.bias.has_value(); }
+  // The first MATMUL of a tile accumulates onto rows loaded before it (a raw output's bias, or
+  // the starting tensor).
+  bool StartsLoaded() const { return BiasFirst() || p_.start.has_value(); }
   // Chunk c's A rows were loaded during chunk c - 1 (two A slots).
   bool Prefetched(std::size_t c) const { return c > 0 && buf_.a_buffers > 1; }
 
@@ -170,7 +173,7 @@ class Emitter {
   // previous tile computes: a raw output's replicated bias is as many rows as the chunk, as long
   // a DMA as the tile's STORE.
   void BiasAhead(std::uint64_t tile) {
-    if (!p_.bias) return;
+    if (!p_.bias && !p_.start) return;
     const std::uint64_t tiles = p_.chunks.size() * n_tiles_;
     // The next tile's too when the epilogue of the slot's previous tile is in the program.
     const bool lead = tile + 1 < tiles && (tile + 1 < acc_slots_ || tile + 1 - acc_slots_ < epilogued_);
@@ -184,9 +187,19 @@ class Emitter {
   }
 
   // Raw output: the bias is the accumulators' starting value (stride 0 repeats a vector, a
-  // replicated bias loads contiguously); otherwise one bias row that ACTIVATE adds.
+  // replicated bias loads contiguously); otherwise one bias row that ACTIVATE adds. A starting
+  // tensor loads the tile's rows from where the output tile goes, scaled to its 4-byte elements.
   void EmitBias(const Chunk& chunk, std::uint32_t j, std::uint64_t acc) {
     const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
+    if (p_.start) {
+      const std::uint64_t widen = 4 / out_e_;
+      const std::uint64_t out_offset = chunk.out_dram - p_.out.address +
+                                       (p_.out_block_bytes != 0 ? j * p_.out_block_bytes : std::uint64_t{n0} * out_e_);
+      const std::uint64_t dram = p_.start->address + out_offset * widen;
+      Emit({LoadInsn(MemSpace::kAcc, dram, chunk.out_stride * widen, acc, 0, chunk.rows, nn),
+            {ReadOf(*p_.start), {Space::kAcc, acc, acc + chunk.rows, true}}});
+    }
+    if (!p_.bias) return;
     const std::uint64_t first = BiasFirst() ? acc : acc + buf_.chunk_rows;
     const std::uint64_t rows = BiasFirst() ? chunk.rows : 1;
     const bool replicated = p_.bias_block_bytes != 0;
@@ -328,6 +341,12 @@ class Emitter {
 void EmitImplicitGemm(ProgramBuilder& builder, const ImplicitGemm& problem,
                       const GemmBuffers& buffers) {
   if (problem.n == 0) throw std::invalid_argument("codegen: GEMM with no output columns");
+  if (problem.start && (problem.raw_output || problem.start->dtype != builder.AccumulatorType() ||
+                        problem.start->shape != problem.out.shape)) {
+    throw std::invalid_argument(
+        "codegen: a starting tensor must have the output's shape in the accumulator type, and the output must not "
+        "be raw");
+  }
   Emitter(builder, problem, buffers).Run();
 }
 

@@ -77,6 +77,11 @@ struct ImplicitGemm {
   std::uint64_t bias_block_bytes = 0;
   std::optional<Tensor> bias;          // fp32 / int32, indexed from bias_dram
   std::uint64_t bias_dram = 0;         // bias[n = 0]
+  // The accumulators' starting values (a residual added before the drain): laid out like `out`
+  // (the same shape, column-blocked when it is) in the accumulator type, each tile's rows
+  // loaded into its slot before the first MATMUL accumulates onto them; ACTIVATE then adds the
+  // bias row and applies the transform. Not with a raw output (its bias is the starting value).
+  std::optional<Tensor> start;
   OutputTransform transform;           // ignored when the output is raw
   bool raw_output = false;             // STORE the accumulators (fp32 / int32) directly
 };

@@ -38,6 +38,10 @@ struct ConvParams {
   std::uint32_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   std::uint32_t groups = 1;
   std::uint64_t out_channels = 0;  // Cout; needed only when weights and out are both column-blocked
+  // The accumulators' starting values, laid out like `out` in the accumulator type (fp32 /
+  // int32): out = transform(start + conv + bias), a residual added before the drain. Only with
+  // an output of the element type (ACTIVATE).
+  std::optional<Tensor> start = std::nullopt;
 };
 
 // out[N,OH,OW,Cout] = transform(conv(in[N,H,W,Cin], w[KH,KW,Cin/groups,Cout]) + bias[Cout]).
@@ -68,6 +72,7 @@ void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
 
 struct ElementwiseParams {
   isa::VecOp op = isa::VecOp::kAdd;
+  isa::VecMath math = isa::VecMath::kNone;  // bf16: exp, recip, rsqrt, … of (a op b), before func
   isa::ActFunc func = isa::ActFunc::kNone;
   std::uint16_t lo_bits = 0, hi_bits = 0;  // clamp bounds (bf16 bits / int16)
   std::uint8_t shift = 0;                  // int8 mul: right shift of the product
@@ -76,6 +81,19 @@ struct ElementwiseParams {
 // every row of a.
 void Elementwise(ProgramBuilder& builder, const Tensor& a, const Tensor& b, const Tensor& out,
                  const ElementwiseParams& params);
+struct RowReduceParams {
+  isa::PoolOp op = isa::PoolOp::kSum;  // max, or sum then scale
+  std::uint32_t scale_bits = 0;        // fp32 bits of the sum's scale (1/n for a mean); 0 means 1
+};
+// out[r] = scale · op(in[r, 0 … n−1]) over the last dimension n of `in` (bf16 configurations;
+// n a multiple of the UB row). Sums add in fp32; each REDUCE rounds its results to bf16, so a
+// row of n > W elements is summed as W partial sums (over rows, rounded) and then those.
+void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params);
+
+// out = func(math(a)): VECTOR op=pass with a transcendental function (bf16 configurations).
+void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::VecMath math,
+           isa::ActFunc func = isa::ActFunc::kNone, std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);
+
 // out = func(a) (relu, relu6, clamp), as VECTOR max(a, a) with the function.
 void Activation(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::ActFunc func,
                 std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);

@@ -22,27 +22,9 @@ using hlo::Opcode;
 
 // Why an instruction that is not a dot or convolution runs on the host.
 std::string HostReason(const Instruction& i, const Config& config) {
+  if (ProducesValue(i.opcode)) return "value";
+  if (MovesDataOnly(i.opcode)) return "data movement";
   switch (i.opcode) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kIota:
-      return "value";
-    case Opcode::kBitcast:
-    case Opcode::kBroadcast:
-    case Opcode::kConcatenate:
-    case Opcode::kDynamicSlice:
-    case Opcode::kDynamicUpdateSlice:
-    case Opcode::kGather:
-    case Opcode::kGetTupleElement:
-    case Opcode::kPad:
-    case Opcode::kReshape:
-    case Opcode::kReverse:
-    case Opcode::kSlice:
-    case Opcode::kTranspose:
-    case Opcode::kTuple:
-    case Opcode::kCopy:
-    case Opcode::kConvert:
-      return "data movement";
     case Opcode::kWhile:
     case Opcode::kConditional:
       return "control flow runs on the host, the computations it calls included";
@@ -62,7 +44,7 @@ std::string HostReason(const Instruction& i, const Config& config) {
 // max of bf16 values is one of them), or every use rounds the result to bf16 anyway (max
 // commutes with the monotone rounding). Otherwise `rejected` says why.
 std::optional<detail::PoolPlan> PlacePool(
-    const Instruction& i, const detail::Users& users, const Instruction* root, const Config& config,
+    const Instruction& i, const detail::Users& users, const Instruction* root, const Config& config, bool fuse,
     const std::unordered_map<const Instruction*, detail::Group>& groups,
     const std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>>& programs,
     std::unordered_map<const Instruction*, std::string>& rejected) {
@@ -83,7 +65,7 @@ std::optional<detail::PoolPlan> PlacePool(
   const bool device_bf16 = producer != programs.end() && producer->second->output.dtype != image::DataType::kFp32 &&
                            producer->second->output.dtype != image::DataType::kInt32;
   if (type == hlo::ElementType::kBf16 || type == hlo::ElementType::kS8 || device_bf16 ||
-      detail::RoundingToBf16IsInvisible(i, users, root, config)) {
+      detail::RoundingToBf16IsInvisible(i, users, root, config, fuse)) {
     return plan;
   }
   rejected[&i] = fmt::format("max pool of {} values no device step rounded to bf16, read at full precision "
@@ -103,6 +85,16 @@ StepEstimate CompiledModel::TotalEstimate() const {
     total.macs += step.device->estimate.macs;
   }
   return total;
+}
+
+std::uint64_t CompiledModel::DeviceTensorBytes() const {
+  std::uint64_t bytes = 0;
+  for (const Step& step : steps) {
+    if (step.kind != Step::Kind::kDevice) continue;
+    for (const image::TensorDesc& t : step.device->program.inputs) bytes += t.Bytes();
+    for (const image::TensorDesc& t : step.device->program.outputs) bytes += t.Bytes();
+  }
+  return bytes;
 }
 
 std::size_t CompiledModel::DeviceStepCount() const {
@@ -145,13 +137,19 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   // Plan the groups; a group is emitted where its result is.
   std::unordered_map<const Instruction*, detail::Group> group_of_result;
   std::unordered_map<const Instruction*, std::string> rejected;
+  std::unordered_set<const Instruction*> claimed_residuals;  // joined by a group's drain
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kDot && i->opcode != Opcode::kConvolution) continue;
     if (auto reason = detail::MxuRejection(*i, config, source_name)) {
       rejected[i] = *reason;
       continue;
     }
-    detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse);
+    detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse, claimed_residuals);
+    if (group.residual != nullptr) {
+      for (const Instruction* member : group.chain) {
+        if (member->opcode == Opcode::kAdd && detail::IsResidualAdd(*member, config)) claimed_residuals.insert(member);
+      }
+    }
     if (group.unfused != nullptr) rejected[group.unfused] = group.unfused_reason;
     group_of_result.emplace(group.Result(), std::move(group));
   }
@@ -160,6 +158,18 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   // instruction at a time, so it is dissolved before deciding what is needed.
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
+  // Reductions along rows (REDUCE), with their scale and convert.
+  std::unordered_map<const Instruction*, detail::RowReducePlan> reduce_of_result;
+  for (const Instruction* i : order) {
+    if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
+    std::string why_not;
+    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, why_not)) {
+      fused.insert(r->chain.begin(), r->chain.end());
+      reduce_of_result.emplace(r->Result(), std::move(*r));
+    } else if (!why_not.empty()) {
+      rejected[i] = why_not;
+    }
+  }
   // Vector-unit steps: an elementwise op and the activation after it, or an activation alone.
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
@@ -176,21 +186,26 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     const auto g = group_of_result.find(i);
     const auto v = vector_of_result.find(i);
     const bool vector = v != vector_of_result.end();
+    const auto rr = reduce_of_result.find(i);
+    const bool reduction = rr != reduce_of_result.end();
     std::optional<detail::PoolPlan> pool;
     if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
-      pool = PlacePool(*i, users, entry.root, config, group_of_result, programs, rejected);
+      pool = PlacePool(*i, users, entry.root, config, options.fuse, group_of_result, programs, rejected);
     }
-    if (g == group_of_result.end() && !vector && !pool) continue;
+    if (g == group_of_result.end() && !vector && !pool && !reduction) continue;
     if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
     try {
-      programs[i] = std::make_shared<DeviceStep>(pool     ? detail::LowerPool(*pool, config)
-                                                 : vector ? detail::LowerVector(v->second, config)
-                                                          : detail::LowerGroup(g->second, config));
+      programs[i] = std::make_shared<DeviceStep>(pool        ? detail::LowerPool(*pool, config)
+                                                 : vector    ? detail::LowerVector(v->second, config)
+                                                 : reduction ? detail::LowerRowReduce(rr->second, config)
+                                                             : detail::LowerGroup(g->second, config));
       if (pool) pools.emplace(i, *pool);
     } catch (const std::invalid_argument& error) {
-      rejected[(vector || pool) ? i : g->second.anchor] = fmt::format("kernel: {}", error.what());
+      rejected[reduction ? rr->second.reduce : (vector || pool) ? i : g->second.anchor] =
+          fmt::format("kernel: {}", error.what());
       if (vector) vector_of_result.erase(v);
-      if (!vector && !pool) group_of_result.erase(g);
+      if (reduction) reduce_of_result.erase(rr);
+      if (!vector && !pool && !reduction) group_of_result.erase(g);
     }
   }
 
@@ -202,9 +217,12 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     if (const auto g = group_of_result.find(i); g != group_of_result.end()) {
       needed.insert(g->second.input);
       needed.insert(g->second.anchor->operands.at(1));
+      if (g->second.residual != nullptr) needed.insert(g->second.residual);
       for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
     } else if (const auto p = pools.find(i); p != pools.end()) {
       needed.insert(p->second.input);
+    } else if (const auto r = reduce_of_result.find(i); r != reduce_of_result.end()) {
+      needed.insert(r->second.input);
     } else if (const auto v = vector_of_result.find(i); v != vector_of_result.end()) {
       for (const Instruction* read : v->second.Reads()) needed.insert(read);
     } else {
@@ -219,6 +237,14 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     } else {
       const auto r = rejected.find(i);
       model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i, config), nullptr});
+    }
+  }
+  ClassifyHostSteps(model);
+  for (Step& step : model.steps) {
+    if (step.kind == Step::Kind::kHost && step.work == HostWork::kParameters) {
+      step.reason = fmt::format("parameters only: feeds a device step's weights or drain (folded at compile "
+                                "time when the parameters are constants); {}",
+                                step.reason);
     }
   }
   return model;

@@ -124,7 +124,7 @@ std::optional<std::int64_t> FeatureDimension(const Instruction& anchor) {
 }
 
 Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction* root, const Config& config,
-                bool fuse) {
+                bool fuse, const std::unordered_set<const Instruction*>& claimed) {
   Group group;
   group.anchor = &anchor;
   group.input = anchor.operands.at(0);
@@ -135,7 +135,8 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
   // The function: maximum / minimum / clamp with constant bounds, in any order and nesting,
   // narrow [lo, hi]; `before_func` is the chain's length before the first of them.
   double lo = -INFINITY, hi = INFINITY;
-  std::optional<std::size_t> before_func;
+  constexpr std::size_t kNoFunction = SIZE_MAX;
+  std::size_t before_func = kNoFunction;
   while (fuse && feature && current != root) {
     const auto it = users.find(current);
     if (it == users.end() || it->second.size() != 1) break;
@@ -153,14 +154,19 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
     const std::optional<std::pair<double, double>> bounds = int8 ? std::nullopt : ClampBounds(*user, *current);
     if (convert) {
       // A convert to bf16 is the rounding the drain does anyway (bf16 rounding is idempotent).
-    } else if (!before_func && (user->opcode == Opcode::kAdd || (user->opcode == Opcode::kMultiply && !int8)) &&
-               other() != nullptr) {
+    } else if (before_func == kNoFunction && group.residual == nullptr && anchor.opcode == Opcode::kConvolution &&
+               other() != nullptr && IsResidualAdd(*user, config) && !claimed.contains(user)) {
+      // The other operand starts the accumulators; per-channel terms after the add would
+      // scale it too, so they end the chain (PerChannelVector below is not tried again).
+      group.residual = other();
+    } else if (before_func == kNoFunction && group.residual == nullptr &&
+               (user->opcode == Opcode::kAdd || (user->opcode == Opcode::kMultiply && !int8)) && other() != nullptr) {
       const Instruction* vector = PerChannelVector(*other(), *feature, channels);
       if (vector == nullptr) break;
       group.epilogue.push_back({user->opcode == Opcode::kAdd ? EpilogueTerm::Op::kAdd : EpilogueTerm::Op::kMultiply,
                                 vector->name});
     } else if (bounds) {
-      if (!before_func) before_func = group.chain.size();
+      if (before_func == kNoFunction) before_func = group.chain.size();
       lo = std::max(lo, bounds->first);
       hi = std::min(hi, bounds->second);
     } else {
@@ -169,12 +175,12 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
     group.chain.push_back(user);
     current = user;
   }
-  if (before_func && lo > hi) {
+  if (before_func != kNoFunction && lo > hi) {
     // clamp(lo > hi) is the constant hi in HLO; leave such a chain to the host.
-    group.chain.resize(*before_func);
-    before_func.reset();
+    group.chain.resize(before_func);
+    before_func = kNoFunction;
   }
-  if (before_func) {
+  if (before_func != kNoFunction) {
     group.lo = static_cast<float>(lo);
     group.hi = static_cast<float>(hi);
     group.func = FunctionOf(lo, hi);
@@ -188,11 +194,13 @@ Group PlanGroup(const Instruction& anchor, const Users& users, const Instruction
   // The drain rounds to bf16. That is the result's own type for bf16, and harmless for an f32
   // result whose every use rounds to bf16 anyway (rounding.cpp).
   const auto narrow_ok = [&](const Instruction* result) {
-    return result->shape.type == ElementType::kBf16 || RoundingToBf16IsInvisible(*result, users, root, config);
+    return result->shape.type == ElementType::kBf16 || RoundingToBf16IsInvisible(*result, users, root, config, fuse);
   };
-  group.narrow_output = narrow_ok(group.Result());
-  if (!group.narrow_output && before_func) {
-    group.chain.resize(*before_func);  // an fp32 store cannot apply the function: host
+  // A residual sum goes through ACTIVATE (its bias row; the starting tensor is the shortcut):
+  // its rounding to bf16 is the residual add's documented one (IsResidualAdd).
+  group.narrow_output = group.residual != nullptr || narrow_ok(group.Result());
+  if (!group.narrow_output && before_func != kNoFunction) {
+    group.chain.resize(before_func);  // an fp32 store cannot apply the function: host
     group.func = isa::ActFunc::kNone;
     group.narrow_output = narrow_ok(group.Result());
   }

@@ -17,7 +17,7 @@ std::string Placement(const CompiledModel& model, const std::filesystem::path& l
     if (step.kind == Step::Kind::kHost) {
       const hlo::Instruction* i = model.module->entry->Find(step.instruction);
       out += fmt::format(";   host    {}  {} ({})\n", step.instruction, i ? hlo::OpcodeName(i->opcode) : "?",
-                         step.reason);
+                         HostStepNote(step));
       continue;
     }
     const DeviceStep& d = *step.device;

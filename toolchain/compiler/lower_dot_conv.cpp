@@ -128,9 +128,12 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       out_block_columns = cols;
       y_shape = {(out_dims[3] + cols - 1) / cols, out_dims[0], out_dims[1], out_dims[2], cols};
     }
+    codegen::ConvParams params;
+    // A residual add in the drain: the shortcut, laid out like the output in fp32, is the
+    // accumulators' starting tensor.
+    if (group.residual != nullptr) params.start = builder.AddInput("start", builder.AccumulatorType(), y_shape);
     const Tensor y = builder.AddOutput("y", out_type, y_shape);
     output_shape = y_shape;
-    codegen::ConvParams params;
     params.out_channels = out_dims[3];
     const hlo::WindowDim& wh = anchor.window.at(0);
     const hlo::WindowDim& ww = anchor.window.at(1);
@@ -221,6 +224,11 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
   step.inputs.push_back({scaled ? Binding::Kind::kWeights : Binding::Kind::kValue, anchor.operands[1]->name, rhs_perm,
                          element, weight_shape, block_columns, block_outer});
   if (biased) step.inputs.push_back({Binding::Kind::kBias, "", {}, builder.AccumulatorType(), bias_shape});
+  if (group.residual != nullptr) {
+    if (anchor.opcode != hlo::Opcode::kConvolution) throw std::logic_error("a residual start tensor needs a convolution");
+    step.inputs.push_back({Binding::Kind::kValue, group.residual->name, out_perm, builder.AccumulatorType(),
+                           output_shape, out_block_columns, block_outer});
+  }
   step.output = {Binding::Kind::kValue, result.name, out_perm, out_type, output_shape, out_block_columns,
                  block_outer};
   FinishStep(step, builder, config);

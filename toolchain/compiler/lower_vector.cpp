@@ -4,8 +4,11 @@
 // as an activation (VECTOR max(a, a) with the function). The vector unit computes in fp32,
 // applies the function and rounds to bf16 (docs/NUMERICS.md); XLA's bf16 ops round each result,
 // and since rounding is monotone, f(round(x op y)) = round(f(x op y)) for these functions with
-// bf16 bounds: the fused step gives the bits of one step per instruction. f32 programs keep
-// these ops on the host: the vector unit's element type is bf16, which would lose precision.
+// bf16 bounds: the fused step gives the bits of one step per instruction. bf16 exponential,
+// rsqrt, tanh and logistic are one VECTOR with its transcendental `math` (docs/NUMERICS.md gives
+// their accuracy); sqrt is 1 / rsqrt and divide a · (1 / b), two VECTORs each (the intermediate
+// rounded to bf16). f32 programs keep these ops on the host: the vector unit's element type is
+// bf16, which would lose precision (residual adds aside, see IsResidualAdd).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -29,6 +32,17 @@ std::optional<isa::VecOp> VectorOpOf(Opcode opcode) {
     case Opcode::kMultiply: return isa::VecOp::kMul;
     case Opcode::kMaximum: return isa::VecOp::kMax;
     case Opcode::kMinimum: return isa::VecOp::kMin;
+    default: return std::nullopt;
+  }
+}
+
+// The VECTOR transcendental that computes a unary instruction by itself.
+std::optional<isa::VecMath> UnaryMathOf(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kExp: return isa::VecMath::kExp;
+    case Opcode::kRsqrt: return isa::VecMath::kRsqrt;
+    case Opcode::kTanh: return isa::VecMath::kTanh;
+    case Opcode::kLogistic: return isa::VecMath::kSigmoid;
     default: return std::nullopt;
   }
 }
@@ -62,8 +76,60 @@ isa::ActFunc FunctionOf(double lo, double hi) {
   return lo == 0.0 && hi == 6.0 ? isa::ActFunc::kRelu6 : isa::ActFunc::kClamp;
 }
 
+namespace {
+
+// `value` is computed by a dot / convolution the MXU runs, possibly through per-channel adds and multiplies
+// (a broadcast operand), clamps with constants and converts, or by a residual add.
+bool IsMxuActivation(const Instruction& value, const Config& config, int depth) {
+  constexpr int kMaxDepth = 16;  // a drain chain is a handful of instructions
+  if (depth > kMaxDepth) return false;
+  switch (value.opcode) {
+    case Opcode::kDot:
+    case Opcode::kConvolution:
+      return !MxuRejection(value, config, "");
+    case Opcode::kConvert:
+      return IsMxuActivation(*value.operands.at(0), config, depth + 1);
+    case Opcode::kAdd:
+    case Opcode::kMultiply:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kClamp: {
+      if (value.opcode == Opcode::kAdd && IsResidualAdd(value, config)) return true;
+      const Instruction* data = nullptr;
+      for (const Instruction* operand : value.operands) {
+        if (operand->opcode == Opcode::kBroadcast || UniformConstant(*operand)) continue;
+        if (data != nullptr) return false;  // two activations: not a per-channel term
+        data = operand;
+      }
+      return data != nullptr && IsMxuActivation(*data, config, depth + 1);
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool IsResidualAdd(const Instruction& instruction, const Config& config) {
+  if (config.dtype != DType::kBf16 || instruction.opcode != Opcode::kAdd ||
+      instruction.shape.type != hlo::ElementType::kF32 || instruction.shape.Elements() == 0 ||
+      instruction.operands.size() != 2) {
+    return false;
+  }
+  for (const Instruction* operand : instruction.operands) {
+    if (!operand->shape.SameAs(instruction.shape) || !IsMxuActivation(*operand, config, 0)) return false;
+  }
+  return true;
+}
+
 bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
-  if (config.dtype != DType::kBf16 || !VectorOpOf(instruction.opcode) || !IsBf16(instruction)) return false;
+  const Opcode opcode = instruction.opcode;
+  const bool unary = UnaryMathOf(opcode) || opcode == Opcode::kSqrt;
+  if (config.dtype != DType::kBf16 || !IsBf16(instruction) ||
+      !(VectorOpOf(opcode) || unary || opcode == Opcode::kDivide)) {
+    return false;
+  }
+  if (instruction.operands.size() != (unary ? 1u : 2u)) return false;
   for (const Instruction* operand : instruction.operands) {
     if (!operand->shape.SameAs(instruction.shape)) return false;
   }
@@ -72,7 +138,10 @@ bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
 
 std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, const Instruction* root,
                                       const Config& config, bool fuse) {
-  if (config.dtype != DType::kBf16 || !IsBf16(i)) return std::nullopt;
+  // An f32 residual add runs in bf16 only when fusing (--no-fuse keeps f32 programs exact up
+  // to the MXU's operand rounding).
+  const bool residual = fuse && IsResidualAdd(i, config);
+  if (config.dtype != DType::kBf16 || (!IsBf16(i) && !residual)) return std::nullopt;
   VectorGroup group;
   if (!fuse) {  // one step per instruction: a max / min with a broadcast constant is a binary op
     if (!RunsOnVectorUnit(i, config)) return std::nullopt;
@@ -92,7 +161,7 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
     lo = l;
     hi = h;
     group.chain.push_back(&i);
-  } else if (RunsOnVectorUnit(i, config)) {
+  } else if (residual || RunsOnVectorUnit(i, config)) {
     group.op = &i;
   } else {
     return std::nullopt;
@@ -152,13 +221,31 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     step.inputs.push_back({Binding::Kind::kValue, reads[r]->name, identity, bf16, dims});
   }
   const codegen::Tensor y = builder.AddOutput("y", bf16, dims);
-  if (group.op != nullptr) {
+  const Opcode opcode = group.op != nullptr ? group.op->opcode : Opcode::kMaximum;
+  if (group.op != nullptr && VectorOpOf(opcode)) {
     codegen::ElementwiseParams params;
-    params.op = *VectorOpOf(group.op->opcode);
+    params.op = *VectorOpOf(opcode);
     params.func = group.func;
     params.lo_bits = group.lo_bits;
     params.hi_bits = group.hi_bits;
     codegen::Elementwise(builder, inputs.at(0), inputs.at(1), y, params);
+  } else if (const std::optional<isa::VecMath> math = UnaryMathOf(opcode); group.op != nullptr && math) {
+    codegen::Unary(builder, inputs.at(0), y, *math, group.func, group.lo_bits, group.hi_bits);
+  } else if (opcode == Opcode::kSqrt) {
+    // sqrt(x) = 1 / rsqrt(x) (exact at 0 and inf: rsqrt gives inf and 0): two roundings to bf16.
+    const codegen::Tensor r = builder.AddScratch(bf16, dims);
+    codegen::Unary(builder, inputs.at(0), r, isa::VecMath::kRsqrt);
+    codegen::Unary(builder, r, y, isa::VecMath::kRecip, group.func, group.lo_bits, group.hi_bits);
+  } else if (opcode == Opcode::kDivide) {
+    // a / b = a * (1 / b): the reciprocal is rounded to bf16 before the multiply.
+    const codegen::Tensor r = builder.AddScratch(bf16, dims);
+    codegen::Unary(builder, inputs.at(1), r, isa::VecMath::kRecip);
+    codegen::ElementwiseParams params;
+    params.op = isa::VecOp::kMul;
+    params.func = group.func;
+    params.lo_bits = group.lo_bits;
+    params.hi_bits = group.hi_bits;
+    codegen::Elementwise(builder, inputs.at(0), r, y, params);
   } else {
     codegen::Activation(builder, inputs.at(0), y, group.func, group.lo_bits, group.hi_bits);
   }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "arch/isa/isa.hpp"
@@ -28,6 +29,9 @@ struct Group {
   isa::ActFunc func = isa::ActFunc::kNone;
   float lo = 0.0f, hi = 0.0f;  // clamp bounds
   bool narrow_output = false;  // store the element type (bf16) through ACTIVATE, not fp32
+  // A residual add in the chain (IsResidualAdd): its other operand is the accumulators'
+  // starting tensor, so the add happens in fp32 before the drain (convolutions only).
+  const hlo::Instruction* residual = nullptr;
   // int8: the chain ends in a requantization to s8 that ACTIVATE computes (requantize.cpp):
   // r = (acc * multiplier + 2^(shift-1)) >> shift, func (clamp to [int_lo, int_hi]), + zero_point.
   bool requantize = false;
@@ -54,8 +58,10 @@ std::optional<std::int64_t> FeatureDimension(const hlo::Instruction& anchor);
 
 // Follows `anchor`'s single-user chain of per-channel adds and multiplies and a final ReLU /
 // ReLU6 / clamp, as far as the configuration's drain can compute it.
+// A residual add in `claimed` (joined by another group already) is not joined again.
 Group PlanGroup(const hlo::Instruction& anchor, const Users& users, const hlo::Instruction* root,
-                const Config& config, bool fuse);
+                const Config& config, bool fuse,
+                const std::unordered_set<const hlo::Instruction*>& claimed = {});
 
 // Extends an int8 group whose result is s32 with the requantization to s8 that follows it,
 // when ACTIVATE computes it bit-exactly; otherwise records why not in `unfused_reason`.
@@ -65,9 +71,10 @@ void PlanRequantization(Group& group, const Users& users, const hlo::Instruction
 // store it as bf16 without changing any result: its users are dots / convolutions (the MXU
 // rounds their operands), converts to bf16, or data movement, max pools and maximum / minimum
 // with a constant (they commute with the monotone rounding) whose own uses are such
-// (rounding.cpp). Never true for the root, nor on an int8 configuration.
+// (rounding.cpp) — and, when `fuse`, residual adds, which keep the residual stream in bf16
+// (IsResidualAdd). Never true for the root, nor on an int8 configuration.
 bool RoundingToBf16IsInvisible(const hlo::Instruction& value, const Users& users, const hlo::Instruction* root,
-                               const Config& config);
+                               const Config& config, bool fuse);
 
 // A reduce-window computing a max pool that the device's POOL runs exactly: `input` is the
 // value the POOL reads (the reduce-window's operand, or the input of a -inf `pad` it absorbs),
@@ -105,6 +112,14 @@ isa::ActFunc FunctionOf(double lo, double hi);
 // An elementwise instruction the vector unit computes as the HLO does (lower_vector.cpp).
 bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config);
 
+// A residual add of a bf16 configuration: an f32 `add` of two activations of one shape, each
+// computed by a dot / convolution (through its per-channel drain and clamps) or by another
+// residual add. With fusion on it joins the drain of the convolution computing one operand
+// (the other is the accumulators' starting tensor, PlanGroup), or else runs on the vector unit
+// in bf16 with the ReLU after it as the VECTOR function. Either way its result is rounded to
+// bf16, a visible rounding that the ResNet-50 test bounds (docs/COMPILER.md, "Residual adds").
+bool IsResidualAdd(const hlo::Instruction& instruction, const Config& config);
+
 // One vector-unit step: a binary op (or, when `op` is null, an activation of `input`) and the
 // maximum / minimum / clamp with constants that follow it, as the VECTOR function.
 struct VectorGroup {
@@ -122,6 +137,26 @@ struct VectorGroup {
 std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& users, const hlo::Instruction* root,
                                       const Config& config, bool fuse);
 DeviceStep LowerVector(const VectorGroup& group, const Config& config);
+
+// A reduction along the trailing dimensions that REDUCE computes (lower_reduce.cpp): the
+// reduce of `input` (bf16, or through the reduce's convert to f32) and the reshapes, constant
+// scale and convert to bf16 after it.
+struct RowReducePlan {
+  const hlo::Instruction* reduce = nullptr;
+  const hlo::Instruction* input = nullptr;
+  std::vector<const hlo::Instruction*> chain;  // fused users, in order; the last is the result
+  bool max = false;
+  std::uint64_t columns = 0;     // elements reduced per result
+  std::uint32_t scale_bits = 0;  // fp32; 0 means 1
+
+  const hlo::Instruction* Result() const { return chain.empty() ? reduce : chain.back(); }
+};
+// The plan of a reduction REDUCE computes, or nullopt (with `why_not` when it is a reduction
+// the device could not take).
+std::optional<RowReducePlan> PlanRowReduce(const hlo::Instruction& reduce, const Users& users,
+                                           const hlo::Instruction* root, const Config& config, bool fuse,
+                                           std::string& why_not);
+DeviceStep LowerRowReduce(const RowReducePlan& plan, const Config& config);
 
 // The last part of every Lower*: the builder's program, tagged with its configuration, and its
 // estimate (the whole program's, from the golden model's timing).

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arch/config/config.hpp"
@@ -76,12 +77,28 @@ struct DeviceStep {
   StepEstimate estimate;
 };
 
+// What a host step does (host_work.cpp). kParameters: arithmetic on the model's parameters
+// and constants alone whose result reaches device steps only as weights or drain vectors
+// (batch norm's scale and shift); the constant folding computes it at compile time when the
+// parameters are constants. kCompute: everything else that computes — the work a device
+// should do, counted as `host_compute_steps`.
+enum class HostWork : std::uint8_t { kValue, kDataMovement, kParameters, kCompute };
+std::string_view HostWorkName(HostWork work);
+// Opcodes that only move or re-type data (reshape, broadcast, transpose, tuple, convert, …).
+bool MovesDataOnly(hlo::Opcode opcode);
+// Parameters, constants and iotas.
+bool ProducesValue(hlo::Opcode opcode);
+
 struct Step {
   enum class Kind : std::uint8_t { kHost, kDevice } kind = Kind::kHost;
   std::string instruction;  // host: the instruction it evaluates
   std::string reason;       // host: why it is not on the device ("" for plain data movement)
   std::shared_ptr<const DeviceStep> device;  // device steps only
+  HostWork work = HostWork::kCompute;        // host steps only: set by ClassifyHostSteps
 };
+// A host step's work and reason for listings: "compute: no device kernel", or the reason alone
+// where it names the work already ("data movement", "parameters only: …").
+std::string HostStepNote(const Step& step);
 
 struct CompiledModel {
   std::string config;        // configuration name
@@ -92,7 +109,15 @@ struct CompiledModel {
 
   StepEstimate TotalEstimate() const;
   std::size_t DeviceStepCount() const;
+  std::size_t HostStepCount(HostWork work) const;
+  // Bytes of the tensors the device steps read and write in device memory (each step's inputs
+  // and outputs; weights included, instructions not): what fusion saves by keeping
+  // intermediates in the unified buffer and accumulators. DMA re-reads are not counted.
+  std::uint64_t DeviceTensorBytes() const;
 };
+
+// Sets `work` of every host step of `model` (Compile and LoadModel call it).
+void ClassifyHostSteps(CompiledModel& model);
 
 struct CompileOptions {
   bool fuse = true;  // fuse bias / batch norm / activations into the drain

@@ -273,6 +273,7 @@ CompiledModel LoadModel(const std::filesystem::path& path) {
                    Get<std::uint64_t>(estimate, "macs", reader, where)};
     model.steps.push_back({Step::Kind::kDevice, d->output.value, "", std::move(d)});
   }
+  ClassifyHostSteps(model);
   return model;
 }
 

@@ -31,6 +31,7 @@ struct Walk {
   const Users& users;
   const Instruction* root;
   const Config& config;
+  bool fuse;
 };
 
 bool Invisible(const Instruction& value, const Walk& walk, int depth);
@@ -60,6 +61,11 @@ bool UseRounds(const Instruction& value, const Instruction& user, const Walk& wa
       return IsFloat(user.shape) && Invisible(user, walk, depth + 1);
     case Opcode::kReduceWindow:
       return IsMinMaxComputation(user) && Invisible(user, walk, depth + 1);
+    case Opcode::kAdd:
+      // Fused, a residual add keeps the residual stream in bf16: the vector unit rounds its
+      // operands, and a convolution's starting tensor is the shortcut as the step before
+      // stored it (IsResidualAdd).
+      return walk.fuse && IsResidualAdd(user, walk.config);
     case Opcode::kMaximum:
     case Opcode::kMinimum:
     case Opcode::kClamp: {
@@ -87,8 +93,8 @@ bool Invisible(const Instruction& value, const Walk& walk, int depth) {
 }  // namespace
 
 bool RoundingToBf16IsInvisible(const Instruction& value, const Users& users, const Instruction* root,
-                               const Config& config) {
-  return config.dtype == DType::kBf16 && Invisible(value, Walk{users, root, config}, 0);
+                               const Config& config, bool fuse) {
+  return config.dtype == DType::kBf16 && Invisible(value, Walk{users, root, config, fuse}, 0);
 }
 
 }  // namespace systole::compiler::detail

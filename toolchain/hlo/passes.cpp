@@ -138,22 +138,43 @@ PassResult ConstantFolding::Run(Module& module) {
       if (!Foldable(instruction->opcode) || instruction->operands.empty() || !instruction->shape.IsArray()) continue;
       bool all_constant = true;
       bool all_splat = true;
+      // Broadcasts of constants are evaluated for the fold (batch norm of constant parameters
+      // mixes constant vectors with broadcast epsilons and scales).
+      std::vector<Literal> broadcasts;
+      broadcasts.reserve(instruction->operands.size());
       for (const Instruction* operand : instruction->operands) {
-        all_constant = all_constant && operand->opcode == Opcode::kConstant && !operand->literal_elided;
+        const Instruction* source = operand->opcode == Opcode::kBroadcast ? operand->operands[0] : operand;
+        all_constant = all_constant && source->opcode == Opcode::kConstant && !source->literal_elided &&
+                       operand->shape.Elements() <= max_elements_;
         all_splat = all_splat && SplatSource(*operand) != nullptr;
       }
       const bool elementwise = IsElementwiseUnary(instruction->opcode) || IsElementwiseBinary(instruction->opcode) ||
                                instruction->opcode == Opcode::kSelect || instruction->opcode == Opcode::kClamp;
-      if (all_constant && instruction->shape.Elements() <= max_elements_) {
+      const bool splat_fold = elementwise && all_splat && !instruction->shape.dims.empty();
+      if (all_constant && !splat_fold && instruction->shape.Elements() <= max_elements_) {
         std::vector<const Literal*> operands;
-        for (const Instruction* operand : instruction->operands) operands.push_back(&*operand->literal);
+        bool evaluated = true;
+        for (const Instruction* operand : instruction->operands) {
+          if (operand->opcode != Opcode::kBroadcast) {
+            operands.push_back(&*operand->literal);
+            continue;
+          }
+          std::optional<Literal> spread = TryEvaluate(*operand, {&*operand->operands[0]->literal});
+          if (!spread) {
+            evaluated = false;
+            break;
+          }
+          broadcasts.push_back(std::move(*spread));
+          operands.push_back(&broadcasts.back());
+        }
+        if (!evaluated) continue;
         std::optional<Literal> value = TryEvaluate(*instruction, operands);
         if (!value) continue;
         Instruction* constant =
             computation->Insert(MakeConstant(*computation, instruction->name + ".folded", std::move(*value)), instruction);
         computation->ReplaceAllUses(instruction, constant);
         changed = true;
-      } else if (elementwise && all_splat && !instruction->shape.dims.empty()) {
+      } else if (splat_fold) {
         // op(broadcast(c1), broadcast(c2)) -> broadcast(op(c1, c2)) on scalars.
         Instruction scalar_op = *instruction;
         scalar_op.shape.dims.clear();

@@ -47,6 +47,29 @@ def attention(q, k, v):
     return jax.nn.softmax(scores, axis=-1) @ v
 
 
+def encoder_layer(x, wq, wk, wv, wo, g1, b1, w1, c1, w2, c2, g2, b2, pad):
+    """A BERT-style (post-norm) encoder layer: two-head self-attention with a padding mask
+    (`pad`: 1 for real tokens, 0 for padding; BERT's additive form, (pad - 1) * 10^4 added to
+    the scores), residual adds, layer norms, a GELU (tanh form) feed-forward block."""
+    seq, width = x.shape
+    heads = 2
+    def split(t):
+        return t.reshape(seq, heads, width // heads).transpose(1, 0, 2)
+
+    def norm(t, g, b):
+        mean = t.mean(-1, keepdims=True)
+        var = ((t - mean) ** 2).mean(-1, keepdims=True)
+        return (t - mean) * jax.lax.rsqrt(var + 1e-5) * g + b
+
+    q, k, v = split(x @ wq), split(x @ wk), split(x @ wv)
+    scores = q @ k.transpose(0, 2, 1) / jnp.sqrt(jnp.asarray(width // heads, x.dtype))
+    scores = scores + ((pad - 1) * jnp.asarray(1e4, x.dtype))[None, None, :]
+    attended = (jax.nn.softmax(scores, axis=-1) @ v).transpose(1, 0, 2).reshape(seq, width)
+    h = norm(x + attended @ wo, g1, b1)
+    f = jax.nn.gelu(h @ w1 + c1, approximate=True) @ w2 + c2
+    return norm(h + f, g2, b2)
+
+
 def fori(x, w):
     def body(i, h):
         return jnp.tanh(h @ w) + i.astype(jnp.float32)
@@ -132,6 +155,12 @@ def indexed_runs(rng):
     }
 
 
+def as_npy(value):
+    """bf16 as float32 (exact), as .npz files carry it (docs/HLO.md)."""
+    array = np.asarray(value)
+    return array.astype(np.float32) if array.dtype == jnp.bfloat16 else array
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.abspath(os.path.join(here, "..", "..", ".."))
@@ -163,7 +192,20 @@ def main():
     rng = np.random.default_rng(15)
     x = rng.standard_normal((4, 8)).astype(np.float32)
     w = (rng.standard_normal((8, 8)) / 4).astype(np.float32)
+    bf16 = jnp.bfloat16
+    seq, width, ffn = 32, 64, 128
+
+    def param(*shape, scale=1.0):
+        return (rng.standard_normal(shape) * scale).astype(bf16)
+
+    encoder_inputs = [param(seq, width), param(width, width, scale=0.125), param(width, width, scale=0.125),
+                      param(width, width, scale=0.125), param(width, width, scale=0.125),
+                      (1 + param(width, scale=0.1)).astype(bf16), param(width, scale=0.1),
+                      param(width, ffn, scale=0.125), param(ffn, scale=0.1), param(ffn, width, scale=0.09),
+                      param(width, scale=0.1), (1 + param(width, scale=0.1)).astype(bf16), param(width, scale=0.1),
+                      (np.arange(seq) < 27).astype(bf16)]
     runs = {
+        "jax_encoder_layer_bf16": (encoder_layer, [encoder_inputs]),
         "jax_fori_loop": (fori, [[x, w]]),
         "jax_cond": (cond, [[np.int32(3), x], [np.int32(-2), x]]),
         "jax_switch": (switch, [[np.int32(0), x], [np.int32(1), x], [np.int32(2), x], [np.int32(7), x]]),
@@ -173,7 +215,7 @@ def main():
         write(name + ".hlo", hlo_text(jax.jit(fn).lower(*input_sets[0])))
         arrays = []
         for inputs in input_sets:
-            arrays += [np.asarray(v) for v in inputs] + [np.asarray(jax.jit(fn)(*inputs))]
+            arrays += [as_npy(v) for v in inputs] + [as_npy(jax.jit(fn)(*inputs))]
         np.savez(os.path.join(here, name + ".npz"), *arrays)
         print(f"wrote {name}.npz ({len(input_sets)} run(s))")
 
