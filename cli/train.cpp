@@ -1,0 +1,223 @@
+// systole train STEP.hlo --data DATA.npz --init INIT.npz: a JAX training step compiled once and
+// run epoch after epoch on a device, the state kept by the runtime between steps, with progress,
+// checkpoints, resume and the time to a target accuracy (docs/TRAINING.md).
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/config/config.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_model.hpp"
+#include "runtime/train_loop.hpp"
+#include "toolchain/hlo/io.hpp"
+#include "toolchain/npy/npy.hpp"
+
+namespace systole::cli {
+namespace {
+
+struct TrainOptions {
+  std::string step;
+  std::string eval;
+  std::string data;
+  std::string init;
+  std::string device = "ref";
+  std::string config{kDefaultConfig};
+  std::size_t epochs = 30;
+  double target_accuracy = 0;
+  std::uint64_t seed = 17;
+  std::uint64_t max_steps = 0;
+  std::string checkpoint;
+  std::string resume;
+  std::string losses;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::shared_ptr<const compiler::CompiledModel> CompileFile(const std::string& path, const Config& config) {
+  const std::string source = std::filesystem::path(path).filename().string();
+  return std::make_shared<const compiler::CompiledModel>(
+      compiler::Compile(ReadHloText(path, source, ""), source, config));
+}
+
+// An .npz array as a literal of `type` (rounded as an input of that type would be).
+hlo::Literal ToLiteral(const npy::Array& array, hlo::ElementType type) {
+  hlo::Shape shape;
+  shape.type = type;
+  shape.dims.assign(array.shape.begin(), array.shape.end());
+  hlo::Literal literal(shape);
+  literal.values = array.values;
+  hlo::RoundAll(type, literal.values);
+  return literal;
+}
+
+// DATA.npz: arr_0 … arr_{2n-1} = the n training arrays, then the n test arrays, typed and
+// shaped (after the row dimension) like the step's batch parameters.
+runtime::Dataset ReadDataset(const std::string& path, const compiler::CompiledModel& step,
+                             const runtime::StepSignature& signature) {
+  const std::vector<npy::Array> arrays = npy::ReadNpz(path);
+  const std::size_t n = signature.batch_parameters.size();
+  if (arrays.size() != 2 * n) {
+    throw std::runtime_error(fmt::format("{}: {} arrays, but {} takes {} batch arrays: the data file holds the {} "
+                                         "training arrays, then the {} test arrays", path, arrays.size(),
+                                         step.source_name, n, n, n));
+  }
+  runtime::Dataset data;
+  for (std::size_t i = 0; i < 2 * n; ++i) {
+    const hlo::Instruction* parameter = step.module->entry->Parameters().at(signature.batch_parameters[i % n]);
+    const auto& want = parameter->shape.dims;
+    const auto& got = arrays[i].shape;
+    const bool rows_match = got.size() == want.size() && std::equal(want.begin() + 1, want.end(), got.begin() + 1,
+                                                                    [](std::int64_t w, std::uint64_t g) {
+                                                                      return static_cast<std::uint64_t>(w) == g;
+                                                                    });
+    if (!rows_match) {
+      throw std::runtime_error(fmt::format("{}: arr_{} has shape [{}], but its rows must be shaped like {} ('{}') "
+                                           "after the batch dimension", path, i, fmt::join(got, ", "),
+                                           parameter->shape.ToString(), parameter->name));
+    }
+    (i < n ? data.train : data.test).push_back(ToLiteral(arrays[i], parameter->shape.type));
+  }
+  if (data.train[0].shape.dims[0] != data.train.back().shape.dims[0] ||
+      data.test[0].shape.dims[0] != data.test.back().shape.dims[0]) {
+    throw std::runtime_error(fmt::format("{}: the arrays of one set differ in their number of rows", path));
+  }
+  return data;
+}
+
+std::vector<hlo::Literal> ReadInitialState(const std::string& path, const compiler::CompiledModel& step,
+                                           const runtime::StepSignature& signature) {
+  const std::vector<npy::Array> arrays = npy::ReadNpz(path);
+  if (arrays.size() != signature.state_parameters.size()) {
+    throw std::runtime_error(fmt::format("{}: {} arrays, but {} has {} state parameters (the donated inputs)", path,
+                                         arrays.size(), step.source_name, signature.state_parameters.size()));
+  }
+  std::vector<hlo::Literal> state;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    const hlo::Instruction* parameter = step.module->entry->Parameters().at(signature.state_parameters[i]);
+    hlo::Literal value = ToLiteral(arrays[i], parameter->shape.type);
+    if (!value.shape.SameAs(parameter->shape)) {
+      throw std::runtime_error(fmt::format("{}: arr_{} is [{}], parameter {} ('{}') is {}", path, i,
+                                           fmt::join(arrays[i].shape, ", "), signature.state_parameters[i],
+                                           parameter->name, parameter->shape.ToString()));
+    }
+    state.push_back(std::move(value));
+  }
+  return state;
+}
+
+std::string Percent(std::optional<double> value) {
+  return value ? fmt::format("{:.2f}%", 100.0 * *value) : std::string("-");
+}
+
+void Train(const TrainOptions& options) {
+  const Config config = LoadConfigNameOrFile(options.config);
+  const auto step = CompileFile(options.step, config);
+  const runtime::StepSignature signature = runtime::ReadStepSignature(*step->module, step->source_name);
+  const auto eval = options.eval.empty() ? nullptr : CompileFile(options.eval, config);
+  const runtime::Dataset data = ReadDataset(options.data, *step, signature);
+  std::vector<hlo::Literal> state = ReadInitialState(options.init, *step, signature);
+
+  runtime::TrainLoopOptions loop;
+  loop.epochs = options.epochs;
+  loop.target_accuracy = options.target_accuracy;
+  loop.shuffle_seed = options.seed;
+  loop.max_steps = options.max_steps;
+  loop.checkpoint = options.checkpoint;
+  loop.clock_mhz = config.clock_mhz;
+  if (!options.resume.empty()) loop.resume = runtime::LoadCheckpoint(options.resume, state);
+
+  Device device = Device::Open(options.device, config);
+  runtime::DeviceTrainer trainer(step, eval, device, std::move(state));
+  if (!options.quiet && !options.json) {
+    std::size_t device_steps = step->DeviceStepCount();
+    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s) per training step; batch {}, {} steps per "
+               "epoch{}\n", options.step, options.device, config.name, device_steps, step->steps.size() - device_steps,
+               signature.batch_size, data.train_rows() / static_cast<std::size_t>(signature.batch_size),
+               loop.resume ? fmt::format("; resuming after step {}", loop.resume->steps) : "");
+  }
+  const auto progress = [&](const runtime::TrainProgress& p) {
+    if (options.quiet || options.json) return;
+    if (!p.epoch_end) {
+      if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[Kstep {} loss {:.4f}", p.step, p.metrics.at(0));
+      return;
+    }
+    if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
+    fmt::print("epoch {:>3}  step {:>6}  loss {:.4f}  train accuracy {}  test accuracy {}  device cycles {}  wall "
+               "{:.1f} s\n", p.epoch, p.step, p.metrics.at(0),
+               Percent(p.metrics.size() > 1 ? std::optional(p.metrics[1]) : std::nullopt), Percent(p.test_accuracy),
+               p.device_cycles, p.wall_seconds);
+  };
+  const runtime::TrainSummary summary = runtime::TrainLoop(trainer, data, loop, eval != nullptr, progress);
+  if (!options.losses.empty()) {
+    npy::Array losses{npy::ElementType::kFloat32, {summary.losses.size()}, summary.losses};
+    npy::WriteNpz(options.losses, {losses});
+  }
+  const double device_seconds = runtime::CyclesToSeconds(summary.device_cycles, config.clock_mhz);
+  if (options.json) {
+    nlohmann::ordered_json json = {
+        {"step", options.step}, {"device", options.device}, {"config", config.name}, {"clock_mhz", config.clock_mhz},
+        {"steps", summary.steps}, {"epochs", summary.epochs}, {"device_cycles", summary.device_cycles},
+        {"device_seconds", device_seconds}, {"wall_seconds", summary.wall_seconds},
+        {"test_accuracies", summary.test_accuracies}, {"last_loss", summary.losses.empty() ? 0.0 : summary.losses.back()}};
+    if (summary.final_test_accuracy) json["final_test_accuracy"] = *summary.final_test_accuracy;
+    if (options.target_accuracy > 0) {
+      json["target_accuracy"] = options.target_accuracy;
+      json["reached_target"] = summary.reached_target;
+      if (summary.reached_target) {
+        json["time_to_accuracy"] = {
+            {"steps", summary.target_steps}, {"device_cycles", summary.target_cycles},
+            {"device_seconds", runtime::CyclesToSeconds(summary.target_cycles, config.clock_mhz)},
+            {"wall_seconds", summary.target_wall_seconds}};
+      }
+    }
+    fmt::print("{}\n", json.dump(2));
+    return;
+  }
+  fmt::print("\n{} steps, final test accuracy {}; device {} cycles = {:.4f} s at {} MHz; wall {:.1f} s\n",
+             summary.steps, Percent(summary.final_test_accuracy), summary.device_cycles, device_seconds,
+             config.clock_mhz, summary.wall_seconds);
+  if (options.target_accuracy > 0) {
+    if (summary.reached_target) {
+      fmt::print("time to {:.1f}% test accuracy: {} steps, {} device cycles = {:.4f} s at {} MHz, wall {:.1f} s\n",
+                 100.0 * options.target_accuracy, summary.target_steps, summary.target_cycles,
+                 runtime::CyclesToSeconds(summary.target_cycles, config.clock_mhz), config.clock_mhz,
+                 summary.target_wall_seconds);
+    } else {
+      fmt::print("the target of {:.1f}% test accuracy was not reached\n", 100.0 * options.target_accuracy);
+    }
+  }
+  if (!options.checkpoint.empty()) fmt::print("checkpoint: {}\n", options.checkpoint);
+}
+
+}  // namespace
+
+void AddTrainCommand(CLI::App& app) {
+  auto options = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a model: run a JAX training step (HLO with donated state) epoch "
+                                              "after epoch on a device");
+  cmd->add_option("step", options->step, "the training step (HLO text with input_output_alias)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--data", options->data, "DATA.npz: the training arrays, then the test arrays (arr_0, arr_1, …)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--init", options->init, "INIT.npz: the initial state, one array per donated parameter")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--eval", options->eval, "EVAL.hlo: test accuracy from (first state values…, test arrays…)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--device", options->device, "device URI (default ref)")->check(NoTokenInUri());
+  cmd->add_option("--config", options->config, "configuration name or file (default small)");
+  cmd->add_option("--epochs", options->epochs, "epochs to run at most (default 30)");
+  cmd->add_option("--target-accuracy", options->target_accuracy, "stop when the test accuracy reaches it (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", options->seed, "the batch shuffle's seed (default 17)");
+  cmd->add_option("--steps", options->max_steps, "stop after this many steps in total");
+  cmd->add_option("--checkpoint", options->checkpoint, "CKPT.npz written after every epoch and at the end");
+  cmd->add_option("--resume", options->resume, "CKPT.npz to start from")->check(CLI::ExistingFile);
+  cmd->add_option("--losses", options->losses, "OUT.npz: every step's loss (arr_0)");
+  cmd->add_flag("--json", options->json, "print the summary as JSON");
+  cmd->add_flag("-q,--quiet", options->quiet, "no progress");
+  cmd->callback([options] { Train(*options); });
+}
+
+}  // namespace systole::cli
