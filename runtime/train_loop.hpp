@@ -55,6 +55,14 @@ struct Dataset {
   std::size_t train_rows() const { return train.empty() ? 0 : static_cast<std::size_t>(train[0].shape.dims[0]); }
 };
 
+// DATA.npz: arr_0 … arr_{2n-1} = the n training arrays, then the n test arrays of a step with
+// n batch parameters, each shaped like its parameter after the row dimension and rounded to its
+// element type (train_data.cpp).
+Dataset ReadDataset(const std::filesystem::path& file, const CompiledModel& step, const StepSignature& signature);
+// INIT.npz: one array per state parameter, in StepSignature::state_parameters order.
+std::vector<hlo::Literal> ReadInitialState(const std::filesystem::path& file, const CompiledModel& step,
+                                           const StepSignature& signature);
+
 struct TrainLoopOptions {
   std::size_t epochs = 30;
   double target_accuracy = 0;      // stop when the test accuracy reaches it (0: run all epochs)
