@@ -10,6 +10,7 @@
 #include "arch/config/config.hpp"
 #include "cli/commands.hpp"
 #include "cli/run_model.hpp"
+#include "runtime/pod.hpp"
 #include "runtime/train_loop.hpp"
 #include "toolchain/hlo/io.hpp"
 #include "toolchain/npy/npy.hpp"
@@ -19,6 +20,11 @@ namespace {
 
 struct TrainOptions {
   std::string step;
+  std::string grad;   // a pod: the gradient and update programs instead of the step
+  std::string apply;
+  std::size_t shards = 0;
+  double link_gbps = 100;
+  double link_latency_us = 1;
   std::string eval;
   std::string data;
   std::string init;
@@ -45,13 +51,47 @@ std::string Percent(std::optional<double> value) {
   return value ? fmt::format("{:.2f}%", 100.0 * *value) : std::string("-");
 }
 
+// "ref,ref,tcp://…" -> its URIs.
+std::vector<std::string> SplitDevices(const std::string& list) {
+  std::vector<std::string> uris;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1) {
+    uris.push_back(list.substr(start, comma - start));
+  }
+  uris.push_back(list.substr(start));
+  for (const std::string& uri : uris) {
+    if (uri.empty()) throw std::runtime_error(fmt::format("--device '{}': an empty device in the list", list));
+  }
+  return uris;
+}
+
 void Train(const TrainOptions& options) {
   const Config config = LoadConfigNameOrFile(options.config);
-  const auto step = CompileFile(options.step, config);
-  const runtime::StepSignature signature = runtime::ReadStepSignature(*step->module, step->source_name);
+  const bool pod = !options.grad.empty();
+  if (pod == !options.step.empty() || options.grad.empty() != options.apply.empty()) {
+    throw std::runtime_error("give either a training step (STEP.hlo) or, for a pod, --grad and --apply");
+  }
+  // The program whose batch parameters and state define the data and initial-state files.
+  const auto step = CompileFile(pod ? options.grad : options.step, config);
+  const auto apply = pod ? CompileFile(options.apply, config) : nullptr;
   const auto eval = options.eval.empty() ? nullptr : CompileFile(options.eval, config);
+  runtime::StepSignature signature;
+  if (pod) {
+    // grad(params…, batch…): the batch is what the step's parameters after the apply's
+    // gradients are; the state is what the apply program donates.
+    const std::size_t gradients = apply->module->entry->Parameters().size() - apply->module->input_output_aliases.size();
+    for (std::size_t p = 0; p < step->module->entry->Parameters().size(); ++p) {
+      if (p >= gradients) signature.batch_parameters.push_back(p);
+    }
+    for (const auto& alias : apply->module->input_output_aliases) {
+      signature.state_parameters.push_back(static_cast<std::size_t>(alias.parameter));
+    }
+  } else {
+    signature = runtime::ReadStepSignature(*step->module, step->source_name);
+  }
   const runtime::Dataset data = runtime::ReadDataset(options.data, *step, signature);
-  std::vector<hlo::Literal> state = runtime::ReadInitialState(options.init, *step, signature);
+  std::vector<hlo::Literal> state =
+      runtime::ReadInitialState(options.init, pod ? *apply : *step, signature);
 
   runtime::TrainLoopOptions loop;
   loop.epochs = options.epochs;
@@ -62,13 +102,27 @@ void Train(const TrainOptions& options) {
   loop.clock_mhz = config.clock_mhz;
   if (!options.resume.empty()) loop.resume = runtime::LoadCheckpoint(options.resume, state);
 
-  Device device = Device::Open(options.device, config);
-  runtime::DeviceTrainer trainer(step, eval, device, std::move(state));
+  const std::vector<std::string> uris = SplitDevices(options.device);
+  std::vector<Device> devices;
+  for (const std::string& uri : uris) devices.push_back(Device::Open(uri, config));
+  std::unique_ptr<runtime::Trainer> trainer;
+  if (pod) {
+    std::vector<Device*> pointers;
+    for (Device& device : devices) pointers.push_back(&device);
+    const std::size_t shards = options.shards == 0 ? devices.size() : options.shards;
+    trainer = std::make_unique<runtime::Pod>(runtime::PodPrograms{step, apply, eval}, pointers, uris, shards,
+                                             std::move(state), runtime::PodLink{options.link_gbps, options.link_latency_us},
+                                             config.clock_mhz);
+  } else {
+    if (devices.size() != 1) throw std::runtime_error("several devices train a pod: give --grad and --apply");
+    trainer = std::make_unique<runtime::DeviceTrainer>(step, eval, devices[0], std::move(state));
+  }
   if (!options.quiet && !options.json) {
-    std::size_t device_steps = step->DeviceStepCount();
-    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s) per training step; batch {}, {} steps per "
-               "epoch{}\n", options.step, options.device, config.name, device_steps, step->steps.size() - device_steps,
-               signature.batch_size, data.train_rows() / static_cast<std::size_t>(signature.batch_size),
+    const std::size_t device_steps = step->DeviceStepCount();
+    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s); batch {}, {} steps per epoch{}\n",
+               pod ? options.grad : options.step, options.device, config.name, device_steps,
+               step->steps.size() - device_steps, trainer->batch_size(),
+               data.train_rows() / static_cast<std::size_t>(trainer->batch_size()),
                loop.resume ? fmt::format("; resuming after step {}", loop.resume->steps) : "");
   }
   const auto progress = [&](const runtime::TrainProgress& p) {
@@ -83,7 +137,7 @@ void Train(const TrainOptions& options) {
                Percent(p.metrics.size() > 1 ? std::optional(p.metrics[1]) : std::nullopt), Percent(p.test_accuracy),
                p.device_cycles, p.wall_seconds);
   };
-  const runtime::TrainSummary summary = runtime::TrainLoop(trainer, data, loop, eval != nullptr, progress);
+  const runtime::TrainSummary summary = runtime::TrainLoop(*trainer, data, loop, eval != nullptr, progress);
   if (!options.losses.empty()) {
     npy::Array losses{npy::ElementType::kFloat32, {summary.losses.size()}, summary.losses};
     npy::WriteNpz(options.losses, {losses});
@@ -132,14 +186,22 @@ void AddTrainCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "Train a model: run a JAX training step (HLO with donated state) epoch "
                                               "after epoch on a device");
   cmd->add_option("step", options->step, "the training step (HLO text with input_output_alias)")
-      ->required()->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--grad", options->grad, "a pod: GRAD.hlo, (params…, micro-batch…) -> (gradients…, loss, …)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--apply", options->apply, "a pod: APPLY.hlo, (state…, gradients…) -> state, the state donated")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--shards", options->shards, "a pod: micro-batches per step (default: one per device)");
+  cmd->add_option("--link-gbps", options->link_gbps, "a pod: the modelled link's bandwidth (default 100 Gb/s)");
+  cmd->add_option("--link-latency-us", options->link_latency_us, "a pod: the modelled link's latency (default 1 us)");
   cmd->add_option("--data", options->data, "DATA.npz: the training arrays, then the test arrays (arr_0, arr_1, …)")
       ->required()->check(CLI::ExistingFile);
-  cmd->add_option("--init", options->init, "INIT.npz: the initial state, one array per donated parameter")
+  cmd->add_option("--init", options->init, "INIT.npz: the initial state, one array per donated parameter (of the "
+                                          "step, or of --apply)")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--eval", options->eval, "EVAL.hlo: test accuracy from (first state values…, test arrays…)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--device", options->device, "device URI (default ref)")->check(NoTokenInUri());
+  cmd->add_option("--device", options->device, "device URI, or a comma-separated list for a pod (default ref)")->check(NoTokenInUri());
   cmd->add_option("--config", options->config, "configuration name or file (default small)");
   cmd->add_option("--epochs", options->epochs, "epochs to run at most (default 30)");
   cmd->add_option("--target-accuracy", options->target_accuracy, "stop when the test accuracy reaches it (0..1)")

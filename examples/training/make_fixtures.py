@@ -13,7 +13,8 @@ Files (docs/TRAINING.md describes them):
   mlp_adam_step.hlo        train_step(params, m, v, count, x, y) -> (params, m, v, count, loss,
                            accuracy), Adam; the state donated
   mlp_grad.hlo,            the same steps cut in two for data-parallel pods: grad(params, x, y) ->
-  mlp_{sgd,adam}_apply.hlo (grads, loss, accuracy); apply(state, grads) -> state
+  mlp_{sgd,adam}_apply.hlo (grads, loss, accuracy) on a micro-batch of POD_SHARD_ROWS rows;
+                           apply(state, grads) -> state
   mlp_eval.hlo             eval(params, x, y) -> accuracy, on the whole test set
   mlp_{sgd,adam}_init.npz  the initial state, arr_0, arr_1, … in parameter order
   mlp_{sgd,adam}_jax.npz   JAX on the CPU (f32): arr_0 the losses [steps], arr_1 the test
@@ -32,6 +33,8 @@ import numpy as np
 from sklearn.datasets import load_digits
 
 BATCH = 32
+# a pod's micro-batch (mlp_grad.hlo): 8 shards of 4 rows make one global batch of BATCH rows
+POD_SHARD_ROWS = 4
 HIDDEN = 64
 EPOCHS = 30
 SHUFFLE_SEED = 17
@@ -177,13 +180,12 @@ def main():
 
     for name, (step, apply, state, n_state) in optimizers.items():
         write(f"mlp_{name}_step.hlo", step, (*state, x, y), donate=tuple(range(n_state)))
-        write(f"mlp_{name}_grad.hlo", grad, (params, x, y))
         write(f"mlp_{name}_apply.hlo", apply, (*state, params), donate=tuple(range(n_state)))
         np.savez(os.path.join(here, f"mlp_{name}_init.npz"), *flat(state))
         print(f"{name}: JAX on the CPU, {EPOCHS} epochs of {len(data['x_train']) // BATCH} steps")
         losses, accuracies, early = train_reference(step, list(state), data, EPOCHS)
         np.savez(os.path.join(here, f"mlp_{name}_jax.npz"), losses, accuracies, *early)
-    write("mlp_grad.hlo", grad, (params, x, y))
+    write("mlp_grad.hlo", grad, (params, x[:POD_SHARD_ROWS], y[:POD_SHARD_ROWS]))
     write("mlp_eval.hlo", eval_accuracy, (params, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
 
 
