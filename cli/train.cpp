@@ -145,11 +145,18 @@ void Train(const TrainOptions& options) {
   const double device_seconds = runtime::CyclesToSeconds(summary.device_cycles, config.clock_mhz);
   if (options.json) {
     nlohmann::ordered_json json = {
-        {"step", options.step}, {"device", options.device}, {"config", config.name}, {"clock_mhz", config.clock_mhz},
+        {"step", pod ? options.grad : options.step}, {"device", options.device}, {"config", config.name}, {"clock_mhz", config.clock_mhz},
         {"steps", summary.steps}, {"epochs", summary.epochs}, {"device_cycles", summary.device_cycles},
         {"device_seconds", device_seconds}, {"wall_seconds", summary.wall_seconds},
         {"test_accuracies", summary.test_accuracies}, {"last_loss", summary.losses.empty() ? 0.0 : summary.losses.back()}};
     if (summary.final_test_accuracy) json["final_test_accuracy"] = *summary.final_test_accuracy;
+    if (const auto* pod_trainer = dynamic_cast<const runtime::Pod*>(trainer.get())) {
+      // The last step's cost (every step of a model costs the same on the cycle estimate).
+      const runtime::PodStepTiming& t = pod_trainer->last_timing();
+      json["pod"] = {{"devices", uris.size()}, {"shards", options.shards == 0 ? uris.size() : options.shards},
+                     {"link_gbps", options.link_gbps}, {"link_latency_us", options.link_latency_us},
+                     {"device_cycles_per_step", t.device_cycles}, {"exchange_cycles_per_step", t.exchange_cycles}};
+    }
     if (options.target_accuracy > 0) {
       json["target_accuracy"] = options.target_accuracy;
       json["reached_target"] = summary.reached_target;
