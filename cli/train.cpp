@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/run_model.hpp"
 #include "runtime/pod.hpp"
+#include "systole/device_names.hpp"
 #include "runtime/train_loop.hpp"
 #include "toolchain/hlo/io.hpp"
 #include "toolchain/npy/npy.hpp"
@@ -28,7 +29,7 @@ struct TrainOptions {
   std::string eval;
   std::string data;
   std::string init;
-  std::string device = "ref";
+  std::string device;  // a URI, a list or a name (systole/device_names.hpp); empty: SYSTOLE_DEVICE or ref
   std::string config{kDefaultConfig};
   std::size_t epochs = 30;
   double target_accuracy = 0;
@@ -49,20 +50,6 @@ std::shared_ptr<const compiler::CompiledModel> CompileFile(const std::string& pa
 
 std::string Percent(std::optional<double> value) {
   return value ? fmt::format("{:.2f}%", 100.0 * *value) : std::string("-");
-}
-
-// "ref,ref,tcp://…" -> its URIs.
-std::vector<std::string> SplitDevices(const std::string& list) {
-  std::vector<std::string> uris;
-  std::size_t start = 0;
-  for (std::size_t comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1) {
-    uris.push_back(list.substr(start, comma - start));
-  }
-  uris.push_back(list.substr(start));
-  for (const std::string& uri : uris) {
-    if (uri.empty()) throw std::runtime_error(fmt::format("--device '{}': an empty device in the list", list));
-  }
-  return uris;
 }
 
 void Train(const TrainOptions& options) {
@@ -102,7 +89,8 @@ void Train(const TrainOptions& options) {
   loop.clock_mhz = config.clock_mhz;
   if (!options.resume.empty()) loop.resume = runtime::LoadCheckpoint(options.resume, state);
 
-  const std::vector<std::string> uris = SplitDevices(options.device);
+  const DeviceResolution resolution = ResolveDevice(options.device);
+  const std::vector<std::string>& uris = resolution.uris;
   std::vector<Device> devices;
   for (const std::string& uri : uris) devices.push_back(Device::Open(uri, config));
   std::unique_ptr<runtime::Trainer> trainer;
@@ -120,7 +108,7 @@ void Train(const TrainOptions& options) {
   if (!options.quiet && !options.json) {
     const std::size_t device_steps = step->DeviceStepCount();
     fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s); batch {}, {} steps per epoch{}\n",
-               pod ? options.grad : options.step, options.device, config.name, device_steps,
+               pod ? options.grad : options.step, fmt::join(uris, ","), config.name, device_steps,
                step->steps.size() - device_steps, trainer->batch_size(),
                data.train_rows() / static_cast<std::size_t>(trainer->batch_size()),
                loop.resume ? fmt::format("; resuming after step {}", loop.resume->steps) : "");
@@ -145,7 +133,7 @@ void Train(const TrainOptions& options) {
   const double device_seconds = runtime::CyclesToSeconds(summary.device_cycles, config.clock_mhz);
   if (options.json) {
     nlohmann::ordered_json json = {
-        {"step", pod ? options.grad : options.step}, {"device", options.device}, {"config", config.name}, {"clock_mhz", config.clock_mhz},
+        {"step", pod ? options.grad : options.step}, {"device", resolution.requested}, {"uris", uris}, {"config", config.name}, {"clock_mhz", config.clock_mhz},
         {"steps", summary.steps}, {"epochs", summary.epochs}, {"device_cycles", summary.device_cycles},
         {"device_seconds", device_seconds}, {"wall_seconds", summary.wall_seconds},
         {"test_accuracies", summary.test_accuracies}, {"last_loss", summary.losses.empty() ? 0.0 : summary.losses.back()}};
@@ -208,7 +196,8 @@ void AddTrainCommand(CLI::App& app) {
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--eval", options->eval, "EVAL.hlo: test accuracy from (first state values…, test arrays…)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--device", options->device, "device URI, or a comma-separated list for a pod (default ref)")->check(NoTokenInUri());
+  cmd->add_option("--device", options->device, "device URI, name (devices.toml) or comma-separated list for a pod "
+                                              "(default: SYSTOLE_DEVICE, else ref)")->check(NoTokenInUri());
   cmd->add_option("--config", options->config, "configuration name or file (default small)");
   cmd->add_option("--epochs", options->epochs, "epochs to run at most (default 30)");
   cmd->add_option("--target-accuracy", options->target_accuracy, "stop when the test accuracy reaches it (0..1)")
