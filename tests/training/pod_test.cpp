@@ -15,21 +15,24 @@ namespace {
 
 constexpr std::size_t kShards = 8;  // 8 micro-batches of 4 rows: the single-device batch of 32
 
+// The SGD pod programs, the data and the initial state, and the devices at `uris`.
 struct PodFixture {
+  explicit PodFixture(const std::vector<std::string>& uris) {
+    for (const std::string& uri : uris) devices.push_back(Device::Open(uri, LoadConfig("small")));
+    for (Device& device : devices) pointers.push_back(&device);
+  }
   PodPrograms programs{testing::CompileFixture("mlp_grad.hlo"), testing::CompileFixture("mlp_sgd_apply.hlo"),
                        nullptr};
   Dataset data = testing::LoadDataset(*testing::CompileFixture("mlp_sgd_step.hlo"));
   std::vector<hlo::Literal> state = testing::LoadState("sgd");
+  std::vector<Device> devices;
+  std::vector<Device*> pointers;
 };
 
 // Trains `steps` steps on `uris` and returns the pod's state (checking every replica agrees).
 std::vector<hlo::Literal> TrainOn(const std::vector<std::string>& uris, std::uint64_t steps) {
-  PodFixture f;
-  std::vector<Device> devices;
-  std::vector<Device*> pointers;
-  for (const std::string& uri : uris) devices.push_back(Device::Open(uri, LoadConfig("small")));
-  for (Device& device : devices) pointers.push_back(&device);
-  Pod pod(f.programs, pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
+  PodFixture f(uris);
+  Pod pod(f.programs, f.pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
   TrainLoopOptions options;
   options.max_steps = steps;
   TrainLoop(pod, f.data, options, false);
@@ -91,12 +94,8 @@ TEST(Pod, AServerKilledMidTrainingStopsTheRunNamingDeviceAndStepAndTheCheckpoint
   const auto checkpoint = std::filesystem::path(::testing::TempDir()) / "pod_fault.npz";
   std::vector<std::string> uris;
   auto servers = StartServers(4, uris, "?timeout_ms=2000");
-  PodFixture f;
-  std::vector<Device> devices;
-  std::vector<Device*> pointers;
-  for (const std::string& uri : uris) devices.push_back(Device::Open(uri, LoadConfig("small")));
-  for (Device& device : devices) pointers.push_back(&device);
-  Pod pod(f.programs, pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
+  PodFixture f(uris);
+  Pod pod(f.programs, f.pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
   TrainLoopOptions options;
   options.max_steps = 2;
   options.checkpoint = checkpoint;
@@ -114,9 +113,8 @@ TEST(Pod, AServerKilledMidTrainingStopsTheRunNamingDeviceAndStepAndTheCheckpoint
                   ::testing::HasSubstr("device 2 (" + uris[2] + ")"))));
 
   // Resuming from the checkpoint on the single ref device gives the run that never failed.
-  PodFixture g;
-  Device device = Device::Open("ref", LoadConfig("small"));
-  Pod resumed(g.programs, {&device}, {"ref"}, kShards, g.state, PodLink{}, LoadConfig("small").clock_mhz);
+  PodFixture g({"ref"});
+  Pod resumed(g.programs, g.pointers, {"ref"}, kShards, g.state, PodLink{}, LoadConfig("small").clock_mhz);
   options.max_steps = 5;
   TrainLoop(resumed, g.data, options, false);
   ExpectBitIdentical(resumed.state(), TrainOn({"ref"}, 5));
