@@ -16,6 +16,9 @@ Files (docs/TRAINING.md describes them):
   mlp_{sgd,adam}_apply.hlo (grads, loss, accuracy) on a micro-batch of POD_SHARD_ROWS rows;
                            apply(state, grads) -> state
   mlp_eval.hlo             eval(params, x, y) -> accuracy, on the whole test set
+  cnn_sgd_step.hlo, cnn_eval.hlo, cnn_sgd_{init,jax}.npz
+                           the same for a small CNN (two 3x3 convolutions, 8 channels, dense),
+                           SGD with momentum, CNN_EPOCHS epochs of reference
   mlp_{sgd,adam}_init.npz  the initial state, arr_0, arr_1, … in parameter order
   mlp_{sgd,adam}_jax.npz   JAX on the CPU (f32): arr_0 the losses [steps], arr_1 the test
                            accuracy after each epoch [epochs], arr_2 … the state after the first
@@ -36,6 +39,8 @@ BATCH = 32
 # a pod's micro-batch (mlp_grad.hlo): 8 shards of 4 rows make one global batch of BATCH rows
 POD_SHARD_ROWS = 4
 HIDDEN = 64
+CNN_CHANNELS = 8
+CNN_EPOCHS = 10
 EPOCHS = 30
 SHUFFLE_SEED = 17
 INIT_SEED = 0
@@ -90,8 +95,29 @@ def forward(params, x):
     return h @ w2 + b2
 
 
+def init_cnn():
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(INIT_SEED), 3)
+    c1 = jax.random.normal(k1, (3, 3, 1, CNN_CHANNELS), jnp.float32) * np.sqrt(2.0 / 9)
+    c2 = jax.random.normal(k2, (3, 3, CNN_CHANNELS, CNN_CHANNELS), jnp.float32) * np.sqrt(2.0 / (9 * CNN_CHANNELS))
+    w = jax.random.normal(k3, (64 * CNN_CHANNELS, 10), jnp.float32) * np.sqrt(1.0 / (64 * CNN_CHANNELS))
+    zeros = jnp.zeros((CNN_CHANNELS,), jnp.float32)
+    return (c1, zeros, c2, zeros, w, jnp.zeros((10,), jnp.float32))
+
+
+def cnn_forward(params, x):
+    """Two 3x3 SAME convolutions with bias and ReLU on the 8x8 image (rows of 64 pixels), then
+    a dense layer. No pooling: a max pool's gradient is select-and-scatter, which the HLO front
+    end does not read yet."""
+    c1, b1, c2, b2, w, b = params
+    dn = ("NHWC", "HWIO", "NHWC")
+    h = x.reshape(x.shape[0], 8, 8, 1)
+    h = jax.nn.relu(jax.lax.conv_general_dilated(h, c1, (1, 1), "SAME", dimension_numbers=dn) + b1)
+    h = jax.nn.relu(jax.lax.conv_general_dilated(h, c2, (1, 1), "SAME", dimension_numbers=dn) + b2)
+    return h.reshape(h.shape[0], -1) @ w + b
+
+
 def loss_and_logits(params, x, y):
-    logits = forward(params, x)
+    logits = (cnn_forward if len(params) == 6 else forward)(params, x)
     return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1)), logits
 
 
@@ -132,7 +158,7 @@ def adam_step(params, m, v, count, x, y):
 
 
 def eval_accuracy(params, x, y):
-    return accuracy(forward(params, x), y)
+    return accuracy((cnn_forward if len(params) == 6 else forward)(params, x), y)
 
 
 def flat(tree):
@@ -186,6 +212,14 @@ def main():
         losses, accuracies, early = train_reference(step, list(state), data, EPOCHS)
         np.savez(os.path.join(here, f"mlp_{name}_jax.npz"), losses, accuracies, *early)
     write("mlp_grad.hlo", grad, (params, x[:POD_SHARD_ROWS], y[:POD_SHARD_ROWS]))
+    cnn = init_cnn()
+    cnn_state = (cnn, jax.tree.map(jnp.zeros_like, cnn))
+    write("cnn_sgd_step.hlo", sgd_step, (*cnn_state, x, y), donate=(0, 1))
+    write("cnn_eval.hlo", eval_accuracy, (cnn, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
+    np.savez(os.path.join(here, "cnn_sgd_init.npz"), *flat(cnn_state))
+    print(f"cnn sgd: JAX on the CPU, {CNN_EPOCHS} epochs")
+    losses, accuracies, early = train_reference(sgd_step, list(cnn_state), data, CNN_EPOCHS)
+    np.savez(os.path.join(here, "cnn_sgd_jax.npz"), losses, accuracies, *early)
     write("mlp_eval.hlo", eval_accuracy, (params, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
 
 

@@ -24,7 +24,7 @@ struct PodFixture {
   PodPrograms programs{testing::CompileFixture("mlp_grad.hlo"), testing::CompileFixture("mlp_sgd_apply.hlo"),
                        nullptr};
   Dataset data = testing::LoadDataset(*testing::CompileFixture("mlp_sgd_step.hlo"));
-  std::vector<hlo::Literal> state = testing::LoadState("sgd");
+  std::vector<hlo::Literal> state = testing::LoadState("mlp_sgd");
   std::vector<Device> devices;
   std::vector<Device*> pointers;
 };
@@ -60,7 +60,7 @@ TEST(Pod, FollowsTheFusedStepOnTheSameBatches) {
   const auto pod = TrainOn({"ref", "ref"}, 3);
   const auto step = testing::CompileFixture("mlp_sgd_step.hlo");
   Device device = Device::Open("ref", LoadConfig("small"));
-  DeviceTrainer fused(step, nullptr, device, testing::LoadState("sgd"));
+  DeviceTrainer fused(step, nullptr, device, testing::LoadState("mlp_sgd"));
   TrainLoopOptions options;
   options.max_steps = 3;
   TrainLoop(fused, testing::LoadDataset(*step), options, false);

@@ -10,8 +10,8 @@ namespace {
 class RtlSteps : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RtlSteps, AreBitIdenticalToTheGoldenModel) {
-  const std::string optimizer = GetParam();
-  const auto step = testing::CompileFixture("mlp_" + optimizer + "_step.hlo");
+  const std::string model = GetParam();
+  const auto step = testing::CompileFixture(model + "_step.hlo");
   const Dataset data = testing::LoadDataset(*step);
   TrainLoopOptions options;
   options.max_steps = 4;
@@ -19,7 +19,7 @@ TEST_P(RtlSteps, AreBitIdenticalToTheGoldenModel) {
   std::vector<std::vector<hlo::Literal>> states;
   for (const char* uri : {"ref", "rtl"}) {
     Device device = Device::Open(uri, LoadConfig("small"));
-    DeviceTrainer trainer(step, nullptr, device, testing::LoadState(optimizer));
+    DeviceTrainer trainer(step, nullptr, device, testing::LoadState(model));
     summaries.push_back(TrainLoop(trainer, data, options, false));
     states.push_back(trainer.state());
   }
@@ -28,11 +28,11 @@ TEST_P(RtlSteps, AreBitIdenticalToTheGoldenModel) {
   for (std::size_t i = 0; i < states[0].size(); ++i) {
     EXPECT_EQ(states[1][i].values, states[0][i].values) << "state value " << i;
   }
-  std::cout << optimizer << ": 4 steps, " << summaries[0].device_cycles << " cycles on ref (estimate), "
+  std::cout << model << ": 4 steps, " << summaries[0].device_cycles << " cycles on ref (estimate), "
             << summaries[1].device_cycles << " on rtl\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Mlp, RtlSteps, ::testing::Values("sgd", "adam"));
+INSTANTIATE_TEST_SUITE_P(Mlp, RtlSteps, ::testing::Values("mlp_sgd", "mlp_adam"));
 
 }  // namespace
 }  // namespace systole::runtime

@@ -30,18 +30,17 @@ inline std::shared_ptr<const CompiledModel> CompileFixture(const std::string& na
   return std::make_shared<const CompiledModel>(compiler::Compile(text.str(), name, LoadConfig(config)));
 }
 
-// The initial state of mlp_<optimizer>_step.hlo.
-inline std::vector<hlo::Literal> LoadState(const std::string& optimizer) {
-  const auto step = CompileFixture("mlp_" + optimizer + "_step.hlo");
-  return ReadInitialState(Fixture("mlp_" + optimizer + "_init.npz"), *step,
-                          ReadStepSignature(*step->module, step->source_name));
+// The initial state of <model>_step.hlo ("mlp_sgd", "mlp_adam", "cnn_sgd").
+inline std::vector<hlo::Literal> LoadState(const std::string& model) {
+  const auto step = CompileFixture(model + "_step.hlo");
+  return ReadInitialState(Fixture(model + "_init.npz"), *step, ReadStepSignature(*step->module, step->source_name));
 }
 
 inline Dataset LoadDataset(const CompiledModel& step) {
   return ReadDataset(Fixture("digits.npz"), step, ReadStepSignature(*step.module, step.source_name));
 }
 
-// mlp_<optimizer>_jax.npz: JAX on the CPU from the same initialization and batches.
+// <model>_jax.npz: JAX on the CPU from the same initialization and batches.
 struct JaxReference {
   std::vector<double> losses;         // every step
   std::vector<double> test_accuracy;  // after every epoch
@@ -49,8 +48,8 @@ struct JaxReference {
   std::size_t early_state_steps = 8;  // make_fixtures.py's REFERENCE_STEPS
 };
 
-inline JaxReference LoadJaxReference(const std::string& optimizer) {
-  const std::vector<npy::Array> arrays = npy::ReadNpz(Fixture("mlp_" + optimizer + "_jax.npz"));
+inline JaxReference LoadJaxReference(const std::string& model) {
+  const std::vector<npy::Array> arrays = npy::ReadNpz(Fixture(model + "_jax.npz"));
   JaxReference reference;
   reference.losses = arrays.at(0).values;
   reference.test_accuracy = arrays.at(1).values;
@@ -59,6 +58,17 @@ inline JaxReference LoadJaxReference(const std::string& optimizer) {
 }
 
 // max |a - b| / max |b| (0 when b is all zero and a equals it).
+// Trains `model` (its step, eval and fixtures) on `ref` for as many epochs as JAX's reference
+// and returns the summary.
+inline TrainSummary TrainLikeJax(const std::string& model, const std::string& eval) {
+  const auto step = CompileFixture(model + "_step.hlo");
+  Device device = Device::Open("ref", LoadConfig("small"));
+  DeviceTrainer trainer(step, CompileFixture(eval), device, LoadState(model));
+  TrainLoopOptions options;
+  options.epochs = LoadJaxReference(model).test_accuracy.size();
+  return TrainLoop(trainer, LoadDataset(*step), options, true);
+}
+
 inline double RelativeError(const std::vector<double>& a, const std::vector<double>& b) {
   double error = 0, scale = 0;
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
