@@ -9,7 +9,7 @@ namespace {
 
 TEST(CnnLong, ReachesTheTargetWithinOnePercentOfJax) {
   const TrainSummary summary = testing::TrainLikeJax("cnn_sgd", "cnn_eval.hlo");
-  const JaxReference jax = testing::LoadJaxReference("cnn_sgd");
+  const testing::JaxReference jax = testing::LoadJaxReference("cnn_sgd");
   ASSERT_TRUE(summary.final_test_accuracy.has_value());
   EXPECT_GE(*summary.final_test_accuracy, 0.97);
   EXPECT_NEAR(*summary.final_test_accuracy, jax.test_accuracy.back(), 0.01);
