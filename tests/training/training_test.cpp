@@ -63,6 +63,7 @@ struct MxuCase {
   const char* file;
   std::size_t dots_and_convolutions;
 };
+void PrintTo(const MxuCase& c, std::ostream* os) { *os << c.file; }
 class EveryDot : public ::testing::TestWithParam<MxuCase> {};
 
 TEST_P(EveryDot, RunsOnTheMxu) {
