@@ -24,6 +24,18 @@ def fixtures():
     return module
 
 
+@pytest.fixture
+def mlp(fixtures):
+    """The data, the initial SGD state, an example batch and a TrainStep on `ref`."""
+    f = fixtures
+    data = f.load_data()
+    params = f.init_params()
+    momentum = jax.tree.map(np.zeros_like, params)
+    example = (data["x_train"][:f.BATCH], data["y_train"][:f.BATCH])
+    step = systole.jax.train_step(f.sgd_step, (params, momentum), example, device="ref")
+    return data, (params, momentum), example, step
+
+
 def batches(f, data, steps):
     order = f.batch_order(len(data["x_train"]), 0)
     for b in range(steps):
@@ -31,16 +43,11 @@ def batches(f, data, steps):
         yield data["x_train"][rows], data["y_train"][rows]
 
 
-def test_only_the_batch_goes_in_and_the_losses_follow_jax(fixtures):
+def test_only_the_batch_goes_in_and_the_losses_follow_jax(fixtures, mlp):
     f = fixtures
-    data = f.load_data()
-    params = f.init_params()
-    momentum = jax.tree.map(np.zeros_like, params)
-    example = (data["x_train"][:f.BATCH], data["y_train"][:f.BATCH])
-    step = systole.jax.train_step(f.sgd_step, (params, momentum), example, device="ref")
+    data, state, _, step = mlp
     assert step.batch_size == f.BATCH
     jax_step = jax.jit(f.sgd_step)
-    state = (params, momentum)
     for x, y in batches(f, data, 6):
         loss, accuracy = step(x, y)
         *state, jax_loss, _ = jax_step(*state, x, y)
@@ -53,14 +60,8 @@ def test_only_the_batch_goes_in_and_the_losses_follow_jax(fixtures):
         assert np.max(np.abs(ours - np.asarray(theirs))) <= 2 ** -5 * np.max(np.abs(np.asarray(theirs)))
 
 
-def test_state_can_be_replaced_and_is_checked(fixtures):
-    f = fixtures
-    data = f.load_data()
-    params = f.init_params()
-    momentum = jax.tree.map(np.zeros_like, params)
-    example = (data["x_train"][:f.BATCH], data["y_train"][:f.BATCH])
-    step = systole.jax.train_step(f.sgd_step, (params, momentum), example)
-    x, y = example
+def test_state_can_be_replaced_and_is_checked(mlp):
+    _, (params, momentum), (x, y), step = mlp
     first = step(x, y)[0]
     step.state = (params, momentum)  # back to the start: the same step gives the same loss
     assert step(x, y)[0] == first
