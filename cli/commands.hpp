@@ -14,6 +14,7 @@ void AddGenCommand(CLI::App& app);     // gen.cpp: regenerate files derived from
 void AddHloCommand(CLI::App& app);     // hlo.cpp: check HLO text, run it on the reference interpreter
 void AddCompileCommand(CLI::App& app); // compile.cpp: HLO text -> compiled model (.sbin)
 void AddReportCommand(CLI::App& app);  // report.cpp: a timeline (run --trace) -> an HTML page
+void AddTrainCommand(CLI::App& app);   // train.cpp: a training step run epoch after epoch
 void AddSimBoardCommand(CLI::App& app);  // sim_board.cpp: the serial board simulated on a pty
                                          // (builds with the Verilated RTL only)
 void AddArrayViewCommand(CLI::App& app);  // array_view.cpp: an rtl waveform -> the array, cycle

@@ -1,11 +1,13 @@
 // systole info: what a configuration describes, or what a device reports about itself.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
 #include "arch/config/config.hpp"
 #include "arch/regs/identity.hpp"
 #include "cli/commands.hpp"
+#include "systole/device_names.hpp"
 #include "systole/link.hpp"
 
 namespace systole::cli {
@@ -84,6 +86,25 @@ void RunInfo(const InfoOptions& options) {
   }
   Config config = LoadConfigNameOrFile(options.config);
   if (!options.device.empty()) {
+    // A name or a list: show what it stands for, then the first device's identity.
+    const DeviceResolution resolution = ResolveDevice(options.device);
+    if (resolution.uris.size() != 1 || resolution.uris[0] != options.device) {
+      if (options.json) {
+        nlohmann::ordered_json json = {{"device", options.device}, {"uris", resolution.uris},
+                                       {"source", resolution.source}};
+        fmt::print("{}\n", json.dump(2));
+        return;
+      }
+      fmt::print("device          {} -> {} ({})\n", options.device, fmt::join(resolution.uris, ", "),
+                 resolution.source);
+      for (const std::string& uri : resolution.uris) {
+        std::unique_ptr<Link> link = OpenLink(uri, config);
+        const Config reported = regs::DecodeIdentity([&link](std::uint32_t offset) { return link->ReadRegister(offset); });
+        fmt::print("                {}: {}, {}x{} {}\n", uri, reported.name, reported.rows, reported.cols,
+                   DTypeName(reported.dtype));
+      }
+      return;
+    }
     // Describe what the device reports through its identity registers, not the file.
     std::unique_ptr<Link> link = OpenLink(options.device, config);
     Config reported = regs::DecodeIdentity(
@@ -109,7 +130,8 @@ void AddInfoCommand(CLI::App& app) {
   cmd->add_option("-c,--config", options->config, "Configuration name or .toml path")
       ->capture_default_str();
   cmd->add_option("-d,--device", options->device,
-                  "Read the identity registers of this device instead (e.g. ref)")
+                  "Read the identity registers of this device instead (e.g. ref); a name from "
+                  "devices.toml or a list shows what it resolves to")
       ->check(NoTokenInUri());
   cmd->add_flag("--json", options->json, "Print JSON");
   cmd->add_flag("--list", options->list, "List the shipped configurations");

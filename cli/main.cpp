@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   systole::cli::AddHloCommand(app);
   systole::cli::AddCompileCommand(app);
   systole::cli::AddReportCommand(app);
+  systole::cli::AddTrainCommand(app);
 #ifdef SYSTOLE_CLI_SIM_BOARD
   systole::cli::AddSimBoardCommand(app);
 #endif

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Systole builds and tests with, then the project-local Python
 # virtual environments: .venv/ (Debian's python3, the pinned python/requirements.txt: numpy, jax,
-# jaxlib, pytest) that the Python package and its tests use, and .venv-fpga/ (the pinned
+# jaxlib, pytest, scikit-learn) that the Python package and its tests use, and .venv-fpga/ (the pinned
 # fpga/requirements.txt: YoWASP Yosys and nextpnr for ECP5 and Gowin, Apycula) for `make fpga`.
 # Idempotent and quiet: when everything is present it runs one dpkg query and compares one
 # stamp per environment (its requirements file's checksum, kept in the environment).
@@ -20,6 +20,7 @@ packages=(
   libusb-1.0-0-dev          # driver: usb:// links to boards
   tcl                       # hls/: tclsh checks the Vitis HLS scripts
   libsystemc-dev            # sim/systemc: the SystemC/TLM-2.0 virtual platform (SystemC 2.3.4)
+  libgloo-dev               # runtime/pod: Gloo's all-reduce for data-parallel training across devices
   # sanitizer and fuzzer runtimes (clang's libFuzzer)
   clang libclang-rt-14-dev
   # hardware tools

@@ -8,6 +8,7 @@
 // GIL. The driver's rule is one thread at a time per Device, so each Python Device holds a
 // mutex that every call through it (its buffers included) takes after releasing the GIL.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -22,6 +23,7 @@
 
 #include "arch/config/config.hpp"
 #include "runtime/execute.hpp"
+#include "runtime/training.hpp"
 #include "systole/device.hpp"
 #include "toolchain/compiler/model.hpp"
 #include "toolchain/compiler/model_file.hpp"
@@ -291,6 +293,7 @@ class PyDevice {
   }
 
   std::string uri() const { return holder_->device.uri(); }
+  const std::shared_ptr<DeviceHolder>& holder() const { return holder_; }
   std::string config() const { return holder_->device.config().name; }
 
   py::dict Info() const {
@@ -383,6 +386,81 @@ PyProgram LoadProgram(const std::string& path) {
   return PyProgram{std::make_shared<const compiler::CompiledModel>(compiler::LoadModel(path))};
 }
 
+// A training step on one device with its donated state kept between steps by the runtime
+// (runtime/training.hpp): step() takes the batch and returns the metrics.
+class PyTrainingSession {
+ public:
+  PyTrainingSession(const PyDevice& device, const PyProgram& program, const py::sequence& state)
+      : holder_(device.holder()), model_(program.model) {
+    const runtime::StepSignature signature = runtime::ReadStepSignature(*model_->module, model_->source_name);
+    std::vector<hlo::Literal> values = Literals(signature.state_parameters, state, "state");
+    py::gil_scoped_release release;
+    session_ = std::make_unique<runtime::TrainingSession>(model_, holder_->device, std::move(values));
+  }
+
+  py::dict Step(const py::sequence& batch) {
+    std::vector<hlo::Literal> values = Literals(session_->signature().batch_parameters, batch, "batch");
+    runtime::StepResult result;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(holder_->mutex);
+      result = session_->Step(values);
+    }
+    py::dict d;
+    d["metrics"] = result.metrics;
+    d["cycles"] = result.stats.cycles;
+    d["macs"] = result.stats.macs;
+    return d;
+  }
+
+  py::list State() const {
+    py::list out;
+    for (const hlo::Literal& value : session_->state()) {
+      for (const npy::Array& array : hlo::OutputArrays(value)) out.append(ToNumpy(array));
+    }
+    return out;
+  }
+
+  void SetState(const py::sequence& state) {
+    session_->set_state(Literals(session_->signature().state_parameters, state, "state"));
+  }
+
+  std::int64_t batch_size() const { return session_->signature().batch_size; }
+
+ private:
+  // Arrays for the parameters `indices`, each shaped as its parameter and rounded to its type.
+  std::vector<hlo::Literal> Literals(const std::vector<std::size_t>& indices, const py::sequence& arrays,
+                                     const std::string& what) const {
+    const auto parameters = model_->module->entry->Parameters();
+    if (py::len(arrays) != indices.size()) {
+      throw py::value_error(fmt::format("{}: the {} has {} arrays, {} given", model_->source_name, what,
+                                        indices.size(), py::len(arrays)));
+    }
+    std::vector<hlo::Literal> out;
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      const hlo::Instruction& parameter = *parameters[indices[k]];
+      const auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(arrays[k]);
+      if (!values) throw py::type_error(fmt::format("{} array {} is not an array", what, k));
+      hlo::Literal literal(parameter.shape);
+      std::vector<std::int64_t> dims;
+      for (py::ssize_t d = 0; d < values.ndim(); ++d) dims.push_back(values.shape(d));
+      if (dims != parameter.shape.dims) {
+        throw py::value_error(fmt::format("{} array {} has shape ({}) but parameter {} ('{}') is {}", what, k,
+                                          fmt::join(dims, ", "), indices[k], parameter.name,
+                                          parameter.shape.ToString()));
+      }
+      literal.values.assign(values.data(), values.data() + values.size());
+      hlo::RoundAll(parameter.shape.type, literal.values);
+      out.push_back(std::move(literal));
+    }
+    return out;
+  }
+
+  std::shared_ptr<DeviceHolder> holder_;
+  std::shared_ptr<const compiler::CompiledModel> model_;
+  std::unique_ptr<runtime::TrainingSession> session_;
+};
+
 }  // namespace
 }  // namespace systole::python
 
@@ -464,6 +542,17 @@ PYBIND11_MODULE(_systole, m) {
       .def("counters", &PyDevice::ReadCounters)
       .def("clear_counters", &PyDevice::ClearCounters)
       .def("run", &PyDevice::Run, py::arg("program"), py::arg("inputs"));
+
+  py::class_<PyTrainingSession>(m, "TrainingSession",
+                                "A training step (HLO with donated state) on a device; the runtime keeps the state "
+                                "between steps (docs/TRAINING.md).")
+      .def(py::init<const PyDevice&, const PyProgram&, const py::sequence&>(), py::arg("device"), py::arg("program"),
+           py::arg("state"))
+      .def("step", &PyTrainingSession::Step, py::arg("batch"),
+           "Runs one step on the batch arrays; returns {'metrics': [loss, …], 'cycles', 'macs'}.")
+      .def_property("state", &PyTrainingSession::State, &PyTrainingSession::SetState,
+                    "The state arrays, in the donated parameters' order.")
+      .def_property_readonly("batch_size", &PyTrainingSession::batch_size);
 
   m.def(
       "random_inputs",

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 
 import systole as _systole
 
-__all__ = ["jit", "hlo_text", "Jitted"]
+__all__ = ["jit", "hlo_text", "Jitted", "train_step", "TrainStep"]
 
 
 def hlo_text(lowered: Any) -> str:
@@ -194,3 +194,52 @@ def jit(fn: Callable | None = None, *, device: str | _systole.Device = "ref", co
     if fn is None:
         return lambda f: Jitted(f, device, config, static_argnums, static_argnames, fuse)
     return Jitted(fn, device, config, static_argnums, static_argnames, fuse)
+
+
+class TrainStep:
+    """What `train_step` returns: a JAX training step compiled once, its state (parameters and
+    optimizer state, the first `state_argnums` arguments, donated) kept on the Systole side
+    between calls. Call it with a batch; it returns the step's other outputs (loss, metrics) as
+    NumPy values. `state` is the current state in the structure `init` was given."""
+
+    def __init__(self, fn: Callable, state: Any, example_batch: Sequence[Any], device: str | _systole.Device,
+                 config: str):
+        leaves, self._state_tree = jax.tree_util.tree_flatten(state)
+        n_state = len(state) if isinstance(state, tuple) else 1
+        args = tuple(state) if isinstance(state, tuple) else (state,)
+        lowered = jax.jit(fn, donate_argnums=tuple(range(n_state)), keep_unused=True).lower(*args, *example_batch)
+        name = getattr(fn, "__name__", "train_step")
+        self.program = _systole.compile(hlo_text(lowered), config=config, name=f"jax:{name}")
+        self._device = _open_device(device, config)
+        self._session = _systole._systole.TrainingSession(self._device._native, self.program._native,
+                                                         [np.asarray(x) for x in leaves])
+        self._n_state = n_state
+        self.cycles = 0
+
+    def __call__(self, *batch: Any) -> list[Any]:
+        result = self._session.step([np.asarray(x) for x in batch])
+        self.cycles += int(result["cycles"])
+        return [np.float32(m) for m in result["metrics"]]
+
+    @property
+    def state(self) -> Any:
+        leaves = self._session.state
+        state = jax.tree_util.tree_unflatten(self._state_tree, leaves)
+        return state
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        self._session.state = [np.asarray(x) for x in jax.tree_util.tree_leaves(value)]
+
+    @property
+    def batch_size(self) -> int:
+        return int(self._session.batch_size)
+
+
+def train_step(fn: Callable, state: Any, example_batch: Sequence[Any], *, device: str | _systole.Device = "ref",
+               config: str = "small") -> TrainStep:
+    """Compiles `fn(*state, *batch) -> (*new_state, loss, metrics…)` for Systole with the state
+    donated and returns a TrainStep holding `state` (a tuple of pytrees, one per leading
+    argument of `fn`). The state then stays with the runtime; each call passes only a batch
+    shaped like `example_batch` and returns the loss and metrics (docs/TRAINING.md)."""
+    return TrainStep(fn, state, example_batch, device, config)

@@ -259,9 +259,23 @@ class Computation {
   std::string UniqueName(std::string_view base) const;
 };
 
+// One entry of the module header's `input_output_alias={ {OUT}: (PARAM, {INDEX}, KIND), … }`:
+// output `output_index` (a tuple index path into the entry's result; {} for a non-tuple result)
+// may reuse the buffer of entry parameter `parameter` (at `parameter_index` inside it). JAX
+// writes one per donated argument (`jax.jit(f, donate_argnums=…)`): a training step's
+// parameters and optimizer state, which a runtime can keep where they are between steps.
+struct InputOutputAlias {
+  std::vector<std::int64_t> output_index;
+  std::int64_t parameter = 0;
+  std::vector<std::int64_t> parameter_index;
+  bool must_alias = false;  // `must-alias` rather than `may-alias`
+  SourceLocation location;
+};
+
 class Module {
  public:
   std::string name;
+  std::vector<InputOutputAlias> input_output_aliases;  // from the header, in text order
   std::vector<std::unique_ptr<Computation>> computations;  // callees before callers
   Computation* entry = nullptr;
   StackFrameIndex stack_frames;

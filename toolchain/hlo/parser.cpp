@@ -43,9 +43,13 @@ class ModuleParser {
     if (cursor_.TryKeyword("HloModule")) {
       module.name = std::string(cursor_.Name("a module name"));
       while (cursor_.TryConsume(",")) {
-        cursor_.Name("a module attribute");
+        const std::string_view attribute = cursor_.Name("a module attribute");
         cursor_.Expect("=");
-        cursor_.SkipValue();
+        if (attribute == "input_output_alias") {
+          module.input_output_aliases = ParseInputOutputAlias(cursor_);
+        } else {
+          cursor_.SkipValue();
+        }
       }
       cursor_.TryConsume(":");  // old dumps: `HloModule name:`
     }

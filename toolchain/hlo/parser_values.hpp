@@ -22,5 +22,8 @@ ConvDimensionNumbers ParseDimLabels(Cursor& cursor);
 std::vector<SliceDim> ParseSlice(Cursor& cursor);
 std::vector<PadDim> ParsePadding(Cursor& cursor);
 ComparisonDirection ParseComparisonDirection(Cursor& cursor);
+// The module header's `{ {0}: (0, {}, may-alias), {1, 2}: (3, {1}, must-alias) }`
+// (parser_alias.cpp); `{}` is an empty list. The kind may be left out (XLA's older dumps).
+std::vector<InputOutputAlias> ParseInputOutputAlias(Cursor& cursor);
 
 }  // namespace systole::hlo::detail

@@ -1,7 +1,9 @@
 #include "toolchain/hlo/verifier.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -105,6 +107,50 @@ void VerifyNoRecursion(const Module& module) {
   }
 }
 
+// The shape at a tuple index path, or nullptr when the path leaves the shape.
+const Shape* ShapeAt(const Shape& shape, const std::vector<std::int64_t>& index) {
+  const Shape* at = &shape;
+  for (const std::int64_t i : index) {
+    if (!at->IsTuple() || i < 0 || i >= static_cast<std::int64_t>(at->tuple.size())) return nullptr;
+    at = &at->tuple[static_cast<std::size_t>(i)];
+  }
+  return at;
+}
+
+std::string IndexText(const std::vector<std::int64_t>& index) { return fmt::format("{{{}}}", fmt::join(index, ", ")); }
+
+// input_output_alias: each entry names an entry parameter and an output of the same shape,
+// and no output is aliased twice.
+void VerifyAliases(const Module& module) {
+  std::unordered_map<std::int64_t, const Instruction*> parameters;
+  for (const auto& instruction : module.entry->instructions) {
+    if (instruction->opcode == Opcode::kParameter) parameters[instruction->parameter_number] = instruction.get();
+  }
+  std::vector<std::vector<std::int64_t>> outputs;
+  for (const InputOutputAlias& alias : module.input_output_aliases) {
+    const auto fail = [&](const std::string& message) {
+      throw HloError(alias.location, fmt::format("input_output_alias {}: {}", IndexText(alias.output_index), message));
+    };
+    const auto parameter = parameters.find(alias.parameter);
+    if (parameter == parameters.end()) {
+      fail(fmt::format("the entry computation has no parameter {} ({} parameters)", alias.parameter,
+                       parameters.size()));
+    }
+    const Shape* output = ShapeAt(module.entry->root->shape, alias.output_index);
+    if (output == nullptr) fail(fmt::format("no such output in {}", module.entry->root->shape.ToString()));
+    const Shape* input = ShapeAt(parameter->second->shape, alias.parameter_index);
+    if (input == nullptr) {
+      fail(fmt::format("parameter {} has no element {}", alias.parameter, IndexText(alias.parameter_index)));
+    }
+    if (!output->SameAs(*input)) {
+      fail(fmt::format("the output is {} but parameter {} {} is {}", output->ToString(), alias.parameter,
+                       IndexText(alias.parameter_index), input->ToString()));
+    }
+    if (std::find(outputs.begin(), outputs.end(), alias.output_index) != outputs.end()) fail("aliased twice");
+    outputs.push_back(alias.output_index);
+  }
+}
+
 }  // namespace
 
 void Verify(const Module& module) {
@@ -131,6 +177,7 @@ void Verify(const Module& module) {
     VerifyParameters(*computation);
   }
   VerifyNoRecursion(module);
+  VerifyAliases(module);
   for (const auto& computation : module.computations) {
     for (const auto& instruction : computation->instructions) {
       const Shape inferred = InferShape(*instruction);

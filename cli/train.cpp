@@ -1,0 +1,215 @@
+// systole train STEP.hlo --data DATA.npz --init INIT.npz: a JAX training step compiled once and
+// run epoch after epoch on a device, the state kept by the runtime between steps, with progress,
+// checkpoints, resume and the time to a target accuracy (docs/TRAINING.md).
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/config/config.hpp"
+#include "cli/commands.hpp"
+#include "cli/run_model.hpp"
+#include "runtime/pod.hpp"
+#include "systole/device_names.hpp"
+#include "runtime/train_loop.hpp"
+#include "toolchain/hlo/io.hpp"
+#include "toolchain/npy/npy.hpp"
+
+namespace systole::cli {
+namespace {
+
+struct TrainOptions {
+  std::string step;
+  std::string grad;   // a pod: the gradient and update programs instead of the step
+  std::string apply;
+  std::size_t shards = 0;
+  double link_gbps = 100;
+  double link_latency_us = 1;
+  std::string eval;
+  std::string data;
+  std::string init;
+  std::string device;  // a URI, a list or a name (systole/device_names.hpp); empty: SYSTOLE_DEVICE or ref
+  std::string config{kDefaultConfig};
+  std::size_t epochs = 30;
+  double target_accuracy = 0;
+  std::uint64_t seed = 17;
+  std::uint64_t max_steps = 0;
+  std::string checkpoint;
+  std::string resume;
+  std::string losses;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::shared_ptr<const compiler::CompiledModel> CompileFile(const std::string& path, const Config& config) {
+  const std::string source = std::filesystem::path(path).filename().string();
+  return std::make_shared<const compiler::CompiledModel>(
+      compiler::Compile(ReadHloText(path, source, ""), source, config));
+}
+
+std::string Percent(std::optional<double> value) {
+  return value ? fmt::format("{:.2f}%", 100.0 * *value) : std::string("-");
+}
+
+void Train(const TrainOptions& options) {
+  const Config config = LoadConfigNameOrFile(options.config);
+  const bool pod = !options.grad.empty();
+  if (pod == !options.step.empty() || options.grad.empty() != options.apply.empty()) {
+    throw std::runtime_error("give either a training step (STEP.hlo) or, for a pod, --grad and --apply");
+  }
+  // The program whose batch parameters and state define the data and initial-state files.
+  const auto step = CompileFile(pod ? options.grad : options.step, config);
+  const auto apply = pod ? CompileFile(options.apply, config) : nullptr;
+  const auto eval = options.eval.empty() ? nullptr : CompileFile(options.eval, config);
+  runtime::StepSignature signature;
+  if (pod) {
+    // grad(params…, batch…): the batch is what the step's parameters after the apply's
+    // gradients are; the state is what the apply program donates.
+    const std::size_t gradients = apply->module->entry->Parameters().size() - apply->module->input_output_aliases.size();
+    for (std::size_t p = 0; p < step->module->entry->Parameters().size(); ++p) {
+      if (p >= gradients) signature.batch_parameters.push_back(p);
+    }
+    for (const auto& alias : apply->module->input_output_aliases) {
+      signature.state_parameters.push_back(static_cast<std::size_t>(alias.parameter));
+    }
+  } else {
+    signature = runtime::ReadStepSignature(*step->module, step->source_name);
+  }
+  const runtime::Dataset data = runtime::ReadDataset(options.data, *step, signature);
+  std::vector<hlo::Literal> state =
+      runtime::ReadInitialState(options.init, pod ? *apply : *step, signature);
+
+  runtime::TrainLoopOptions loop;
+  loop.epochs = options.epochs;
+  loop.target_accuracy = options.target_accuracy;
+  loop.shuffle_seed = options.seed;
+  loop.max_steps = options.max_steps;
+  loop.checkpoint = options.checkpoint;
+  loop.clock_mhz = config.clock_mhz;
+  if (!options.resume.empty()) loop.resume = runtime::LoadCheckpoint(options.resume, state);
+
+  const DeviceResolution resolution = ResolveDevice(options.device);
+  const std::vector<std::string>& uris = resolution.uris;
+  std::vector<Device> devices;
+  for (const std::string& uri : uris) devices.push_back(Device::Open(uri, config));
+  std::unique_ptr<runtime::Trainer> trainer;
+  if (pod) {
+    std::vector<Device*> pointers;
+    for (Device& device : devices) pointers.push_back(&device);
+    const std::size_t shards = options.shards == 0 ? devices.size() : options.shards;
+    trainer = std::make_unique<runtime::Pod>(runtime::PodPrograms{step, apply, eval}, pointers, uris, shards,
+                                             std::move(state), runtime::PodLink{options.link_gbps, options.link_latency_us},
+                                             config.clock_mhz);
+  } else {
+    if (devices.size() != 1) throw std::runtime_error("several devices train a pod: give --grad and --apply");
+    trainer = std::make_unique<runtime::DeviceTrainer>(step, eval, devices[0], std::move(state));
+  }
+  if (!options.quiet && !options.json) {
+    const std::size_t device_steps = step->DeviceStepCount();
+    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s); batch {}, {} steps per epoch{}\n",
+               pod ? options.grad : options.step, fmt::join(uris, ","), config.name, device_steps,
+               step->steps.size() - device_steps, trainer->batch_size(),
+               data.train_rows() / static_cast<std::size_t>(trainer->batch_size()),
+               loop.resume ? fmt::format("; resuming after step {}", loop.resume->steps) : "");
+  }
+  const auto progress = [&](const runtime::TrainProgress& p) {
+    if (options.quiet || options.json) return;
+    if (!p.epoch_end) {
+      if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[Kstep {} loss {:.4f}", p.step, p.metrics.at(0));
+      return;
+    }
+    if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
+    fmt::print("epoch {:>3}  step {:>6}  loss {:.4f}  train accuracy {}  test accuracy {}  device cycles {}  wall "
+               "{:.1f} s\n", p.epoch, p.step, p.metrics.at(0),
+               Percent(p.metrics.size() > 1 ? std::optional(p.metrics[1]) : std::nullopt), Percent(p.test_accuracy),
+               p.device_cycles, p.wall_seconds);
+  };
+  const runtime::TrainSummary summary = runtime::TrainLoop(*trainer, data, loop, eval != nullptr, progress);
+  if (!options.losses.empty()) {
+    npy::Array losses{npy::ElementType::kFloat32, {summary.losses.size()}, summary.losses};
+    npy::WriteNpz(options.losses, {losses});
+  }
+  const double device_seconds = runtime::CyclesToSeconds(summary.device_cycles, config.clock_mhz);
+  if (options.json) {
+    nlohmann::ordered_json json = {
+        {"step", pod ? options.grad : options.step}, {"device", resolution.requested}, {"uris", uris}, {"config", config.name}, {"clock_mhz", config.clock_mhz},
+        {"steps", summary.steps}, {"epochs", summary.epochs}, {"device_cycles", summary.device_cycles},
+        {"device_seconds", device_seconds}, {"wall_seconds", summary.wall_seconds},
+        {"test_accuracies", summary.test_accuracies}, {"last_loss", summary.losses.empty() ? 0.0 : summary.losses.back()}};
+    if (summary.final_test_accuracy) json["final_test_accuracy"] = *summary.final_test_accuracy;
+    if (const auto* pod_trainer = dynamic_cast<const runtime::Pod*>(trainer.get())) {
+      // The last step's cost (every step of a model costs the same on the cycle estimate).
+      const runtime::PodStepTiming& t = pod_trainer->last_timing();
+      json["pod"] = {{"devices", uris.size()}, {"shards", options.shards == 0 ? uris.size() : options.shards},
+                     {"link_gbps", options.link_gbps}, {"link_latency_us", options.link_latency_us},
+                     {"device_cycles_per_step", t.device_cycles}, {"exchange_cycles_per_step", t.exchange_cycles}};
+    }
+    if (options.target_accuracy > 0) {
+      json["target_accuracy"] = options.target_accuracy;
+      json["reached_target"] = summary.reached_target;
+      if (summary.reached_target) {
+        json["time_to_accuracy"] = {
+            {"steps", summary.target_steps}, {"device_cycles", summary.target_cycles},
+            {"device_seconds", runtime::CyclesToSeconds(summary.target_cycles, config.clock_mhz)},
+            {"wall_seconds", summary.target_wall_seconds}};
+      }
+    }
+    fmt::print("{}\n", json.dump(2));
+    return;
+  }
+  fmt::print("\n{} steps, final test accuracy {}; device {} cycles = {:.4f} s at {} MHz; wall {:.1f} s\n",
+             summary.steps, Percent(summary.final_test_accuracy), summary.device_cycles, device_seconds,
+             config.clock_mhz, summary.wall_seconds);
+  if (options.target_accuracy > 0) {
+    if (summary.reached_target) {
+      fmt::print("time to {:.1f}% test accuracy: {} steps, {} device cycles = {:.4f} s at {} MHz, wall {:.1f} s\n",
+                 100.0 * options.target_accuracy, summary.target_steps, summary.target_cycles,
+                 runtime::CyclesToSeconds(summary.target_cycles, config.clock_mhz), config.clock_mhz,
+                 summary.target_wall_seconds);
+    } else {
+      fmt::print("the target of {:.1f}% test accuracy was not reached\n", 100.0 * options.target_accuracy);
+    }
+  }
+  if (!options.checkpoint.empty()) fmt::print("checkpoint: {}\n", options.checkpoint);
+}
+
+}  // namespace
+
+void AddTrainCommand(CLI::App& app) {
+  auto options = std::make_shared<TrainOptions>();
+  CLI::App* cmd = app.add_subcommand("train", "Train a model: run a JAX training step (HLO with donated state) epoch "
+                                              "after epoch on a device");
+  cmd->add_option("step", options->step, "the training step (HLO text with input_output_alias)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--grad", options->grad, "a pod: GRAD.hlo, (params…, micro-batch…) -> (gradients…, loss, …)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--apply", options->apply, "a pod: APPLY.hlo, (state…, gradients…) -> state, the state donated")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--shards", options->shards, "a pod: micro-batches per step (default: one per device)");
+  cmd->add_option("--link-gbps", options->link_gbps, "a pod: the modelled link's bandwidth (default 100 Gb/s)");
+  cmd->add_option("--link-latency-us", options->link_latency_us, "a pod: the modelled link's latency (default 1 us)");
+  cmd->add_option("--data", options->data, "DATA.npz: the training arrays, then the test arrays (arr_0, arr_1, …)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--init", options->init, "INIT.npz: the initial state, one array per donated parameter (of the "
+                                          "step, or of --apply)")
+      ->required()->check(CLI::ExistingFile);
+  cmd->add_option("--eval", options->eval, "EVAL.hlo: test accuracy from (first state values…, test arrays…)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--device", options->device, "device URI, name (devices.toml) or comma-separated list for a pod "
+                                              "(default: SYSTOLE_DEVICE, else ref)")->check(NoTokenInUri());
+  cmd->add_option("--config", options->config, "configuration name or file (default small)");
+  cmd->add_option("--epochs", options->epochs, "epochs to run at most (default 30)");
+  cmd->add_option("--target-accuracy", options->target_accuracy, "stop when the test accuracy reaches it (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--seed", options->seed, "the batch shuffle's seed (default 17)");
+  cmd->add_option("--steps", options->max_steps, "stop after this many steps in total");
+  cmd->add_option("--checkpoint", options->checkpoint, "CKPT.npz written after every epoch and at the end");
+  cmd->add_option("--resume", options->resume, "CKPT.npz to start from")->check(CLI::ExistingFile);
+  cmd->add_option("--losses", options->losses, "OUT.npz: every step's loss (arr_0)");
+  cmd->add_flag("--json", options->json, "print the summary as JSON");
+  cmd->add_flag("-q,--quiet", options->quiet, "no progress");
+  cmd->callback([options] { Train(*options); });
+}
+
+}  // namespace systole::cli

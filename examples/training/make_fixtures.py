@@ -1,0 +1,227 @@
+"""Writes the training fixtures beside this file: JAX training steps of an MLP on scikit-learn's
+8x8 digits as HLO text, the data set, the initial state and JAX's own training on the CPU from
+the same initialization and the same batches (the reference `systole train` is checked against).
+
+    .venv/bin/python examples/training/make_fixtures.py
+
+Files (docs/TRAINING.md describes them):
+  digits.npz               arr_0 … arr_3: x_train [1437, 64], y_train [1437, 10] (one-hot),
+                           x_test [360, 64], y_test [360, 10]; pixels scaled to [0, 1]; a fixed
+                           80/20 split
+  mlp_sgd_step.hlo         train_step(params, momentum, x, y) -> (params, momentum, loss, accuracy),
+                           SGD with momentum; params and momentum donated (input_output_alias)
+  mlp_adam_step.hlo        train_step(params, m, v, count, x, y) -> (params, m, v, count, loss,
+                           accuracy), Adam; the state donated
+  mlp_grad.hlo,            the same steps cut in two for data-parallel pods: grad(params, x, y) ->
+  mlp_{sgd,adam}_apply.hlo (grads, loss, accuracy) on a micro-batch of POD_SHARD_ROWS rows;
+                           apply(state, grads) -> state
+  mlp_eval.hlo             eval(params, x, y) -> accuracy, on the whole test set
+  cnn_sgd_step.hlo, cnn_eval.hlo, cnn_sgd_{init,jax}.npz
+                           the same for a small CNN (two 3x3 convolutions, 8 channels, dense),
+                           SGD with momentum, CNN_EPOCHS epochs of reference
+  mlp_{sgd,adam}_init.npz  the initial state, arr_0, arr_1, … in parameter order
+  mlp_{sgd,adam}_jax.npz   JAX on the CPU (f32): arr_0 the losses [steps], arr_1 the test
+                           accuracy after each epoch [epochs], arr_2 … the state after the first
+                           REFERENCE_STEPS steps
+
+Batches: every epoch visits the training set in the order of a Fisher-Yates shuffle driven by
+SplitMix64 seeded with SHUFFLE_SEED + epoch (batch_order below; runtime/training.cpp does the
+same), BATCH rows per step, the last partial batch dropped.
+"""
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from sklearn.datasets import load_digits
+
+BATCH = 32
+# a pod's micro-batch (mlp_grad.hlo): 8 shards of 4 rows make one global batch of BATCH rows
+POD_SHARD_ROWS = 4
+HIDDEN = 64
+CNN_CHANNELS = 8
+CNN_EPOCHS = 10
+EPOCHS = 30
+SHUFFLE_SEED = 17
+INIT_SEED = 0
+REFERENCE_STEPS = 8
+SGD_LR, SGD_MOMENTUM = 0.05, 0.9
+ADAM_LR, ADAM_B1, ADAM_B2, ADAM_EPS = 2e-3, 0.9, 0.999, 1e-8
+MASK = (1 << 64) - 1
+# digits.npz holds arr_0 … arr_3 in this order (Systole reads .npz archives positionally)
+DATA_ARRAYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def splitmix64(state):
+    """One SplitMix64 step: (new state, output)."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return state, z ^ (z >> 31)
+
+
+def batch_order(n, epoch, seed=SHUFFLE_SEED):
+    """The row order of one epoch: Fisher-Yates from the last element down, j = next % (i + 1)."""
+    order = list(range(n))
+    state = (seed + epoch) & MASK
+    for i in range(n - 1, 0, -1):
+        state, r = splitmix64(state)
+        j = r % (i + 1)
+        order[i], order[j] = order[j], order[i]
+    return np.array(order)
+
+
+def load_data():
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[digits.target]
+    split = np.random.default_rng(1234).permutation(len(x))
+    n_train = len(x) - 360
+    train, test = split[:n_train], split[n_train:]
+    return dict(x_train=x[train], y_train=y[train], x_test=x[test], y_test=y[test])
+
+
+def init_params():
+    k1, k2 = jax.random.split(jax.random.PRNGKey(INIT_SEED))
+    w1 = jax.random.normal(k1, (64, HIDDEN), jnp.float32) * np.sqrt(2.0 / 64)
+    w2 = jax.random.normal(k2, (HIDDEN, 10), jnp.float32) * np.sqrt(1.0 / HIDDEN)
+    return (w1, jnp.zeros((HIDDEN,), jnp.float32), w2, jnp.zeros((10,), jnp.float32))
+
+
+def forward(params, x):
+    w1, b1, w2, b2 = params
+    h = jax.nn.relu(x @ w1 + b1)
+    return h @ w2 + b2
+
+
+def init_cnn():
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(INIT_SEED), 3)
+    c1 = jax.random.normal(k1, (3, 3, 1, CNN_CHANNELS), jnp.float32) * np.sqrt(2.0 / 9)
+    c2 = jax.random.normal(k2, (3, 3, CNN_CHANNELS, CNN_CHANNELS), jnp.float32) * np.sqrt(2.0 / (9 * CNN_CHANNELS))
+    w = jax.random.normal(k3, (64 * CNN_CHANNELS, 10), jnp.float32) * np.sqrt(1.0 / (64 * CNN_CHANNELS))
+    zeros = jnp.zeros((CNN_CHANNELS,), jnp.float32)
+    return (c1, zeros, c2, zeros, w, jnp.zeros((10,), jnp.float32))
+
+
+def cnn_forward(params, x):
+    """Two 3x3 SAME convolutions with bias and ReLU on the 8x8 image (rows of 64 pixels), then
+    a dense layer. No pooling: a max pool's gradient is select-and-scatter, which the HLO front
+    end does not read yet."""
+    c1, b1, c2, b2, w, b = params
+    dn = ("NHWC", "HWIO", "NHWC")
+    h = x.reshape(x.shape[0], 8, 8, 1)
+    h = jax.nn.relu(jax.lax.conv_general_dilated(h, c1, (1, 1), "SAME", dimension_numbers=dn) + b1)
+    h = jax.nn.relu(jax.lax.conv_general_dilated(h, c2, (1, 1), "SAME", dimension_numbers=dn) + b2)
+    return h.reshape(h.shape[0], -1) @ w + b
+
+
+def loss_and_logits(params, x, y):
+    logits = (cnn_forward if len(params) == 6 else forward)(params, x)
+    return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1)), logits
+
+
+def accuracy(logits, y):
+    return jnp.mean((jnp.argmax(logits, -1) == jnp.argmax(y, -1)).astype(jnp.float32))
+
+
+def grad(params, x, y):
+    (loss, logits), grads = jax.value_and_grad(loss_and_logits, has_aux=True)(params, x, y)
+    return grads, loss, accuracy(logits, y)
+
+
+def sgd_apply(params, momentum, grads):
+    momentum = jax.tree.map(lambda m, g: SGD_MOMENTUM * m + g, momentum, grads)
+    params = jax.tree.map(lambda p, m: p - SGD_LR * m, params, momentum)
+    return params, momentum
+
+
+def adam_apply(params, m, v, count, grads):
+    count = count + 1.0
+    m = jax.tree.map(lambda m, g: ADAM_B1 * m + (1 - ADAM_B1) * g, m, grads)
+    v = jax.tree.map(lambda v, g: ADAM_B2 * v + (1 - ADAM_B2) * g * g, v, grads)
+    scale = ADAM_LR * jnp.sqrt(1 - ADAM_B2 ** count) / (1 - ADAM_B1 ** count)
+    params = jax.tree.map(lambda p, m, v: p - scale * m / (jnp.sqrt(v) + ADAM_EPS), params, m, v)
+    return params, m, v, count
+
+
+def sgd_step(params, momentum, x, y):
+    grads, loss, acc = grad(params, x, y)
+    params, momentum = sgd_apply(params, momentum, grads)
+    return params, momentum, loss, acc
+
+
+def adam_step(params, m, v, count, x, y):
+    grads, loss, acc = grad(params, x, y)
+    params, m, v, count = adam_apply(params, m, v, count, grads)
+    return params, m, v, count, loss, acc
+
+
+def eval_accuracy(params, x, y):
+    return accuracy((cnn_forward if len(params) == 6 else forward)(params, x), y)
+
+
+def flat(tree):
+    return [np.asarray(a) for a in jax.tree.leaves(tree)]
+
+
+def train_reference(step, state, data, epochs):
+    """JAX on the CPU, the batches of batch_order: per-step losses, per-epoch test accuracy and
+    the state after REFERENCE_STEPS steps."""
+    jitted = jax.jit(step)
+    evaluate = jax.jit(eval_accuracy)
+    losses, accuracies, early = [], [], None
+    n = len(data["x_train"])
+    for epoch in range(epochs):
+        order = batch_order(n, epoch)
+        for b in range(n // BATCH):
+            rows = order[b * BATCH:(b + 1) * BATCH]
+            *state, loss, _ = jitted(*state, data["x_train"][rows], data["y_train"][rows])
+            losses.append(float(loss))
+            if len(losses) == REFERENCE_STEPS:
+                early = flat(state)
+        accuracies.append(float(evaluate(state[0], data["x_test"], data["y_test"])))
+        print(f"  epoch {epoch + 1}: test accuracy {accuracies[-1]:.4f}, last loss {losses[-1]:.4f}")
+    return np.array(losses, np.float32), np.array(accuracies, np.float32), early
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    data = load_data()
+    np.savez_compressed(os.path.join(here, "digits.npz"), *(data[k] for k in DATA_ARRAYS))
+    params = init_params()
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    x = jnp.zeros((BATCH, 64), jnp.float32)
+    y = jnp.zeros((BATCH, 10), jnp.float32)
+    count = jnp.zeros((), jnp.float32)
+    optimizers = {
+        "sgd": (sgd_step, sgd_apply, (params, zeros), 2),
+        "adam": (adam_step, adam_apply, (params, zeros, zeros, count), 4),
+    }
+
+    def write(name, fn, args, donate=()):
+        text = jax.jit(fn, donate_argnums=donate, keep_unused=True).lower(*args).as_text(dialect="hlo")
+        with open(os.path.join(here, name), "w") as f:
+            f.write(text)
+
+    for name, (step, apply, state, n_state) in optimizers.items():
+        write(f"mlp_{name}_step.hlo", step, (*state, x, y), donate=tuple(range(n_state)))
+        write(f"mlp_{name}_apply.hlo", apply, (*state, params), donate=tuple(range(n_state)))
+        np.savez(os.path.join(here, f"mlp_{name}_init.npz"), *flat(state))
+        print(f"{name}: JAX on the CPU, {EPOCHS} epochs of {len(data['x_train']) // BATCH} steps")
+        losses, accuracies, early = train_reference(step, list(state), data, EPOCHS)
+        np.savez(os.path.join(here, f"mlp_{name}_jax.npz"), losses, accuracies, *early)
+    write("mlp_grad.hlo", grad, (params, x[:POD_SHARD_ROWS], y[:POD_SHARD_ROWS]))
+    cnn = init_cnn()
+    cnn_state = (cnn, jax.tree.map(jnp.zeros_like, cnn))
+    write("cnn_sgd_step.hlo", sgd_step, (*cnn_state, x, y), donate=(0, 1))
+    write("cnn_eval.hlo", eval_accuracy, (cnn, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
+    np.savez(os.path.join(here, "cnn_sgd_init.npz"), *flat(cnn_state))
+    print(f"cnn sgd: JAX on the CPU, {CNN_EPOCHS} epochs")
+    losses, accuracies, early = train_reference(sgd_step, list(cnn_state), data, CNN_EPOCHS)
+    np.savez(os.path.join(here, "cnn_sgd_jax.npz"), losses, accuracies, *early)
+    write("mlp_eval.hlo", eval_accuracy, (params, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+// runtime/ — training: a compiled JAX training step run again and again on one device, its
+// state (parameters and optimizer state) carried from step to step by the runtime, so the
+// caller hands in only batches and gets back only the loss and metrics (docs/TRAINING.md).
+//
+// A training step is an HLO module whose header says which outputs reuse which parameters'
+// buffers (`input_output_alias`, what `jax.jit(step, donate_argnums=…)` writes): the aliased
+// parameters are the state, the other parameters the batch (each with the batch as its first
+// dimension), the outputs that are not aliased the metrics (scalars: loss first, then e.g.
+// accuracy).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/execute.hpp"
+
+namespace systole::runtime {
+
+// How a training step's parameters and outputs divide into state, batch and metrics.
+struct StepSignature {
+  // state_parameters[i] is the parameter that output state_outputs[i] replaces.
+  std::vector<std::size_t> state_parameters;
+  std::vector<std::size_t> state_outputs;
+  std::vector<std::size_t> batch_parameters;  // the rest, in parameter order
+  std::vector<std::size_t> metric_outputs;    // outputs that are not state, in order
+  std::int64_t batch_size = 0;                // the batch parameters' common first dimension
+};
+
+// Reads the signature from the module's input_output_alias. Throws std::runtime_error naming
+// the module when it has no aliases (not a training step: lower it with donate_argnums), when
+// its root is not a flat tuple of arrays, when a metric is not a scalar or when the batch
+// parameters disagree on their first dimension.
+StepSignature ReadStepSignature(const hlo::Module& module, const std::string& source);
+
+// The rows of `data` (an array, rows along dimension 0) at `rows`, in that order.
+hlo::Literal GatherRows(const hlo::Literal& data, std::span<const std::size_t> rows);
+// Rows [first, first + count) of `data`.
+hlo::Literal SliceRows(const hlo::Literal& data, std::size_t first, std::size_t count);
+
+// The order in which an epoch visits `rows` examples: a Fisher-Yates shuffle from the last
+// element down (j = next() % (i + 1)) driven by SplitMix64 seeded with seed + epoch, exactly as
+// examples/training/make_fixtures.py's batch_order, so JAX on the CPU sees the same batches.
+std::vector<std::size_t> EpochOrder(std::size_t rows, std::uint64_t seed, std::uint64_t epoch);
+
+// One step's outcome.
+struct StepResult {
+  std::vector<double> metrics;  // the metric outputs, in order
+  RunStats stats;
+};
+
+// Runs a compiled training step on one device, keeping the state between steps.
+class TrainingSession {
+ public:
+  // `state` holds one literal per state parameter, in StepSignature::state_parameters order,
+  // shaped as the parameters are (checked, naming the parameter).
+  TrainingSession(std::shared_ptr<const CompiledModel> step, Device& device, std::vector<hlo::Literal> state);
+
+  // Runs one step on `batch` (one literal per batch parameter, in order) and replaces the state
+  // with the step's outputs. Throws std::runtime_error naming the device on a device failure.
+  StepResult Step(const std::vector<hlo::Literal>& batch);
+
+  const StepSignature& signature() const { return signature_; }
+  const std::vector<hlo::Literal>& state() const { return state_; }
+  void set_state(std::vector<hlo::Literal> state);
+
+ private:
+  std::shared_ptr<const CompiledModel> step_;
+  Device* device_;
+  StepSignature signature_;
+  std::vector<hlo::Literal> state_;
+};
+
+// Runs an evaluation program — parameters: the first K state values, then the batch
+// parameters; root: one scalar metric (accuracy) — on `device` and returns that scalar.
+struct Evaluation {
+  double value = 0;
+  RunStats stats;
+};
+Evaluation Evaluate(const CompiledModel& eval, Device& device, std::span<const hlo::Literal> state,
+                    const std::vector<hlo::Literal>& batch);
+
+// Checkpoints: an .npz with arr_0 = int64 [2] {steps done, device cycles so far} and arr_1 … the
+// state in order (bf16 as float32, as every Systole .npz).
+struct Checkpoint {
+  std::uint64_t steps = 0;
+  std::uint64_t device_cycles = 0;
+  std::vector<hlo::Literal> state;
+};
+void SaveCheckpoint(const std::filesystem::path& path, const Checkpoint& checkpoint);
+// `like` gives the state's shapes and types; a checkpoint of another model (a different count or
+// shape) is refused naming the file and the array.
+Checkpoint LoadCheckpoint(const std::filesystem::path& path, std::span<const hlo::Literal> like);
+
+}  // namespace systole::runtime

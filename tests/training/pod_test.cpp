@@ -1,0 +1,124 @@
+// Pods (runtime/pod.hpp): data-parallel training on several devices through Gloo is
+// bit-identical to one device running the same shards, on `ref` and over tcp:// to device
+// servers; a server that dies mid-training stops the run naming the device and the step, and
+// the last checkpoint resumes.
+#include <gmock/gmock.h>
+
+#include <filesystem>
+
+#include "systole/server.hpp"
+#include "runtime/pod.hpp"
+#include "tests/training/training_test_util.hpp"
+
+namespace systole::runtime {
+namespace {
+
+constexpr std::size_t kShards = 8;  // 8 micro-batches of 4 rows: the single-device batch of 32
+
+// The SGD pod programs, the data and the initial state, and the devices at `uris`.
+struct PodFixture {
+  explicit PodFixture(const std::vector<std::string>& uris) {
+    for (const std::string& uri : uris) devices.push_back(Device::Open(uri, LoadConfig("small")));
+    for (Device& device : devices) pointers.push_back(&device);
+  }
+  PodPrograms programs{testing::CompileFixture("mlp_grad.hlo"), testing::CompileFixture("mlp_sgd_apply.hlo"),
+                       nullptr};
+  Dataset data = testing::LoadDataset(*testing::CompileFixture("mlp_sgd_step.hlo"));
+  std::vector<hlo::Literal> state = testing::LoadState("mlp_sgd");
+  std::vector<Device> devices;
+  std::vector<Device*> pointers;
+};
+
+// Trains `steps` steps on `uris` and returns the pod's state (checking every replica agrees).
+std::vector<hlo::Literal> TrainOn(const std::vector<std::string>& uris, std::uint64_t steps) {
+  PodFixture f(uris);
+  Pod pod(f.programs, f.pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
+  TrainLoopOptions options;
+  options.max_steps = steps;
+  TrainLoop(pod, f.data, options, false);
+  for (const auto& replica : pod.replicas()) {
+    for (std::size_t i = 0; i < replica.size(); ++i) EXPECT_EQ(replica[i].values, pod.state()[i].values);
+  }
+  return pod.state();
+}
+
+void ExpectBitIdentical(const std::vector<hlo::Literal>& a, const std::vector<hlo::Literal>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].values, b[i].values) << "state value " << i;
+}
+
+TEST(Pod, AnyDeviceCountIsBitIdenticalToOneDevice) {
+  const auto one = TrainOn({"ref"}, 3);
+  ExpectBitIdentical(TrainOn({"ref", "ref"}, 3), one);
+  ExpectBitIdentical(TrainOn({"ref", "ref", "ref", "ref"}, 3), one);
+  ExpectBitIdentical(TrainOn(std::vector<std::string>(8, "ref"), 3), one);
+}
+
+// And close to the fused step on the same global batch (one dot over all 32 rows instead of
+// 8 sums of 4: a different fp32 accumulation order).
+TEST(Pod, FollowsTheFusedStepOnTheSameBatches) {
+  const auto pod = TrainOn({"ref", "ref"}, 3);
+  const auto step = testing::CompileFixture("mlp_sgd_step.hlo");
+  Device device = Device::Open("ref", LoadConfig("small"));
+  DeviceTrainer fused(step, nullptr, device, testing::LoadState("mlp_sgd"));
+  TrainLoopOptions options;
+  options.max_steps = 3;
+  TrainLoop(fused, testing::LoadDataset(*step), options, false);
+  for (std::size_t i = 0; i < pod.size(); ++i) {
+    EXPECT_LE(testing::RelativeError(pod[i].values, fused.state()[i].values), 1e-5) << "state value " << i;
+  }
+}
+
+// `query`: URI options, e.g. a short reply timeout where a server is to die (a stopped server
+// leaves its connections open, so the client notices when its reply timeout passes).
+std::vector<std::unique_ptr<DeviceServer>> StartServers(std::size_t count, std::vector<std::string>& uris,
+                                                        const std::string& query = "") {
+  std::vector<std::unique_ptr<DeviceServer>> servers;
+  uris.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    ServerOptions options;
+    options.port = 0;
+    servers.push_back(std::make_unique<DeviceServer>(OpenRefLink(LoadConfig("small")), options));
+    uris.push_back("tcp://" + servers.back()->endpoint() + query);
+  }
+  return servers;
+}
+
+TEST(Pod, FourDeviceServersOverTcpAreBitIdenticalToOneDevice) {
+  std::vector<std::string> uris;
+  const auto servers = StartServers(4, uris);
+  ExpectBitIdentical(TrainOn(uris, 3), TrainOn({"ref"}, 3));
+}
+
+TEST(Pod, AServerKilledMidTrainingStopsTheRunNamingDeviceAndStepAndTheCheckpointResumes) {
+  const auto checkpoint = std::filesystem::path(::testing::TempDir()) / "pod_fault.npz";
+  std::vector<std::string> uris;
+  auto servers = StartServers(4, uris, "?timeout_ms=2000");
+  PodFixture f(uris);
+  Pod pod(f.programs, f.pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
+  TrainLoopOptions options;
+  options.max_steps = 2;
+  options.checkpoint = checkpoint;
+  TrainLoop(pod, f.data, options, false);  // steps 1-2, checkpoint after step 2
+
+  options.max_steps = 5;
+  options.checkpoint.clear();
+  options.resume = LoadCheckpoint(checkpoint, pod.state());
+  const auto kill_after_step_3 = [&](const TrainProgress& p) {
+    if (!p.epoch_end && p.step == 3) servers[2]->Stop();
+  };
+  EXPECT_THAT([&] { TrainLoop(pod, f.data, options, false, kill_after_step_3); },
+              ::testing::ThrowsMessage<std::runtime_error>(::testing::AllOf(
+                  ::testing::HasSubstr("training step 4 (epoch 1)"),
+                  ::testing::HasSubstr("device 2 (" + uris[2] + ")"))));
+
+  // Resuming from the checkpoint on the single ref device gives the run that never failed.
+  PodFixture g({"ref"});
+  Pod resumed(g.programs, g.pointers, {"ref"}, kShards, g.state, PodLink{}, LoadConfig("small").clock_mhz);
+  options.max_steps = 5;
+  TrainLoop(resumed, g.data, options, false);
+  ExpectBitIdentical(resumed.state(), TrainOn({"ref"}, 5));
+}
+
+}  // namespace
+}  // namespace systole::runtime
