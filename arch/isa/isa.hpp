@@ -27,7 +27,7 @@ inline constexpr unsigned kInstructionBytes = 32;
 inline constexpr unsigned kInstructionBits = kInstructionBytes * 8;
 // ISA version reported in the ID_VERSION register: bump major on an incompatible change.
 inline constexpr std::uint32_t kIsaVersionMajor = 1;
-inline constexpr std::uint32_t kIsaVersionMinor = 0;
+inline constexpr std::uint32_t kIsaVersionMinor = 1;  // 1.1: VECTOR math/pass/bcol, REDUCE
 
 // The decoupled execution units. Each has an in-order queue; units synchronise only through
 // dependency tokens (see docs/ISA.md "Dependencies").

@@ -2,7 +2,7 @@
 // Included inside a module body: opcodes, unit numbers and every field's bit range.
 // verilator lint_off UNUSEDPARAM
 localparam integer ISA_VERSION_MAJOR = 1;
-localparam integer ISA_VERSION_MINOR = 0;
+localparam integer ISA_VERSION_MINOR = 1;
 localparam integer ISA_INSN_BITS = 256;
 localparam integer ISA_OPCODE_LSB = 0;
 localparam integer ISA_OPCODE_WIDTH = 8;
