@@ -1,7 +1,9 @@
 // systole_vector_math_rom — the micro-programs of VECTOR's transcendental functions (`math=`):
 // one word per step of the algorithms of docs/NUMERICS.md, in the order sim/model/
-// transcendental.cpp performs them, so that the lanes (systole_vector_math_lane) compute the
-// golden model's bits. systole_vector_math_seq walks the words; combinational.
+// transcendental.cpp performs them, so that the lanes of systole_vector_math compute the golden
+// model's bits. systole_vector_math walks the words. Combinational; the words' encoding stays
+// inside this file (the ports are decoded control lines). The words are one sequence per
+// function, written out rather than generated: each line names its step of NUMERICS.md.
 //
 // A word names one operation on the lane's registers R0..R7 (R0 holds the input v, R1 the
 // argument and result of the two subroutines and of the function):

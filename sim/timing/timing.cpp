@@ -1,6 +1,7 @@
 #include "sim/timing/timing.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace systole::model {
 
@@ -186,8 +187,22 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       break;
     }
     case Opcode::kActivate:
-    case Opcode::kVector:
       unit_free = complete = start + insn[Field::kRows];  // one row per cycle
+      break;
+    case Opcode::kVector: {
+      // One row per cycle, or with math= the function's micro-program per row (the cycles
+      // rtl_vector_math_test prints for rtl/vector/systole_vector_math_rom.sv) plus its reads.
+      static constexpr std::array<std::uint64_t, isa::kNumVecMath> kMathRowCycles = {
+          1, 27 + 4, 19 + 4, 17 + 4, 50 + 4, 46 + 4, 53 + 4, 74 + 4};
+      unit_free = complete = start + insn[Field::kRows] * kMathRowCycles.at(insn[Field::kMath]);
+      break;
+    }
+    case Opcode::kReduce:
+      // over=elems: one element per cycle and the row's read and write; over=rows: one row read
+      // per cycle, as POOL.
+      unit_free = complete =
+          start + (insn[Field::kOver] == 0 ? insn[Field::kRows] * (insn[Field::kElems] + 4)
+                                           : insn[Field::kRows] + 4);
       break;
     case Opcode::kPool:
       // One window pixel per cycle (a whole row of channels at a time).

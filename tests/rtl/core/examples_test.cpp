@@ -26,7 +26,8 @@ struct Example {
 };
 // Every example, with the configuration it needs; the last test keeps this list complete.
 constexpr Example kExamples[] = {
-    {"conv_pool_tiny.s", "tiny"}, {"mlp_bf16.s", "small"}, {"mlp_int8.s", "small-int8"}};
+    {"conv_pool_tiny.s", "tiny"}, {"mlp_bf16.s", "small"}, {"mlp_int8.s", "small-int8"},
+    {"softmax_layernorm_bf16.s", "small"}};
 
 std::filesystem::path ExampleDir() {
   return std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm";
@@ -73,7 +74,13 @@ TEST_P(ExampleTest, RunsLikeTheGoldenModel) {
   // Counters first: the memory reads below go through the host port and count as host bytes
   // (on both devices alike).
   pair.ExpectSameState();
-  EXPECT_GT(pair.golden_.Counter("MACS"), 0u);
+  const bool has_matmul =
+      std::any_of(program.words.begin(), program.words.end(), [](const isa::Word& w) {
+        return w[0] == static_cast<std::uint8_t>(isa::Opcode::kMatmul);
+      });
+  if (has_matmul) {
+    EXPECT_GT(pair.golden_.Counter("MACS"), 0u);  // the MXU did work
+  }
   ASSERT_FALSE(program.outputs.empty());
   for (const image::TensorDesc& output : program.outputs) {
     ASSERT_NO_FATAL_FAILURE(pair.ExpectSameMemory(output.address, output.Bytes(),
