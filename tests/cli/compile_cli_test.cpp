@@ -136,10 +136,10 @@ TEST_F(CliCompile, JsonEstimatesBreakDownByUnitAndEqualRefCycles) {
 }
 
 // `--json` counts the host steps by what they do and lists each with its reason; the
-// placement says the same. The layer-norm corpus file computes its row means, variance and
-// divide on the host: compute steps, each with a reason; the rest moves data.
+// placement says the same. JAX's fori_loop is a `while` the host runs (a compute step, with its
+// reason) between data movement (the loop state's tuple and element) and a constant.
 TEST_F(CliCompile, JsonCountsHostComputeStepsApartFromDataMovement) {
-  const std::string hlo = Corpus("08_layer_norm_bf16.hlo");
+  const std::string hlo = std::string(SYSTOLE_SOURCE_DIR) + "/tests/hlo/data/jax_fori_loop.hlo";
   CliResult result = Systole({"compile", hlo, "-q", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.out;
   const auto json = nlohmann::json::parse(result.out);
@@ -148,21 +148,29 @@ TEST_F(CliCompile, JsonCountsHostComputeStepsApartFromDataMovement) {
   std::size_t compute = 0, movement = 0;
   for (const auto& step : list) {
     EXPECT_FALSE(step["reason"].get<std::string>().empty()) << step.dump();
-    compute += step["work"] == "compute" ? 1 : 0;
-    movement += step["work"] == "data movement" ? 1 : 0;
+    if (step["work"] == "compute") ++compute;
+    if (step["work"] == "data movement") ++movement;
   }
-  EXPECT_GT(compute, 0u);
+  EXPECT_EQ(compute, 1u);
+  EXPECT_EQ(movement, 2u);
   EXPECT_EQ(json["host_compute_steps"].get<std::size_t>(), compute);
   EXPECT_EQ(json["host_data_movement_steps"].get<std::size_t>(), movement);
   EXPECT_EQ(json["host_steps"].get<std::size_t>(),
             compute + movement + json["host_parameter_steps"].get<std::size_t>() +
                 json["host_value_steps"].get<std::size_t>());
-  EXPECT_GT(json["device_tensor_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(json["host_compute_ops"]["while"], 1);
 
   result = Systole({"compile", hlo, "-q"});
   ASSERT_EQ(result.exit_code, 0) << result.out;
-  EXPECT_THAT(result.out, HasSubstr("host steps: " + std::to_string(compute) + " compute ("));
-  EXPECT_THAT(result.out, ::testing::ContainsRegex("host    [^\n]* reduce \\(compute: no device kernel\\)"));
+  EXPECT_THAT(result.out, HasSubstr("host steps: 1 compute ((\"while\", 1)), 0 parameter arithmetic, 2 data movement"));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("host    [^\n]* while \\(compute: control flow runs on the host"));
+  // The mean program computes nothing on the host (one REDUCE step) and moves tensors in
+  // and out of device memory.
+  result = Systole({"compile", Corpus("10_mean_reduce_bf16.hlo"), "-q", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto mean = nlohmann::json::parse(result.out);
+  EXPECT_EQ(mean["host_compute_steps"], 0);
+  EXPECT_GT(mean["device_tensor_bytes"].get<std::uint64_t>(), 0u);
 }
 
 TEST_F(CliCompile, ErrorsAreClear) {
