@@ -16,9 +16,12 @@
 // cycle after start_i until done_o. NaN inputs, and the zeros and infinities that recip and
 // rsqrt define directly, take their result from a check made at start.
 //
-// Parameters: W lanes (the unified-buffer row width), from systole_vector_unit.
+// Parameters: the array's shape (ROWS, COLS) from systole_vector_unit; W = max(ROWS, COLS) lanes,
+// the unified-buffer row width, derived here as everywhere else (docs/ARCHITECTURE.md).
 module systole_vector_math #(
-    parameter integer W = 0
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
+    localparam integer W = (ROWS > COLS) ? ROWS : COLS
 ) (
     input  logic            clk,
     input  logic            rst,
@@ -30,8 +33,8 @@ module systole_vector_math #(
     output logic [W*32-1:0] y_o
 );
   // ---- Parameters --------------------------------------------------------------------------
-  if (W < 1) begin : g_w_check
-    systole_param_error_vector_math_W_must_be_at_least_1 u_error ();
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_vector_math_ROWS_and_COLS_must_be_at_least_1 u_error ();
   end
   localparam logic [2:0] FUNC_RECIP = 3'd2, FUNC_RSQRT = 3'd3;
   localparam logic [31:0] CANONICAL_NAN = 32'h7FC0_0000, ROUND_MAGIC = 32'h4B40_0000;

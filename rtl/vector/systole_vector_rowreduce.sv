@@ -11,10 +11,13 @@
 // pulses one cycle with y_o valid (fp32 bits, or the int32 sum / max), elems_i cycles after
 // start_i.
 //
-// Parameters: W lanes, BF16 the element type, from systole_vector_unit.
+// Parameters: the array's shape (ROWS, COLS: W = max(ROWS, COLS) lanes) and BF16 the element
+// type, from systole_vector_unit.
 module systole_vector_rowreduce #(
-    parameter integer W = 0,
+    parameter integer ROWS = 0,
+    parameter integer COLS = 0,
     parameter integer BF16 = -1,
+    localparam integer W = (ROWS > COLS) ? ROWS : COLS,
     localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic            clk,
@@ -27,8 +30,8 @@ module systole_vector_rowreduce #(
     output logic            done_o,
     output logic [31:0]     y_o
 );
-  if (W < 1) begin : g_w_check
-    systole_param_error_vector_rowreduce_W_must_be_at_least_1 u_error ();
+  if (ROWS < 1 || COLS < 1) begin : g_shape_check
+    systole_param_error_vector_rowreduce_ROWS_and_COLS_must_be_at_least_1 u_error ();
   end
   if (BF16 != 0 && BF16 != 1) begin : g_bf16_check
     systole_param_error_vector_rowreduce_BF16_must_be_0_or_1 u_error ();

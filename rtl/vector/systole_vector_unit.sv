@@ -310,7 +310,7 @@ module systole_vector_unit #(
 
   // ---- REDUCE over=elems: one row's elements in order ---------------------------------------
   logic unused_red_busy;
-  systole_vector_rowreduce #(.W(W), .BF16(BF16)) u_rowreduce (
+  systole_vector_rowreduce #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16)) u_rowreduce (
       .clk, .rst, .start_i(d_valid_q && red_en), .row_i(ub_rd_data), .elems_i(elems_q),
       .max_i(!pool_sum_q), .busy_o(unused_red_busy), .done_o(red_done), .y_o(red_y));
 
@@ -318,7 +318,7 @@ module systole_vector_unit #(
   // Started when a math row's operands are in step 2 (v1_q); its result re-enters step 2.
   if (BF16 != 0) begin : g_math
     logic unused_busy;
-    systole_vector_math #(.W(W)) u_math (
+    systole_vector_math #(.ROWS(ROWS), .COLS(COLS)) u_math (
         .clk, .rst, .start_i(v1_q && math_en), .func_i(math_q), .v_i(math_in),
         .busy_o(unused_busy), .done_o(math_done), .y_o(math_y));
   end else begin : g_no_math
