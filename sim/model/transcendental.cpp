@@ -10,7 +10,6 @@ using namespace math_constants;
 namespace {
 
 constexpr std::uint32_t kExponentShift = 23;
-constexpr std::uint32_t kFractionMask = 0x007FFFFF;
 constexpr std::uint32_t kF32Infinity = 0x7F800000;
 
 constexpr std::uint32_t ExponentField(std::uint32_t bits) { return (bits >> kExponentShift) & 0xFF; }
