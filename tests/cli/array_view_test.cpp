@@ -8,9 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -135,26 +133,15 @@ TEST_F(ArrayView, WritesOneSelfContainedPage) {
 
 // The page in a real browser: headless Chromium (Debian's, installed by make setup) opens it at
 // `#cycle=N`, runs its script, and the array it drew must hold that cycle's values.
-std::string RunCommand(const std::string& command) {
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  pclose(pipe);
-  return out;
-}
-
 TEST_F(ArrayView, HeadlessChromiumDrawsTheCycleTheLinkNames) {
-  if (RunCommand("command -v chromium").empty()) GTEST_SKIP() << "chromium is not installed (make setup installs it)";
+  if (RunShell("command -v chromium").out.empty()) GTEST_SKIP() << "chromium is not installed (make setup installs it)";
   const std::optional<std::size_t> c0 = FirstMatmulCycle();
   ASSERT_TRUE(c0.has_value());
   ASSERT_EQ(Systole({"array-view", Path("g.fst"), "-o", Path("view.html")}).exit_code, 0);
   const std::size_t index = *c0 + 2;  // two cycles into the first MATMUL
   const std::string url = "file://" + Path("view.html") + "#cycle=" + std::to_string(frames_.cycles[index].cycle);
   const std::string browser = "chromium --headless --no-sandbox --disable-gpu --user-data-dir=" + Quote(Path("profile"));
-  const std::string dom = RunCommand(browser + " --dump-dom " + Quote(url) + " 2>/dev/null");
+  const std::string dom = RunShell(browser + " --dump-dom " + Quote(url) + " 2>/dev/null").out;
   ASSERT_THAT(dom, HasSubstr("cycle " + std::to_string(frames_.cycles[index].cycle) + " ("));
   // The SVG's texts in drawing order: per array row "row t", then each PE's x, w, w′, Σ.
   std::vector<std::string> texts;
@@ -175,7 +162,7 @@ TEST_F(ArrayView, HeadlessChromiumDrawsTheCycleTheLinkNames) {
     }
   }
   // A screenshot for people to look at, and proof that the page renders.
-  RunCommand(browser + " --hide-scrollbars --window-size=760,700 --screenshot=" + Quote(Path("view.png")) + " " +
+  RunShell(browser + " --hide-scrollbars --window-size=760,700 --screenshot=" + Quote(Path("view.png")) + " " +
              Quote(url) + " 2>/dev/null");
   std::ifstream png(Path("view.png"), std::ios::binary);
   std::string header(8, '\0');

@@ -28,10 +28,8 @@ inline std::string Quote(const std::string& arg) {
   return quoted + "'";
 }
 
-inline CliResult Systole(const std::vector<std::string>& args, Stderr stderr_to = Stderr::kWithStdout) {
-  std::string command = Quote(SYSTOLE_CLI);
-  for (const std::string& arg : args) command += " " + Quote(arg);
-  command += stderr_to == Stderr::kWithStdout ? " 2>&1" : " 2>/dev/null";
+// A shell command line, run to completion: its exit code and what it wrote to stdout.
+inline CliResult RunShell(const std::string& command) {
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -41,6 +39,13 @@ inline CliResult Systole(const std::vector<std::string>& args, Stderr stderr_to 
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+inline CliResult Systole(const std::vector<std::string>& args, Stderr stderr_to = Stderr::kWithStdout) {
+  std::string command = Quote(SYSTOLE_CLI);
+  for (const std::string& arg : args) command += " " + Quote(arg);
+  command += stderr_to == Stderr::kWithStdout ? " 2>&1" : " 2>/dev/null";
+  return RunShell(command);
 }
 
 inline std::string Source(const std::string& relative) { return std::string(SYSTOLE_SOURCE_DIR) + "/" + relative; }
