@@ -104,11 +104,12 @@ fuzz: fuzz-configure ## Build the libFuzzer targets with clang and run each for 
 fuzz-long: fuzz-configure ## Run each fuzzer to FUZZ_RUNS (10 M) executions in FUZZ_JOBS processes: hours; not in `make test`
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L '^fuzz_long$$' -j $(JOBS)
 
-bench: build ## Run the benchmarks (golden-model GEMM throughput, …)
+bench: build ## Run the benchmarks (golden-model GEMM throughput, …, Python's overhead: docs/PYTHON.md)
 	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
 	$(BUILD)/bench/driver_link_bench
 	$(BUILD)/bench/rtl_core_bench
 	$(BUILD)/bench/memory_bench
+	PYTHONPATH=$(BUILD)/python .venv/bin/python bench/python_bench.py --systole $(SYSTOLE) --json $(BUILD)/bench/python_bench.json
 
 hls: build ## C-simulate the HLS kernels against the golden model; writes the Vitis testbench's vectors (hls/README.md)
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L '^hls$$' -j $(JOBS)

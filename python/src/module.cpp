@@ -14,6 +14,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -330,10 +331,7 @@ class PyDevice {
 
   py::dict Run(const PyProgram& program, const py::sequence& inputs) {
     const compiler::CompiledModel& model = *program.model;
-    if (model.config != holder_->device.config().name) {
-      throw py::value_error("the program is compiled for configuration '" + model.config + "' but device " +
-                            holder_->device.uri() + " is '" + holder_->device.config().name + "'");
-    }
+    CheckConfig(model);
     const std::vector<hlo::Literal> arguments = Arguments(model, inputs);
     runtime::RunResult run;
     {
@@ -368,7 +366,32 @@ class PyDevice {
     return result;
   }
 
+  // The benchmark's baseline (bench/python_bench.py): what Run does, through the C++ API alone —
+  // the arguments converted once, as a C++ caller holds them, then `iterations` calls of
+  // runtime::Execute timed without Python in the loop. Seconds per call.
+  std::vector<double> NativeRunSeconds(const PyProgram& program, const py::sequence& inputs, int iterations) {
+    const compiler::CompiledModel& model = *program.model;
+    CheckConfig(model);
+    const std::vector<hlo::Literal> arguments = Arguments(model, inputs);
+    std::vector<double> seconds;
+    py::gil_scoped_release release;
+    std::lock_guard lock(holder_->mutex);
+    for (int k = 0; k < iterations; ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      const runtime::RunResult run = runtime::Execute(model, holder_->device, arguments);
+      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return seconds;
+  }
+
  private:
+  void CheckConfig(const compiler::CompiledModel& model) const {
+    if (model.config != holder_->device.config().name) {
+      throw py::value_error("the program is compiled for configuration '" + model.config + "' but device " +
+                            holder_->device.uri() + " is '" + holder_->device.config().name + "'");
+    }
+  }
+
   std::shared_ptr<DeviceHolder> holder_;
 };
 
@@ -541,7 +564,10 @@ PYBIND11_MODULE(_systole, m) {
       .def("allocate", &PyDevice::Allocate, py::arg("nbytes"), py::arg("alignment") = kAllocationAlignment)
       .def("counters", &PyDevice::ReadCounters)
       .def("clear_counters", &PyDevice::ClearCounters)
-      .def("run", &PyDevice::Run, py::arg("program"), py::arg("inputs"));
+      .def("run", &PyDevice::Run, py::arg("program"), py::arg("inputs"))
+      .def("_native_run_seconds", &PyDevice::NativeRunSeconds, py::arg("program"), py::arg("inputs"),
+           py::arg("iterations"),
+           "Benchmark baseline: seconds per call of the same run through the C++ API alone (no Python in the loop).");
 
   py::class_<PyTrainingSession>(m, "TrainingSession",
                                 "A training step (HLO with donated state) on a device; the runtime keeps the state "
@@ -580,6 +606,26 @@ PYBIND11_MODULE(_systole, m) {
       },
       py::arg("program"), py::arg("inputs"),
       "Runs the program's HLO on the CPU interpreter (the numerical reference, in double).");
+  m.def(
+      "_native_memcpy_seconds",
+      [](std::uint64_t nbytes, int iterations) {
+        // Benchmark baseline: a plain memcpy of nbytes between two buffers already touched.
+        std::vector<std::uint8_t> from(nbytes, 1), to(nbytes, 0);
+        std::vector<double> seconds;
+        py::gil_scoped_release release;
+        for (int k = 0; k < iterations; ++k) {
+          from[static_cast<std::size_t>(k) % from.size()] = static_cast<std::uint8_t>(k);
+          const auto start = std::chrono::steady_clock::now();
+          std::memcpy(to.data(), from.data(), from.size());
+          seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+          if (to[static_cast<std::size_t>(k) % to.size()] != from[static_cast<std::size_t>(k) % from.size()]) {
+            throw std::logic_error("memcpy baseline: copy mismatch");
+          }
+        }
+        return seconds;
+      },
+      py::arg("nbytes"), py::arg("iterations"),
+      "Benchmark baseline: seconds per plain memcpy of nbytes (bench/python_bench.py).");
   m.def("configs", &ListConfigs, "Names of the configurations LoadConfig finds.");
   m.def("config_info", [](const std::string& name) { return ConfigDict(LoadConfigNameOrFile(name)); }, py::arg("config"));
 }
