@@ -67,7 +67,19 @@ make_venv() {
   echo "setup: $venv ready ($("$venv/bin/python" --version))"
 }
 
+# `import systole` from .venv's interpreter without PYTHONPATH: a .pth file naming the main
+# build tree's package (build/python, what `make python` and `make test` build). Python skips
+# the entry while that folder does not exist; PYTHONPATH still wins for other build trees.
+link_build_package() {
+  local site pth
+  site=$("$root/.venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  pth="$site/systole-build-tree.pth"
+  [[ -f "$pth" && "$(cat "$pth")" == "$root/build/python" ]] && return 0
+  echo "$root/build/python" > "$pth"
+}
+
 if [[ "${1:-}" != fpga ]]; then
   make_venv "$root/.venv" "$root/python/requirements.txt"
+  link_build_package
 fi
 make_venv "$root/.venv-fpga" "$root/fpga/requirements.txt"
