@@ -10,9 +10,11 @@ function(systole_warnings target)
 endfunction()
 
 # systole_test(NAME SOURCES... [LIBS libs...] [LABELS labels...])
-# One GoogleTest executable, registered test-by-test with CTest. Labels belong to the folder
-# (CTest's LABELS directory property): gtest_discover_tests keeps only the first element of a
-# list-valued property. Tests labelled `sanitize` also run in the sanitizer build
+# One GoogleTest executable, registered test-by-test with CTest, each of its tests carrying
+# LABELS (and only its own: a folder's LABELS property would label every test of the folder).
+# gtest_discover_tests keeps only the first element of a list-valued PROPERTIES value, so the
+# labels are set by a script CTest includes after the discovered tests, over the list that
+# discovery leaves in <name>_TESTS. Tests labelled `sanitize` also run in the sanitizer build
 # (make test-sanitize).
 function(systole_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
@@ -29,6 +31,11 @@ function(systole_test name)
   target_compile_options(${name} PRIVATE
     "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1;-Wno-maybe-uninitialized>")
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
-  set_property(DIRECTORY APPEND PROPERTY LABELS ${ARG_LABELS})
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_LIST ${name}_TESTS)
+  if(ARG_LABELS)
+    set(script "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
+    file(WRITE "${script}"
+      "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${ARG_LABELS}\")\nendif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
+  endif()
 endfunction()
