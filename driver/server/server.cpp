@@ -11,6 +11,8 @@
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
 #include <boost/asio.hpp>
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <list>
 #include <mutex>
 
@@ -88,6 +90,11 @@ struct DeviceServer::Impl {
         pending.erase(victim);
       }
       pending.push_back(connection);
+      live.remove_if([](const std::weak_ptr<server::Connection>& weak) {
+        const auto c = weak.lock();
+        return !c || c->closed();
+      });
+      live.push_back(connection);
       connection->Start();
       Accept();
     });
@@ -97,7 +104,20 @@ struct DeviceServer::Impl {
   server::DeviceHost host;
   asio::io_context io;
   tcp::acceptor acceptor;
+  tcp::endpoint bound;  // where it listens (still answered by endpoint() after Stop)
+  // On the I/O thread: stop accepting and hang up on every client (Stop).
+  void CloseAll() {
+    boost::system::error_code ignored;
+    acceptor.close(ignored);
+    for (const auto& weak : live) {
+      if (const auto c = weak.lock()) c->Drop();
+    }
+    live.clear();
+    pending.clear();
+  }
+
   std::list<std::weak_ptr<server::Connection>> pending;  // not greeted yet, oldest first
+  std::list<std::weak_ptr<server::Connection>> live;     // every connection not known closed
   std::uint64_t next_id = 0;
   std::thread io_thread;
   std::mutex stop_mutex;
@@ -122,6 +142,7 @@ DeviceServer::DeviceServer(std::unique_ptr<Link> device, ServerOptions options) 
     impl_->acceptor.set_option(tcp::acceptor::reuse_address(true));
     impl_->acceptor.bind(endpoint);
     impl_->acceptor.listen();
+    impl_->bound = impl_->acceptor.local_endpoint();
   } catch (const boost::system::system_error& error) {
     impl_->host.Stop();
     throw ServerError(fmt::format("cannot listen on {}:{}: {}", impl_->options.address,
@@ -133,10 +154,10 @@ DeviceServer::DeviceServer(std::unique_ptr<Link> device, ServerOptions options) 
 
 DeviceServer::~DeviceServer() { Stop(); }
 
-std::uint16_t DeviceServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::uint16_t DeviceServer::port() const { return impl_->bound.port(); }
 
 std::string DeviceServer::endpoint() const {
-  const tcp::endpoint local = impl_->acceptor.local_endpoint();
+  const tcp::endpoint& local = impl_->bound;
   const std::string host = local.address().to_string();
   return local.address().is_v6() ? fmt::format("[{}]:{}", host, local.port())
                                   : fmt::format("{}:{}", host, local.port());
@@ -156,10 +177,22 @@ void DeviceServer::Stop() {
     if (impl_->stopped) return;
     impl_->stopped = true;
   }
-  // The worker first: after it stops nothing posts to the io_context any more.
+  // The worker first: after it stops nothing posts to the io_context any more. Then, on the I/O
+  // thread (connections are its alone), the port closes and every client is hung up on, so
+  // clients see the end now rather than when this object goes.
+  // (Should the I/O thread have ended already, the handler never runs and this thread closes
+  // them once it has joined.)
   impl_->host.Stop();
+  std::promise<void> closed;
+  std::future<void> done = closed.get_future();
+  asio::post(impl_->io, [this, &closed] {
+    impl_->CloseAll();
+    closed.set_value();
+  });
+  const bool closed_there = done.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
   impl_->io.stop();
   if (impl_->io_thread.joinable()) impl_->io_thread.join();
+  if (!closed_there) impl_->CloseAll();
   impl_->stopped_cv.notify_all();
 }
 

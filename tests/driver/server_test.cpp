@@ -201,3 +201,19 @@ TEST(Server, RefusesClientsBeyondTheLimit) {
 }
 
 }  // namespace
+
+// Stop() ends service at once, not when the server object goes: the connected client's next
+// request fails (the server hung up) instead of waiting out its deadline, and the port no
+// longer accepts connections.
+TEST(Server, StopHangsUpOnClientsAndClosesThePort) {
+  DeviceServer server(OpenRefLink(LoadConfig("tiny")), driver_test::LoopbackServerOptions());
+  const std::string endpoint = server.endpoint();
+  Device client = Device::Open("tcp://" + endpoint + "?timeout_ms=20000", LoadConfig("tiny"));
+  EXPECT_NO_THROW(client.ReadCounters());
+  server.Stop();
+  EXPECT_EQ(server.endpoint(), endpoint);  // still says where it was
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_ANY_THROW(client.ReadCounters());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000)) << "the client waited for its deadline";
+  EXPECT_ANY_THROW(Device::Open("tcp://" + endpoint + "?timeout_ms=2000", LoadConfig("tiny")));
+}
