@@ -379,6 +379,15 @@ std::string RtlParams(const Config& config, std::string_view source) {
   return text;
 }
 
+namespace {
+// A configuration's name as a C++ namespace ("small-int8" -> small_int8).
+std::string HlsNamespace(const Config& config) {
+  std::string name = config.name;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+}  // namespace
+
 std::string HlsConfigsHeader(const std::vector<Config>& configs) {
   std::string text = fmt::format(kGeneratedNote, "configs/*.toml");
   text +=
@@ -387,8 +396,7 @@ std::string HlsConfigsHeader(const std::vector<Config>& configs) {
       "#pragma once\n\n"
       "namespace systole::hls::configs {\n";
   for (const Config& config : configs) {
-    std::string name = config.name;
-    std::replace(name.begin(), name.end(), '-', '_');
+    const std::string name = HlsNamespace(config);
     auto constant = [&text](std::string_view type, std::string_view constant_name,
                             std::uint64_t value, std::string_view comment) {
       text += fmt::format("inline constexpr {} {} = {};{}{}\n", type, constant_name, value,
@@ -406,6 +414,12 @@ std::string HlsConfigsHeader(const std::vector<Config>& configs) {
     text += fmt::format("}}  // namespace {}\n", name);
   }
   text += "\n}  // namespace systole::hls::configs\n";
+  text +=
+      "\n// Every configuration above, for code that picks one by name at run time (the SystemC\n"
+      "// platform's `hls` model, sim/systemc/hls_device_model.cpp): F(NAMESPACE) for each.\n"
+      "#define SYSTOLE_HLS_FOR_EACH_CONFIG(F)";
+  for (const Config& config : configs) text += fmt::format(" \\\n  F({})", HlsNamespace(config));
+  text += "\n";
   return text;
 }
 

@@ -149,7 +149,7 @@ class SystemcLink final : public Link {
 };
 
 std::unique_ptr<Link> OpenSystemcUri(std::string_view uri, const Config& config) {
-  // OpenLink has checked the option: systemc, systemc?model=golden or systemc?model=rtl.
+  // OpenLink has checked the option: systemc, or systemc?model= golden, hls or rtl.
   constexpr std::string_view kModel = "systemc?model=";
   const std::string_view model = uri.starts_with(kModel) ? uri.substr(kModel.size()) : "golden";
   try {

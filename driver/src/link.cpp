@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -108,19 +109,23 @@ std::unique_ptr<Link> OpenRegistered(std::string_view scheme, std::string_view u
 
 // SCHEME[?OPTION=VALUE]: a simulated device's one option, checked here so that a bad URI gets
 // the same answer in every program, with or without the library that provides the device.
-//   rtl[?memory=hbm|ideal]        the core behind the HBM controller (default) or an ideal memory
-//   systemc[?model=golden|rtl]    the golden model (default) or the Verilated SoC behind the sockets
-void CheckOption(std::string_view uri, std::string_view scheme, std::string_view option, std::string_view first,
-                 std::string_view second) {
+//   rtl[?memory=hbm|ideal]          the core behind the HBM controller (default) or an ideal memory
+//   systemc[?model=golden|hls|rtl]  the golden model (default), the golden model computing its
+//                                   MATMULs with the HLS kernel, or the Verilated SoC behind the sockets
+void CheckOption(std::string_view uri, std::string_view scheme, std::string_view option,
+                 std::initializer_list<std::string_view> values) {
   if (uri == scheme) return;
+  std::string expected;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    expected += fmt::format("{}{}", i == 0 ? "" : i + 1 == values.size() ? " or " : ", ", values.begin()[i]);
+  }
   const std::string prefix = fmt::format("{}?{}=", scheme, option);
   if (!uri.starts_with(prefix)) {
-    throw LinkError(uri, fmt::format("unknown option (the {} device takes ?{}={} or ?{}={})", scheme, option,
-                                     first, option, second));
+    throw LinkError(uri, fmt::format("unknown option (the {} device takes ?{}=, one of {})", scheme, option, expected));
   }
   const std::string_view value = uri.substr(prefix.size());
-  if (value != first && value != second) {
-    throw LinkError(uri, fmt::format("unknown {} '{}' (expected {} or {})", option, value, first, second));
+  if (std::find(values.begin(), values.end(), value) == values.end()) {
+    throw LinkError(uri, fmt::format("unknown {} '{}' (expected {})", option, value, expected));
   }
 }
 
@@ -135,7 +140,7 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   if (uri == "ref") return OpenRefLink(config);
   if (uri.starts_with("tcp://")) return OpenTcpLink(uri);
   if (uri == "rtl" || uri.starts_with("rtl?")) {
-    CheckOption(uri, "rtl", "memory", "hbm", "ideal");
+    CheckOption(uri, "rtl", "memory", {"hbm", "ideal"});
     return OpenRegistered("rtl", uri, config);
   }
   // USB: a board's bulk endpoints, or the Verilated USB top (bridge + core) in process.
@@ -152,11 +157,11 @@ std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config) {
   }
   if (uri == "pcie+sim") return OpenRegistered("pcie+sim", uri, config);
   if (uri == "systemc" || uri.starts_with("systemc?")) {
-    CheckOption(uri, "systemc", "model", "golden", "rtl");
+    CheckOption(uri, "systemc", "model", {"golden", "hls", "rtl"});
     return OpenRegistered("systemc", uri, config);
   }
   throw LinkError(uri,
-                  "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc[?model=golden|rtl], tcp://HOST:PORT, "
+                  "unknown URI (expected ref, rtl[?memory=hbm|ideal], systemc[?model=golden|hls|rtl], tcp://HOST:PORT, "
                   "usb://VID:PID[/SERIAL], usb+sim, serial://PATH?baud=N, serial+sim, pcie://DDDD:BB:DD.F, pcie+sim)");
 }
 

@@ -94,3 +94,15 @@ inline constexpr unsigned kClockMhz = 700;
 }  // namespace v2
 
 }  // namespace systole::hls::configs
+
+// Every configuration above, for code that picks one by name at run time (the SystemC
+// platform's `hls` model, sim/systemc/hls_device_model.cpp): F(NAMESPACE) for each.
+#define SYSTOLE_HLS_FOR_EACH_CONFIG(F) \
+  F(icebreaker) \
+  F(small_int8) \
+  F(small) \
+  F(tangnano20k) \
+  F(tiny) \
+  F(ulx3s) \
+  F(v1) \
+  F(v2)

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,6 +59,25 @@ struct WeightTile {
   // The element as bf16 bits (subnormals already flushed to signed zero).
   std::uint16_t Bf16(std::uint32_t t, std::uint32_t j) const;
 };
+
+// What one MATMUL hands the matrix unit (docs/ISA.md): `rows` unified-buffer rows from `ub`
+// (`ub_row_bytes` apart), K, the stationary tile, and the accumulator rows it writes — or adds
+// to, with `accumulate` — C 32-bit elements each (fp32 bits or int32) from `acc`.
+struct MatmulOperands {
+  const std::uint8_t* ub;
+  std::size_t ub_row_bytes;
+  std::uint64_t rows;
+  std::uint32_t k;
+  bool accumulate;
+  const WeightTile& tile;
+  std::uint32_t* acc;
+};
+
+// Another model of the array's arithmetic in place of the golden model's own kernels (the HLS
+// MXU kernel behind the SystemC platform's `hls` model, sim/systemc/hls_device_model.cpp). It
+// must compute docs/NUMERICS.md's definition bit for bit; everything else about the MATMUL
+// (checks, the weight FIFO, counters, timing) stays the model's.
+using MatmulKernel = std::function<void(const MatmulOperands&)>;
 
 class GoldenModel {
  public:
@@ -99,6 +119,9 @@ class GoldenModel {
   // Records every launch's instruction spans and stalls, as the cycle estimate schedules them,
   // into `timeline` (nullptr: stop). The timeline must outlive the recording.
   void Record(trace::Timeline* timeline) { timing_.Record(timeline); }
+
+  // Replaces the matrix unit's arithmetic (an empty kernel: the model's own again).
+  void SetMatmulKernel(MatmulKernel kernel) { matmul_kernel_ = std::move(kernel); }
 
   // ---- Direct execution (tests, tools) -----------------------------------------------------
   // Runs one launch of `count` instructions at `pc` now, bypassing the command queue (and
@@ -213,6 +236,8 @@ class GoldenModel {
   bool busy_ = false;
   std::uint64_t cycles_run_ = 0;  // CyclesRun() of the finished launches
   std::string last_error_message_;
+
+  MatmulKernel matmul_kernel_;  // empty: MatmulRowsBf16 / MatmulRowsInt8 (mxu.cpp)
 
   // Scratch rows reused by the kernels so that no instruction allocates.
   std::vector<float> scratch_f32_;

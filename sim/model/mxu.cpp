@@ -104,7 +104,9 @@ void GoldenModel::ExecuteMatmul(const isa::Instruction& insn) {
   const std::uint64_t rows = insn[Field::kRows];
   const auto k = static_cast<std::uint32_t>(insn[Field::kK]);
   const bool accumulate = insn[Field::kAccumulate] != 0;
-  if (is_bf16_) {
+  if (matmul_kernel_) {
+    matmul_kernel_(MatmulOperands{UbRowData(ub), ub_row_bytes_, rows, k, accumulate, tile, AccRowData(acc)});
+  } else if (is_bf16_) {
     MatmulRowsBf16(UbRowData(ub), ub_row_bytes_, AccRowData(acc), config_.cols,
                    tile.bf16_values.data(), config_.rows, k, rows, accumulate,
                    scratch_f32_.data(), scratch_psum_.data());

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "sim/systemc/hls_device_model.hpp"
+
 namespace systole::systemc {
 
 std::uint64_t GoldenDeviceModel::Step() {
@@ -30,7 +32,8 @@ std::mutex& MakersMutex() {
   return mutex;
 }
 std::map<std::string, DeviceModelMaker, std::less<>>& Makers() {
-  static std::map<std::string, DeviceModelMaker, std::less<>> makers = {{"golden", &MakeGolden}};
+  static std::map<std::string, DeviceModelMaker, std::less<>> makers = {
+      {"golden", &MakeGolden}, {"hls", &MakeHlsDeviceModel}};
   return makers;
 }
 

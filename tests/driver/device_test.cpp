@@ -43,7 +43,7 @@ TEST(Device, UnknownAndUnbuiltUrisNameTheDevice) {
                                                                  "hbm or ideal)"},
                                    std::pair{"rtl?cache=on", "unknown option"},
                                    // so is the systemc device's
-                                   std::pair{"systemc?model=verilog", "unknown model 'verilog' (expected golden or rtl)"},
+                                   std::pair{"systemc?model=verilog", "unknown model 'verilog' (expected golden, hls or rtl)"},
                                    std::pair{"systemc?quantum=1", "unknown option"}}) {
     try {
       Device::Open(uri, LoadConfig("tiny"));

@@ -81,7 +81,7 @@ std::string RedactUri(std::string_view uri);
 // "rtl[?memory=hbm|ideal]", "tcp://HOST:PORT[?token=TOKEN][&timeout_ms=N]" (the token may also come from $SYSTOLE_TOKEN
 // or the file named by $SYSTOLE_TOKEN_FILE),
 // "usb://VID:PID[/SERIAL]", "pcie://DDDD:BB:DD.F", the simulated USB and PCIe paths
-// "usb+sim" and "pcie+sim" (docs/HOST_LINKS.md), and "systemc[?model=golden|rtl]", a device in
+// "usb+sim" and "pcie+sim" (docs/HOST_LINKS.md), and "systemc[?model=golden|hls|rtl]", a device in
 // the SystemC/TLM platform (docs/SYSTEMC.md).
 std::unique_ptr<Link> OpenLink(std::string_view uri, const Config& config);
 

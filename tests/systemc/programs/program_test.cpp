@@ -6,10 +6,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <random>
 #include <filesystem>
 
 #include "arch/regs/regmap.hpp"
+#include "sim/model/golden_model.hpp"
+#include "tests/model/model_test_util.hpp"
+#include "tests/util/test_seed.hpp"
+#include "sim/systemc/hls_device_model.hpp"
 #include "sim/systemc/platform.hpp"
 #ifdef SYSTOLE_SYSTEMC_RTL
 #include "sim/rtl/rtl_device.hpp"
@@ -67,6 +73,99 @@ TEST_P(CompiledModel, MatchesRefBitForBit) { ExpectMatchesRef(GetParam(), "syste
 INSTANTIATE_TEST_SUITE_P(
     Programs, CompiledModel,
     ::testing::ValuesIn(testing::AllPrograms()), testing::ProgramName);
+
+// ---- systemc?model=hls: the HLS MXU kernel as the platform's matrix unit -----------------------
+// The golden model computes every MATMUL through hls::MxuRow (sim/systemc/hls_device_model.hpp);
+// all else is the golden model's, so outputs and every counter, cycles included, equal ref's.
+
+TEST_P(AsmExample, MatchesRefThroughTheHlsKernel) {
+  const auto source =
+      assembly::AssembleFile(std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "asm" / GetParam());
+  const Config config = LoadConfig(*source.config);
+  Device ref = Device::Open("ref", config);
+  Device hls = Device::Open("systemc?model=hls", config);
+  for (int seed : {1, 2}) {
+    const Outcome expected = RunOnce(ref, source, seed);
+    const Outcome got = RunOnce(hls, source, seed);
+    EXPECT_EQ(got.outputs, expected.outputs) << GetParam() << " seed " << seed;
+    EXPECT_EQ(got.counters, expected.counters) << GetParam() << " seed " << seed;
+  }
+}
+
+class CompiledModelOnHls : public ::testing::TestWithParam<Model> {};
+
+TEST_P(CompiledModelOnHls, MatchesRefBitForBit) { ExpectMatchesRef(GetParam(), "systemc?model=hls", true); }
+
+INSTANTIATE_TEST_SUITE_P(Programs, CompiledModelOnHls, ::testing::ValuesIn(testing::AllPrograms()),
+                         testing::ProgramName);
+
+// The kernel is really the one computing: random MATMULs (random bit patterns: NaNs, infinities
+// and subnormals included on bf16) give the golden model's own accumulators through it, it
+// counts every input row, and a kernel that errs (one more added to every accumulator) shows.
+class HlsKernel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HlsKernel, ComputesEveryMatmulRowAsTheGoldenModelDoes) {
+  using namespace model::testing;
+  const Config config = LoadConfig(GetParam());
+  const std::uint64_t seed = test::Seed();
+  std::mt19937_64 rng(seed);
+  const std::uint64_t elem = config.dtype == DType::kBf16 ? 2 : 1;
+  const std::uint64_t row_bytes = config.rows * elem, rows = 24;
+  std::vector<std::uint8_t> inputs(rows * row_bytes), weights(config.rows * config.cols * elem);
+  for (auto& b : inputs) b = static_cast<std::uint8_t>(rng());
+  for (auto& b : weights) b = static_cast<std::uint8_t>(rng());
+  const std::uint64_t k = 1 + rng() % config.rows;
+  const std::uint64_t weights_at = kDataAddress + 0x8000;
+  const std::vector<isa::Instruction> program = {
+      Dma(isa::Opcode::kLoad, isa::MemSpace::kUb, kDataAddress, row_bytes, 0, 0, rows, config.rows),
+      LoadWeights(weights_at, config.cols * elem, config.rows, config.cols),
+      LoadWeights(weights_at, config.cols * elem, config.rows, config.cols),
+      Matmul(0, 0, rows, config.rows, true, false),
+      Matmul(0, 0, rows, k, true, true),  // K < R: the kernel's zero inputs, and accumulation
+      Halt()};
+  auto run = [&](const model::MatmulKernel& kernel) {
+    model::GoldenModel golden(config);
+    if (kernel) golden.SetMatmulKernel(kernel);
+    golden.WriteMemory(kDataAddress, inputs);
+    golden.WriteMemory(weights_at, weights);
+    RunOk(golden, program);
+    std::vector<std::uint32_t> acc;
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      const auto row = golden.AccRow(r);
+      acc.insert(acc.end(), row.begin(), row.end());
+    }
+    EXPECT_EQ(golden.Counter("MACS"), rows * (config.rows + k) * config.cols);
+    return acc;
+  };
+  auto counted = std::make_shared<std::uint64_t>(0);
+  const std::vector<std::uint32_t> own = run(nullptr);
+  EXPECT_EQ(run(HlsMatmulKernel(config, counted)), own) << "k " << k;
+  EXPECT_EQ(*counted, 2 * rows);
+  const model::MatmulKernel hls = HlsMatmulKernel(config);
+  EXPECT_NE(run([&](const model::MatmulOperands& op) {
+              hls(op);
+              for (std::uint64_t i = 0; i < op.rows * config.cols; ++i) op.acc[i] += 1;
+            }),
+            own);
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, HlsKernel, ::testing::Values("small", "small-int8", "tiny"),
+                         [](const auto& param) {
+                           std::string name = param.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(HlsKernelSizes, RefusesAConfigurationWithoutGeneratedSizes) {
+  Config config = LoadConfig("small");
+  config.name = "my-board";
+  EXPECT_THAT([&] { HlsMatmulKernel(config); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("'my-board'")));
+  config = LoadConfig("small");
+  config.cols = 8;
+  EXPECT_THAT([&] { HlsMatmulKernel(config); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("out of date")));
+}
 
 // A faulting program stops with the same error and fault address as on ref, and the device
 // takes the next launch.
