@@ -2,6 +2,8 @@
 // absorbed pads, and results against the interpreter or the host path bit for bit.
 #include <gmock/gmock.h>
 
+#include <iostream>
+
 #include "tests/compiler/compiler_test_util.hpp"
 #include "tests/hlo/jax_fixture.hpp"
 
@@ -184,8 +186,9 @@ namespace {
 // A CNN's SGD step with a 2x2 max pool (tests/hlo/data/jax_dumps.py's cnn_pool_step, as JAX
 // lowers it): the pool's gradient (select-and-scatter) runs on the host with the reason
 // printed, every convolution and dot of the step, forward and backward, on the MXU; on `ref`
-// the new parameters and the loss are within 2^-6 of JAX's on the CPU (relative to the largest
-// value: bf16 operands on the MXU) and the interpreter within 10^-5 (f32 throughout).
+// the new parameters and the loss are within 10^-3 of JAX's on the CPU (relative to the largest
+// value; measured 1.0e-4: bf16 operands on the MXU, scaled by the learning rate in the update)
+// and the interpreter within 10^-6 (f32 throughout; measured 1.2e-8).
 TEST(PoolGradient, CnnTrainingStepRunsTheSelectAndScatterOnTheHostAndFollowsJax) {
   const auto path = hlo::testing::kJaxData / "jax_cnn_pool_step.hlo";
   const auto module = PrepareModule(testing::ReadText(path), path.filename().string());
@@ -215,8 +218,11 @@ TEST(PoolGradient, CnnTrainingStepRunsTheSelectAndScatterOnTheHostAndFollowsJax)
   EXPECT_EQ(dots, 5u);  // convolution, dense; their weight gradients; the dense layer's input gradient
 
   const hlo::Literal jax = hlo::testing::LiteralFromNpy(arrays.back(), result.run.result.shape);
-  EXPECT_LE(testing::RelativeError(result.run.result, jax), 1.0 / 64);
-  EXPECT_LE(testing::RelativeError(hlo::Interpreter(*result.model.module).Run(inputs), jax), 1e-5);
+  const double on_ref = testing::RelativeError(result.run.result, jax);
+  const double interpreted = testing::RelativeError(hlo::Interpreter(*result.model.module).Run(inputs), jax);
+  EXPECT_LE(on_ref, 1e-3);
+  EXPECT_LE(interpreted, 1e-6);
+  std::cout << "jax_cnn_pool_step.hlo vs JAX: ref " << on_ref << ", interpreter " << interpreted << "\n";
 }
 
 }  // namespace
