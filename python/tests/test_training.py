@@ -100,12 +100,13 @@ def test_train_for_epochs_follows_jax_on_the_cpu(fixtures):
     assert [r.step for r in reports] == list(range(1, steps + 1))
     assert trained.losses.shape == (steps,) and trained.metrics.shape == (steps, 2)
     assert all(later.cycles > earlier.cycles for earlier, later in zip(reports, reports[1:]))
-    # bf16 operands on the MXU: the first steps' losses within 2 % of JAX's, the last epoch's mean
-    # loss within 10 %, and both trained parameter sets, evaluated by JAX on the test set,
-    # within 1 percentage point of each other.
+    # bf16 operands on the MXU: the first steps' losses within 2 % of JAX's (measured 0.03 %), the
+    # last epoch's mean loss within 2 % (measured 0.04 %), and both trained parameter sets,
+    # evaluated by JAX on the test set, within 1 percentage point (measured: equal, 94.17 %).
     np.testing.assert_allclose(trained.losses[:8], jax_losses[:8], rtol=0.02)
     per_epoch = steps // TRAIN_EPOCHS
-    assert abs(trained.losses[-per_epoch:].mean() - np.mean(jax_losses[-per_epoch:])) <= 0.1 * np.mean(jax_losses[-per_epoch:])
+    jax_mean = np.mean(jax_losses[-per_epoch:])
+    assert abs(trained.losses[-per_epoch:].mean() - jax_mean) <= 0.02 * jax_mean
     ours = float(f.eval_accuracy(tuple(trained.state[0]), data["x_test"], data["y_test"]))
     theirs = float(f.eval_accuracy(jax_state[0], data["x_test"], data["y_test"]))
     assert theirs > 0.9 and abs(ours - theirs) <= 0.01, (ours, theirs)
