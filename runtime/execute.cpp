@@ -347,8 +347,9 @@ systole::Program& ResidentPrograms::Get(std::size_t index, std::uint64_t& progra
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress, ResidentPrograms* resident) {
   if (resident != nullptr && (&resident->model() != &model || &resident->device() != &device)) {
-    throw std::invalid_argument(fmt::format("{}: the resident programs given were loaded for {} on another device "
-                                            "handle", model.source_name, resident->model().source_name));
+    throw std::invalid_argument(fmt::format("{}: the resident programs given belong to another model or device "
+                                            "handle (they were made for {})", model.source_name,
+                                            resident->model().source_name));
   }
   Runner runner(model, device, resident);
   return runner.Run(arguments, progress);
