@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include <filesystem>
+#include <span>
 
 #include "systole/server.hpp"
 #include "runtime/pod.hpp"

@@ -5,7 +5,11 @@
 // docs/TRAINING.md, "Where the state lives".
 #include <gmock/gmock.h>
 
+#include <chrono>
 #include <iostream>
+#include <memory>
+#include <optional>
+#include <span>
 
 #include "systole/link.hpp"
 #include "tests/training/training_test_util.hpp"
