@@ -138,6 +138,10 @@ void Train(const TrainOptions& options) {
         {"device_seconds", device_seconds}, {"wall_seconds", summary.wall_seconds},
         {"test_accuracies", summary.test_accuracies}, {"last_loss", summary.losses.empty() ? 0.0 : summary.losses.back()}};
     if (summary.final_test_accuracy) json["final_test_accuracy"] = *summary.final_test_accuracy;
+    // Device memory the training steps wrote and read through the link(s), all devices together.
+    json["link_bytes"] = {{"programs", summary.link_bytes.program_bytes},
+                          {"operands", summary.link_bytes.operand_bytes},
+                          {"results", summary.link_bytes.result_bytes}};
     if (const auto* pod_trainer = dynamic_cast<const runtime::Pod*>(trainer.get())) {
       // The last step's cost (every step of a model costs the same on the cycle estimate).
       const runtime::PodStepTiming& t = pod_trainer->last_timing();

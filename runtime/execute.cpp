@@ -5,9 +5,11 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 
+#include "arch/isa/isa.hpp"
 #include "arch/numerics/bf16.hpp"
 #include "sim/trace/timeline.hpp"
 #include "toolchain/hlo/interpreter.hpp"
@@ -63,9 +65,17 @@ std::vector<std::int64_t> Inverse(const std::vector<std::int64_t>& permutation) 
   return inverse;
 }
 
+// Bytes a Device::Load writes: the data segments and the instructions.
+std::uint64_t LoadBytes(const image::Program& program) {
+  std::uint64_t bytes = program.words.size() * isa::kInstructionBytes;
+  for (const image::DataSegment& segment : program.data) bytes += segment.bytes.size();
+  return bytes;
+}
+
 class Runner {
  public:
-  Runner(const CompiledModel& model, Device& device) : model_(model), device_(device), entry_(*model.module->entry) {}
+  Runner(const CompiledModel& model, Device& device, ResidentPrograms* resident)
+      : model_(model), device_(device), entry_(*model.module->entry), resident_(resident) {}
 
   RunResult Run(const std::vector<hlo::Literal>& arguments, const std::function<void(const std::string&)>& progress) {
     const std::vector<hlo::Instruction*> parameters = entry_.Parameters();
@@ -89,8 +99,8 @@ class Runner {
         result.stats.host_seconds += Seconds(start);
         ++result.stats.host_steps;
       } else {
-        if (progress) progress(fmt::format("device step {}/{}: {}", ++device_index, device_total, step.device->kernel));
-        RunDevice(*step.device, result.stats);
+        if (progress) progress(fmt::format("device step {}/{}: {}", device_index + 1, device_total, step.device->kernel));
+        RunDevice(*step.device, device_index++, result.stats);
         ++result.stats.device_steps;
       }
       Release(s);
@@ -187,15 +197,24 @@ class Runner {
     return bytes;
   }
 
-  void RunDevice(const DeviceStep& step, RunStats& stats) {
+  // `index`: the step's place among the model's device steps.
+  void RunDevice(const DeviceStep& step, std::size_t index, RunStats& stats) {
     auto start = Clock::now();
     std::vector<std::vector<std::uint8_t>> inputs;
     for (const Binding& binding : step.inputs) inputs.push_back(InputBytes(step, binding));
     stats.host_seconds += Seconds(start);
 
     start = Clock::now();
-    systole::Program program = device_.Load(step.program);
-    for (std::size_t i = 0; i < inputs.size(); ++i) program.WriteInput(i, inputs[i]);
+    systole::Program loaded;  // the step's own program when none is resident
+    if (resident_ == nullptr) {
+      loaded = device_.Load(step.program);
+      stats.program_bytes += LoadBytes(step.program);
+    }
+    systole::Program& program = resident_ != nullptr ? resident_->Get(index, stats.program_bytes) : loaded;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      program.WriteInput(i, inputs[i]);
+      stats.operand_bytes += inputs[i].size();
+    }
     device_.ClearCounters();
     trace::Timeline* timeline = device_.recording();
     if (timeline != nullptr) timeline->NameNextLaunch(fmt::format("{} ({})", step.covers.back(), step.kernel));
@@ -210,6 +229,7 @@ class Runner {
                                            error.what()));
     }
     const std::vector<std::uint8_t> bytes = program.ReadOutput(0);
+    stats.result_bytes += bytes.size();
     const Counters counters = device_.ReadCounters();
     if (timeline != nullptr) timeline->SetLaunchCounters(counters.values);
     stats.cycles += counters["CYCLES"];
@@ -241,6 +261,7 @@ class Runner {
   const hlo::Computation& entry_;
   std::unordered_map<std::string, hlo::Literal> values_;
   std::unordered_map<std::string, std::size_t> last_use_;
+  ResidentPrograms* resident_;
 };
 
 }  // namespace
@@ -301,9 +322,36 @@ std::vector<hlo::Literal> NetworkInputs(const hlo::Module& module, std::uint64_t
   return inputs;
 }
 
+void AddLinkBytes(RunStats& total, const RunStats& more) {
+  total.program_bytes += more.program_bytes;
+  total.operand_bytes += more.operand_bytes;
+  total.result_bytes += more.result_bytes;
+}
+
+ResidentPrograms::ResidentPrograms(const CompiledModel& model, Device& device) : model_(&model), device_(&device) {
+  for (const Step& step : model.steps) {
+    if (step.kind == Step::Kind::kDevice) steps_.push_back(&*step.device);
+  }
+  programs_.resize(steps_.size());
+}
+
+systole::Program& ResidentPrograms::Get(std::size_t index, std::uint64_t& program_bytes) {
+  std::optional<systole::Program>& program = programs_.at(index);
+  if (!program) {
+    program = device_->Load(steps_[index]->program);
+    program_bytes += LoadBytes(steps_[index]->program);
+  }
+  return *program;
+}
+
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
-                  const std::function<void(const std::string&)>& progress) {
-  Runner runner(model, device);
+                  const std::function<void(const std::string&)>& progress, ResidentPrograms* resident) {
+  if (resident != nullptr && (&resident->model() != &model || &resident->device() != &device)) {
+    throw std::invalid_argument(fmt::format("{}: the resident programs given belong to another model or device "
+                                            "handle (they were made for {})", model.source_name,
+                                            resident->model().source_name));
+  }
+  Runner runner(model, device, resident);
   return runner.Run(arguments, progress);
 }
 

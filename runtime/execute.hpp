@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,36 @@ struct RunStats {
   std::size_t host_steps = 0;
   double host_seconds = 0;      // host steps and value conversions
   double device_seconds = 0;    // loading, launching and reading back device steps
+  // Device memory the host wrote and read through the link: programs (instructions and data
+  // segments) loaded, operands written, results read. Register traffic is not counted.
+  std::uint64_t program_bytes = 0;       // programs loaded (0 for programs already resident)
+  std::uint64_t operand_bytes = 0;       // device steps' inputs written
+  std::uint64_t result_bytes = 0;        // device steps' outputs read
 };
+
+// The device steps' programs of one model, loaded into one device's memory on first use and
+// kept there, so that a model run again and again (a training step) loads its instructions
+// and constants once and afterwards only writes its operands and reads its results. Holds
+// device memory until destroyed; `model` and `device` must outlive it. Programs after the
+// first are placed where the device has room (Device::Load relocates them exactly).
+class ResidentPrograms {
+ public:
+  ResidentPrograms(const CompiledModel& model, Device& device);
+  const CompiledModel& model() const { return *model_; }
+  const Device& device() const { return *device_; }
+  // The program of the `index`-th device step (step order), loaded if it is not yet; the
+  // bytes a load wrote are added to `program_bytes`.
+  systole::Program& Get(std::size_t index, std::uint64_t& program_bytes);
+
+ private:
+  const CompiledModel* model_;
+  Device* device_;
+  std::vector<const compiler::DeviceStep*> steps_;
+  std::vector<std::optional<systole::Program>> programs_;  // loaded on first use
+};
+
+// Adds `more`'s link bytes (programs, operands, results) to `total`'s.
+void AddLinkBytes(RunStats& total, const RunStats& more);
 
 struct RunResult {
   hlo::Literal result;  // the entry root's value
@@ -32,10 +62,13 @@ struct RunResult {
 };
 
 // Runs `model` with `arguments` (entry parameters in order, shapes as declared). `progress`
-// (may be empty) hears about each device step. Throws std::runtime_error naming the step on
-// a device fault or timeout.
+// (may be empty) hears about each device step. With `resident` (made for this model and
+// device) the device steps reuse its programs instead of loading their own; the results are
+// the same either way. Throws std::runtime_error naming the step on a device fault or timeout,
+// std::invalid_argument when `resident` belongs to another model or device.
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
-                  const std::function<void(const std::string&)>& progress = {});
+                  const std::function<void(const std::string&)>& progress = {},
+                  ResidentPrograms* resident = nullptr);
 
 // Random inputs shaped like a trained network's, for demonstrations and tests of deep models:
 // hlo::RandomInputs(module, seed), then every parameter that is the weights (operand 1) of a

@@ -57,6 +57,10 @@ Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::st
   metric_count_ = grad_root.tuple.size() - gradient_count_;
   shard_rows_ = grad_parameters[gradient_count_]->shape.dims.at(0);
   set_state(std::move(state));
+  for (Device* device : devices_) {
+    resident_grad_.push_back(std::make_unique<ResidentPrograms>(grad, *device));
+    resident_apply_.push_back(std::make_unique<ResidentPrograms>(apply, *device));
+  }
 
   // One Gloo rank per device, all in this process, over the TCP transport on loopback.
   auto store = std::make_shared<gloo::rendezvous::HashStore>();
@@ -133,7 +137,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
         arguments.push_back(SliceRows(array, shard * static_cast<std::size_t>(shard_rows_),
                                       static_cast<std::size_t>(shard_rows_)));
       }
-      const RunResult run = Execute(*programs_.grad, *devices_[rank], arguments);
+      const RunResult run = Execute(*programs_.grad, *devices_[rank], arguments, {}, resident_grad_[rank].get());
       float* out = sent[rank].data() + j * slot;
       for (const hlo::Literal& element : run.result.elements) {
         for (const double v : element.values) *out++ = static_cast<float>(v);
@@ -141,6 +145,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
       stats[rank].cycles += run.stats.cycles;
       stats[rank].macs += run.stats.macs;
       stats[rank].mxu_busy += run.stats.mxu_busy;
+      AddLinkBytes(stats[rank], run.stats);
     }
   });
 
@@ -171,7 +176,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
       for (double& v : gradient.values) v = static_cast<double>(*values++);
       arguments.push_back(std::move(gradient));
     }
-    const RunResult run = Execute(apply, *devices_[rank], arguments);
+    const RunResult run = Execute(apply, *devices_[rank], arguments, {}, resident_apply_[rank].get());
     for (const hlo::InputOutputAlias& alias : apply.module->input_output_aliases) {
       replicas_[rank][static_cast<std::size_t>(alias.parameter)] =
           run.result.elements.at(static_cast<std::size_t>(alias.output_index.at(0)));
@@ -179,6 +184,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
     stats[rank].cycles += run.stats.cycles;
     stats[rank].macs += run.stats.macs;
     stats[rank].mxu_busy += run.stats.mxu_busy;
+    AddLinkBytes(stats[rank], run.stats);
   });
 
   // Ring allgather over the modelled link: N - 1 rounds, each passing one rank's shards on.
@@ -190,6 +196,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
     timing_.device_cycles[rank] = stats[rank].cycles;
     result.stats.macs += stats[rank].macs;
     result.stats.mxu_busy += stats[rank].mxu_busy;
+    AddLinkBytes(result.stats, stats[rank]);
   }
   result.stats.cycles = *std::max_element(timing_.device_cycles.begin(), timing_.device_cycles.end()) +
                         timing_.exchange_cycles;

@@ -7,7 +7,9 @@
 // for every N: a pod of N devices is bit-identical to one device running the same shards one
 // after the other. (Gloo's own allreduce would sum in an order that depends on N and on the
 // chunk, which is why the ranks sum themselves after gathering.) Every device then runs the
-// update program on its replica of the state.
+// update program on its replica of the state. Each device keeps the gradient and update
+// programs loaded between steps; the replicas live on the host, as the exchange needs the
+// gradients there and the f32 update runs there.
 #pragma once
 
 #include <memory>
@@ -75,6 +77,8 @@ class Pod : public Trainer {
   std::size_t gradient_elements_ = 0;   // all gradients' elements together
   std::size_t metric_count_ = 0;
   std::vector<std::vector<hlo::Literal>> replicas_;
+  // Per device: the gradient and update programs, loaded once (ResidentPrograms).
+  std::vector<std::unique_ptr<ResidentPrograms>> resident_grad_, resident_apply_;
   PodLink link_;
   std::uint32_t clock_mhz_;
   PodStepTiming timing_;

@@ -58,6 +58,7 @@ TrainSummary TrainLoop(Trainer& trainer, const Dataset& data, const TrainLoopOpt
       }
       ++step;
       summary.device_cycles += result.stats.cycles;
+      AddLinkBytes(summary.link_bytes, result.stats);
       summary.losses.push_back(result.metrics.at(0));
       sums.resize(result.metrics.size(), 0.0);
       for (std::size_t m = 0; m < result.metrics.size(); ++m) sums[m] += result.metrics[m];

@@ -91,6 +91,7 @@ struct TrainSummary {
   std::vector<double> test_accuracies;  // after each epoch this run finished
   std::optional<double> final_test_accuracy;
   std::uint64_t device_cycles = 0;
+  RunStats link_bytes;  // the training steps' program, operand and result bytes (this run only)
   double wall_seconds = 0;
   // When the target accuracy was first reached (after an epoch): steps, cycles, wall seconds.
   bool reached_target = false;

@@ -136,7 +136,7 @@ std::vector<std::size_t> EpochOrder(std::size_t rows, std::uint64_t seed, std::u
 
 TrainingSession::TrainingSession(std::shared_ptr<const CompiledModel> step, Device& device,
                                  std::vector<hlo::Literal> state)
-    : step_(std::move(step)), device_(&device),
+    : step_(std::move(step)), device_(&device), programs_(std::make_unique<ResidentPrograms>(*step_, device)),
       signature_(ReadStepSignature(*step_->module, step_->source_name)) {
   set_state(std::move(state));
 }
@@ -167,7 +167,7 @@ StepResult TrainingSession::Step(const std::vector<hlo::Literal>& batch) {
   }
   RunResult run;
   try {
-    run = Execute(*step_, *device_, arguments);
+    run = Execute(*step_, *device_, arguments, {}, programs_.get());
   } catch (...) {
     // Keep the state the step started from: the caller may save it or retry elsewhere.
     for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = std::move(arguments[signature_.state_parameters[i]]);

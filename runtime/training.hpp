@@ -52,7 +52,10 @@ struct StepResult {
   RunStats stats;
 };
 
-// Runs a compiled training step on one device, keeping the state between steps.
+// Runs a compiled training step on one device, keeping the state between steps. The step's
+// device programs stay loaded on the device (ResidentPrograms): after the first step only the
+// device steps' operands go down and their results come up (docs/TRAINING.md, "Where the
+// state lives").
 class TrainingSession {
  public:
   // `state` holds one literal per state parameter, in StepSignature::state_parameters order,
@@ -70,6 +73,7 @@ class TrainingSession {
  private:
   std::shared_ptr<const CompiledModel> step_;
   Device* device_;
+  std::unique_ptr<ResidentPrograms> programs_;  // of step_ on device_
   StepSignature signature_;
   std::vector<hlo::Literal> state_;
 };

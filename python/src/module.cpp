@@ -433,6 +433,10 @@ class PyTrainingSession {
     d["metrics"] = result.metrics;
     d["cycles"] = result.stats.cycles;
     d["macs"] = result.stats.macs;
+    // Device memory this step wrote and read through the link (programs only on the first step).
+    d["program_bytes"] = result.stats.program_bytes;
+    d["operand_bytes"] = result.stats.operand_bytes;
+    d["result_bytes"] = result.stats.result_bytes;
     return d;
   }
 

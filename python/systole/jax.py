@@ -23,9 +23,11 @@ configurations are exact. docs/PYTHON.md has the tolerances the tests use.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import itertools
 import threading
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -34,7 +36,7 @@ import jax.numpy as jnp
 
 import systole as _systole
 
-__all__ = ["jit", "hlo_text", "Jitted", "train_step", "TrainStep"]
+__all__ = ["jit", "hlo_text", "Jitted", "train_step", "TrainStep", "train", "StepReport", "Trained"]
 
 
 def hlo_text(lowered: Any) -> str:
@@ -215,10 +217,15 @@ class TrainStep:
                                                          [np.asarray(x) for x in leaves])
         self._n_state = n_state
         self.cycles = 0
+        # Device memory written and read through the link by the steps so far: the programs
+        # (loaded by the first step only), the device steps' operands and their results.
+        self.link_bytes = {"programs": 0, "operands": 0, "results": 0}
 
     def __call__(self, *batch: Any) -> list[Any]:
         result = self._session.step([np.asarray(x) for x in batch])
         self.cycles += int(result["cycles"])
+        for key in self.link_bytes:
+            self.link_bytes[key] += int(result[key[:-1] + "_bytes"])
         return [np.float32(m) for m in result["metrics"]]
 
     @property
@@ -243,3 +250,47 @@ def train_step(fn: Callable, state: Any, example_batch: Sequence[Any], *, device
     argument of `fn`). The state then stays with the runtime; each call passes only a batch
     shaped like `example_batch` and returns the loss and metrics (docs/TRAINING.md)."""
     return TrainStep(fn, state, example_batch, device, config)
+
+
+@dataclasses.dataclass
+class StepReport:
+    """What `train` tells its `on_step` callback after every step."""
+    step: int              # steps done, from 1
+    metrics: list[Any]     # the step's outputs besides the state: the loss first, then e.g. accuracy
+    cycles: int            # device cycles of the training steps so far
+    link_bytes: dict[str, int]  # TrainStep.link_bytes so far: programs, operands, results
+
+
+@dataclasses.dataclass
+class Trained:
+    """What `train` returns."""
+    state: Any             # the trained state as NumPy arrays, in the structure `state` was given
+    losses: np.ndarray     # every step's loss (float32)
+    metrics: np.ndarray    # every step's metrics, [steps, metrics] (float32); column 0 is the loss
+    cycles: int            # device cycles of all steps
+    link_bytes: dict[str, int]  # TrainStep.link_bytes after the last step
+
+
+def train(fn: Callable, state: Any, batches: Iterable[Sequence[Any]], *, device: str | _systole.Device = "ref",
+          config: str = "small", on_step: Callable[[StepReport], None] | None = None) -> Trained:
+    """Trains on Systole: compiles `fn(*state, *batch) -> (*new_state, loss, metrics…)` once with
+    the state donated (`train_step`, shaped by the first batch), runs it on every batch of
+    `batches` in order (for epochs, pass the batches of every epoch) with the state kept by the
+    runtime between steps, calls `on_step` after each step and returns the trained state and the
+    history. A batch shaped unlike the step's parameters raises ValueError naming the step."""
+    iterator = iter(batches)
+    first = next(iterator, None)
+    if first is None:
+        raise ValueError("systole.jax.train: `batches` is empty")
+    step = train_step(fn, state, tuple(first), device=device, config=config)
+    history = []
+    for index, batch in enumerate(itertools.chain([first], iterator), start=1):
+        try:
+            metrics = step(*batch)
+        except ValueError as error:
+            raise ValueError(f"systole.jax.train: step {index}: {error}") from error
+        history.append(metrics)
+        if on_step is not None:
+            on_step(StepReport(index, metrics, step.cycles, dict(step.link_bytes)))
+    table = np.asarray(history, np.float32)
+    return Trained(step.state, table[:, 0].copy(), table, step.cycles, dict(step.link_bytes))

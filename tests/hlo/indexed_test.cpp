@@ -1,6 +1,7 @@
-// gather, scatter, sort and dynamic-update-slice on the interpreter: JAX's jnp.take, .at[].add/set,
-// vmapped versions of both (batching dimensions), jnp.sort, jnp.argsort, lax.scan and
-// lax.dynamic_update_slice as the pinned JAX writes them, against JAX's own CPU outputs
+// gather, scatter, sort, dynamic-update-slice and select-and-scatter on the interpreter: JAX's
+// jnp.take, .at[].add/set, vmapped versions of both (batching dimensions), jnp.sort,
+// jnp.argsort, lax.scan, lax.dynamic_update_slice and max-pool gradients as the pinned JAX
+// writes them, against JAX's own CPU outputs
 // (tests/hlo/data/jax_*.{hlo,npz}, written by jax_dumps.py) bit for bit; then XLA's
 // out-of-range rules, IEEE total order, and malformed attributes refused with what is wrong.
 #include <gmock/gmock.h>
@@ -43,6 +44,13 @@ TEST(Indexed, TakeMatchesJaxOutOfRangeRowsIncluded) { ExpectIdenticalToJax("jax_
 TEST(Indexed, TakeGradientAddsRepeatedIdsAsJaxDoes) { ExpectIdenticalToJax("jax_take_grad"); }
 TEST(Indexed, ScatterSetSkipsOutOfRangeIdsAsJaxDoes) { ExpectIdenticalToJax("jax_scatter_set"); }
 TEST(Indexed, VmappedTakeUsesBatchingDimensions) { ExpectIdenticalToJax("jax_batched_take"); }
+// select-and-scatter: a 2x2/2 max pool's gradient on small integers with ties (the first of
+// tied elements in the window gets it), and 3x3/2 windows that overlap (an element picked by
+// two windows gets both).
+TEST(Indexed, MaxPoolGradientGoesToTheFirstOfTiedElementsAsJaxDoes) { ExpectIdenticalToJax("jax_max_pool_grad"); }
+TEST(Indexed, OverlappingPoolGradientAddsWhereWindowsPickTheSameElement) {
+  ExpectIdenticalToJax("jax_overlapping_pool_grad");
+}
 TEST(Indexed, VmappedTakeGradientUsesBatchingDimensions) { ExpectIdenticalToJax("jax_batched_take_grad"); }
 TEST(Indexed, SortOrdersNansAndSignedZerosAsJaxDoes) { ExpectIdenticalToJax("jax_sort_rows"); }
 TEST(Indexed, ArgsortIsAVariadicStableSort) { ExpectIdenticalToJax("jax_argsort_columns"); }
@@ -197,7 +205,19 @@ INSTANTIATE_TEST_SUITE_P(
                   "unknown comparison type 'SIDEWAYS'"},
         Malformed{"dynamic-update-slice of another rank",
                   "ROOT d = f32[10,4] dynamic-update-slice(t, f, i, i)",
-                  "must have the operand's element type and rank"}));
+                  "must have the operand's element type and rank"},
+        Malformed{"select-and-scatter source not shaped like the windows",
+                  "z = f32[] constant(0)\n  ROOT s = f32[10,4] select-and-scatter(t, u, z), "
+                  "window={size=2x2 stride=2x2}, select=cmp, scatter=add",
+                  "has 2 window position(s) per dimension [5, 2]"},
+        Malformed{"select-and-scatter select returning f32",
+                  "z = f32[] constant(0)\n  v = f32[5,2] broadcast(z), dimensions={}\n  ROOT s = f32[10,4] "
+                  "select-and-scatter(t, v, z), window={size=2x2 stride=2x2}, select=cmp, scatter=add",
+                  "select 'cmp' must return pred[], returns f32[]"},
+        Malformed{"select-and-scatter without select=",
+                  "z = f32[] constant(0)\n  v = f32[5,2] broadcast(z), dimensions={}\n  ROOT s = f32[10,4] "
+                  "select-and-scatter(t, v, z), window={size=2x2 stride=2x2}, scatter=add",
+                  "names only one of its two computations (select= and scatter=)"}));
 
 }  // namespace
 }  // namespace systole::hlo

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include <filesystem>
+#include <span>
 
 #include "systole/server.hpp"
 #include "runtime/pod.hpp"
@@ -52,6 +53,29 @@ TEST(Pod, AnyDeviceCountIsBitIdenticalToOneDevice) {
   ExpectBitIdentical(TrainOn({"ref", "ref"}, 3), one);
   ExpectBitIdentical(TrainOn({"ref", "ref", "ref", "ref"}, 3), one);
   ExpectBitIdentical(TrainOn(std::vector<std::string>(8, "ref"), 3), one);
+}
+
+// Every device keeps the gradient and update programs loaded: only the first step loads
+// programs; later steps move the same operand and result bytes as the first.
+TEST(Pod, LoadsItsProgramsOnceOnEveryDevice) {
+  const std::vector<std::string> uris{"ref", "ref"};
+  PodFixture f(uris);
+  Pod pod(f.programs, f.pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
+  const std::vector<std::size_t> order = EpochOrder(f.data.train_rows(), 17, 0);
+  std::vector<RunStats> steps;
+  for (std::size_t s = 0; s < 3; ++s) {
+    std::vector<hlo::Literal> batch;
+    const auto rows = std::span(order).subspan(s * static_cast<std::size_t>(pod.batch_size()),
+                                               static_cast<std::size_t>(pod.batch_size()));
+    for (const hlo::Literal& array : f.data.train) batch.push_back(GatherRows(array, rows));
+    steps.push_back(pod.Step(batch).stats);
+  }
+  EXPECT_GT(steps[0].program_bytes, 0u);
+  for (std::size_t s = 1; s < steps.size(); ++s) {
+    EXPECT_EQ(steps[s].program_bytes, 0u) << "step " << s + 1;
+    EXPECT_EQ(steps[s].operand_bytes, steps[0].operand_bytes) << "step " << s + 1;
+    EXPECT_EQ(steps[s].result_bytes, steps[0].result_bytes) << "step " << s + 1;
+  }
 }
 
 // And close to the fused step on the same global batch (one dot over all 32 rows instead of

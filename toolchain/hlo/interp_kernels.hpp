@@ -50,6 +50,7 @@ class Folder {
 };
 Literal EvalReduce(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
 Literal EvalReduceWindow(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
+Literal EvalSelectAndScatter(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
 
 // interp_indexed.cpp: gather, scatter, sort, dynamic-update-slice.
 Literal EvalIndexed(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);

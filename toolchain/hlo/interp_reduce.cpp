@@ -1,4 +1,4 @@
-// reduce and reduce-window. A reducer that is one binary op of its two parameters (add, max,
+// reduce, reduce-window and select-and-scatter (a max pool's gradient). A reducer that is one binary op of its two parameters (add, max,
 // …: every reducer in real dumps) runs as a direct loop; any other reducer is interpreted per
 // element. Either way values fold in row-major order over the reduced dimensions, starting from
 // the initial value, and are rounded to the element type after every step.
@@ -11,6 +11,36 @@ namespace systole::hlo::detail {
 namespace {
 
 std::size_t U(std::int64_t value) { return static_cast<std::size_t>(value); }
+
+// The row-major offset in an operand of dims `in_dims` of element `window_index` of the window
+// at `position` (the output index of reduce-window, the source index of select-and-scatter);
+// none in padding or a base-dilation hole.
+std::optional<std::int64_t> WindowOffset(const std::vector<WindowDim>& window, const std::vector<std::int64_t>& in_dims,
+                                         const std::vector<std::int64_t>& in_strides,
+                                         const std::vector<std::int64_t>& position,
+                                         const std::vector<std::int64_t>& window_index) {
+  std::int64_t offset = 0;
+  for (std::size_t d = 0; d < in_dims.size(); ++d) {
+    const WindowDim& w = window[d];
+    const std::int64_t dilated = position[d] * w.stride - w.pad_low + window_index[d] * w.rhs_dilation;
+    if (dilated < 0 || dilated % w.lhs_dilation != 0 || dilated / w.lhs_dilation >= in_dims[d]) return std::nullopt;
+    offset += dilated / w.lhs_dilation * in_strides[d];
+  }
+  return offset;
+}
+
+// The next row-major index below `dims` (an odometer; wraps to zeros after the last).
+void Advance(std::vector<std::int64_t>& index, const std::vector<std::int64_t>& dims) {
+  for (std::size_t d = index.size(); d-- > 0;) {
+    if (++index[d] < dims[d]) return;
+    index[d] = 0;
+  }
+}
+std::vector<std::int64_t> WindowSizes(const std::vector<WindowDim>& window) {
+  std::vector<std::int64_t> sizes;
+  for (const WindowDim& w : window) sizes.push_back(w.size);
+  return sizes;
+}
 
 // The binary op a reducer applies to its two parameters, when it is that simple.
 std::optional<Opcode> SimpleReducer(const Computation& reducer) {
@@ -103,8 +133,9 @@ Literal EvalReduceWindow(const Instruction& instruction, const Operands& operand
   const std::vector<std::int64_t>& in_dims = input.shape.dims;
   const std::vector<std::int64_t> in_strides = RowMajorStrides(in_dims);
   const std::vector<std::int64_t>& out_dims = instruction.shape.dims;
+  const std::vector<std::int64_t> window_sizes = WindowSizes(instruction.window);
   std::int64_t window_elements = 1;
-  for (const WindowDim& w : instruction.window) window_elements *= w.size;
+  for (const std::int64_t size : window_sizes) window_elements *= size;
 
   Literal result(instruction.shape);
   std::vector<std::int64_t> out_index(rank, 0);
@@ -116,26 +147,63 @@ Literal EvalReduceWindow(const Instruction& instruction, const Operands& operand
     std::fill(window_index.begin(), window_index.end(), 0);
     for (std::int64_t e = 0; e < window_elements; ++e) {
       // Padding and base-dilation holes read as the initial value, as XLA defines them.
-      std::int64_t offset = 0;
-      bool valid = true;
-      for (std::size_t d = 0; d < rank && valid; ++d) {
-        const WindowDim& w = instruction.window[d];
-        const std::int64_t dilated = out_index[d] * w.stride - w.pad_low + window_index[d] * w.rhs_dilation;
-        valid = dilated >= 0 && dilated % w.lhs_dilation == 0 && dilated / w.lhs_dilation < in_dims[d];
-        offset += (valid ? dilated / w.lhs_dilation : 0) * in_strides[d];
-      }
-      x[0] = valid ? input.values[U(offset)] : init;
+      const std::optional<std::int64_t> offset = WindowOffset(instruction.window, in_dims, in_strides, out_index,
+                                                              window_index);
+      x[0] = offset ? input.values[U(*offset)] : init;
       folder.Fold(acc, x);
-      for (std::size_t d = rank; d-- > 0;) {
-        if (++window_index[d] < instruction.window[d].size) break;
-        window_index[d] = 0;
-      }
+      Advance(window_index, window_sizes);
     }
     out = acc[0];
-    for (std::size_t d = rank; d-- > 0;) {
-      if (++out_index[d] < out_dims[d]) break;
-      out_index[d] = 0;
+    Advance(out_index, out_dims);
+  }
+  return result;
+}
+
+Literal EvalSelectAndScatter(const Instruction& instruction, const Operands& operands, const ComputationRunner& run) {
+  const Literal& input = *operands[0];
+  const Literal& source = *operands[1];
+  const ElementType type = input.shape.type;
+  const Computation& select = *instruction.called[0];
+  const Folder scatter(*instruction.called[1], {type}, run);
+  const std::size_t rank = input.shape.Rank();
+  const std::vector<std::int64_t> in_strides = RowMajorStrides(input.shape.dims);
+  const std::vector<std::int64_t> window_sizes = WindowSizes(instruction.window);
+  std::int64_t window_elements = 1;
+  for (const std::int64_t size : window_sizes) window_elements *= size;
+
+  Literal result(instruction.shape);
+  std::fill(result.values.begin(), result.values.end(), operands[2]->values[0]);
+  std::vector<std::int64_t> source_index(rank, 0);
+  std::vector<std::int64_t> window_index(rank, 0);
+  Literal selected_value(Shape(type, {})), candidate(Shape(type, {}));
+  std::vector<double> acc(1), x(1);
+  for (const double source_value : source.values) {
+    // XLA's order: the first element of the window in row-major order (padding is skipped, not
+    // read), then each later one replaces it unless select(selected, later) is true.
+    std::optional<std::int64_t> selected;
+    std::fill(window_index.begin(), window_index.end(), 0);
+    for (std::int64_t e = 0; e < window_elements; ++e) {
+      const std::optional<std::int64_t> offset = WindowOffset(instruction.window, input.shape.dims, in_strides,
+                                                              source_index, window_index);
+      if (offset) {
+        candidate.values[0] = input.values[U(*offset)];
+        if (!selected) {
+          selected = offset;
+          selected_value.values[0] = candidate.values[0];
+        } else if (run(select, {&selected_value, &candidate}).values.at(0) == 0.0) {
+          selected = offset;
+          selected_value.values[0] = candidate.values[0];
+        }
+      }
+      Advance(window_index, window_sizes);
     }
+    if (selected) {  // scatter(source, current), XLA's parameter order
+      acc[0] = source_value;
+      x[0] = result.values[U(*selected)];
+      scatter.Fold(acc, x);
+      result.values[U(*selected)] = acc[0];
+    }
+    Advance(source_index, source.shape.dims);
   }
   return result;
 }

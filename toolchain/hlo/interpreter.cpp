@@ -59,6 +59,7 @@ Literal Dispatch(const Instruction& instruction, const Operands& operands, const
     case Opcode::kConvolution: return detail::EvalConvolution(instruction, operands);
     case Opcode::kReduce: return detail::EvalReduce(instruction, operands, run);
     case Opcode::kReduceWindow: return detail::EvalReduceWindow(instruction, operands, run);
+    case Opcode::kSelectAndScatter: return detail::EvalSelectAndScatter(instruction, operands, run);
     case Opcode::kGather:
     case Opcode::kScatter:
     case Opcode::kSort:

@@ -87,7 +87,8 @@ namespace systole::hlo {
   X(kSort, "sort")                              \
   X(kWhile, "while")                            \
   X(kConditional, "conditional")                \
-  X(kReduceWindow, "reduce-window")
+  X(kReduceWindow, "reduce-window")            \
+  X(kSelectAndScatter, "select-and-scatter")
 
 enum class Opcode : std::uint8_t {
 #define SYSTOLE_HLO_ENUM(e, n) e,
@@ -203,7 +204,7 @@ class Instruction {
   Shape shape;
   std::vector<Instruction*> operands;
   // to_apply= / calls=; while: {condition, body}; conditional: {true, false} or the
-  // branch_computations in order.
+  // branch_computations in order; select-and-scatter: {select, scatter}.
   std::vector<Computation*> called;
   SourceLocation location;            // where the instruction was written, if parsed
 

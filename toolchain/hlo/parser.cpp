@@ -33,6 +33,15 @@ struct PendingInstruction {
   std::vector<NameReference> callees;
 };
 
+// The attributes of an instruction that calls two computations, for messages.
+std::string_view TwoCalleeNames(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kWhile: return "condition= and body=";
+    case Opcode::kSelectAndScatter: return "select= and scatter=";
+    default: return "true_computation= and false_computation=";
+  }
+}
+
 class ModuleParser {
  public:
   explicit ModuleParser(Cursor& cursor) : cursor_(cursor) {}
@@ -348,9 +357,9 @@ class ModuleParser {
       instruction.dot_dims.rhs_contracting = detail::ParseIntegerList(cursor_);
     } else if (name == "to_apply" || name == "calls" || name == "branch_computations") {
       ParseCallees(pending);
-    } else if (name == "condition" || name == "true_computation") {
-      ParseCalleeAt(pending, 0);  // while: {condition, body}; conditional: {true, false}
-    } else if (name == "body" || name == "false_computation") {
+    } else if (name == "condition" || name == "true_computation" || name == "select") {
+      ParseCalleeAt(pending, 0);  // while: {condition, body}; conditional: {true, false}; {select, scatter}
+    } else if (name == "body" || name == "false_computation" || name == "scatter") {
       ParseCalleeAt(pending, 1);
     } else if (name == "window") {
       instruction.window = detail::ParseWindow(cursor_);
@@ -435,8 +444,7 @@ class ModuleParser {
         if (callee.name.empty()) {  // a slot ParseCalleeAt skipped: `body=` without `condition=`
           cursor_.FailAt(instruction->location,
                          fmt::format("instruction '{}' names only one of its two computations ({})", instruction->name,
-                                     instruction->opcode == Opcode::kWhile ? "condition= and body="
-                                                                           : "true_computation= and false_computation="));
+                                     TwoCalleeNames(instruction->opcode)));
         }
         Computation* computation = module.Find(callee.name);
         if (computation == nullptr) {

@@ -70,6 +70,7 @@ Shape Inference::Infer() const {
     case Opcode::kDot: return Dot();
     case Opcode::kReduce: return Reduce();
     case Opcode::kReduceWindow: return ReduceWindow();
+    case Opcode::kSelectAndScatter: return SelectAndScatter();
     default: return Elementwise();
   }
 }

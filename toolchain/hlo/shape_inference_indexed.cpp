@@ -192,24 +192,54 @@ Shape Inference::Sort() const {
   }
   Require(i_.dimensions.size() == 1, "needs dimensions={d}: one dimension to sort along");
   Dimension(i_.dimensions[0], first.Rank(), "sort dimension");
-  const Computation& comparator = *i_.called[0];
-  const std::vector<Instruction*> parameters = comparator.Parameters();
-  Require(parameters.size() == 2 * i_.operands.size(),
-          fmt::format("comparator '{}' must take {} scalar parameters, takes {}", comparator.name,
-                      2 * i_.operands.size(), parameters.size()));
-  for (std::size_t k = 0; k < parameters.size(); ++k) {
-    Require(parameters[k] != nullptr && parameters[k]->shape.IsArray() && parameters[k]->shape.dims.empty() &&
-                parameters[k]->shape.type == Operand(k / 2).type,
-            fmt::format("parameter {} of comparator '{}' must be a {} scalar", k, comparator.name,
-                        ElementTypeName(Operand(k / 2).type)));
-  }
-  const Shape& root = comparator.root->shape;
-  Require(root.IsArray() && root.dims.empty() && root.type == ElementType::kPred,
-          fmt::format("comparator '{}' must return pred[], returns {}", comparator.name, root.ToString()));
+  std::vector<ElementType> compared;
+  for (std::size_t k = 0; k < 2 * i_.operands.size(); ++k) compared.push_back(Operand(k / 2).type);
+  CheckPredicate(*i_.called[0], compared, "comparator");
   if (i_.operands.size() == 1) return first;
   std::vector<Shape> elements;
   for (const Instruction* operand : i_.operands) elements.push_back(operand->shape);
   return Shape::Tuple(std::move(elements));
+}
+
+void Inference::CheckPredicate(const Computation& predicate, const std::vector<ElementType>& types,
+                               std::string_view role) const {
+  const std::vector<Instruction*> parameters = predicate.Parameters();
+  Require(parameters.size() == types.size(), fmt::format("{} '{}' must take {} scalar parameters, takes {}", role,
+                                                         predicate.name, types.size(), parameters.size()));
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    Require(parameters[k] != nullptr && parameters[k]->shape.IsArray() && parameters[k]->shape.dims.empty() &&
+                parameters[k]->shape.type == types[k],
+            fmt::format("parameter {} of {} '{}' must be a {} scalar", k, role, predicate.name,
+                        ElementTypeName(types[k])));
+  }
+  const Shape& root = predicate.root->shape;
+  Require(root.IsArray() && root.dims.empty() && root.type == ElementType::kPred,
+          fmt::format("{} '{}' must return pred[], returns {}", role, predicate.name, root.ToString()));
+}
+
+// select-and-scatter(operand, source, init), window=…, select=S, scatter=T (a max pool's
+// gradient): in every window of the operand S picks one element, and the source value of that
+// window is combined with T into the result (shaped like the operand) at the picked position.
+Shape Inference::SelectAndScatter() const {
+  OperandCount(3);
+  Require(i_.called.size() == 2, "needs select= and scatter=");
+  const Shape& operand = ArrayOperand(0);
+  const Shape& source = ArrayOperand(1);
+  const Shape& init = ArrayOperand(2);
+  Require(init.dims.empty() && init.type == operand.type,
+          fmt::format("initial value must be a {} scalar, found {}", ElementTypeName(operand.type), init.ToString()));
+  Require(source.type == operand.type, fmt::format("source {} must have the operand's element type ({})",
+                                                   source.ToString(), operand.ToString()));
+  Require(i_.window.size() == operand.Rank(),
+          fmt::format("window has {} dimension(s) but the operand has rank {}", i_.window.size(), operand.Rank()));
+  std::vector<std::int64_t> windows;
+  for (std::size_t d = 0; d < operand.Rank(); ++d) windows.push_back(WindowedSize(operand.dims[d], i_.window[d]));
+  Require(source.dims == windows, fmt::format("source is {} but the operand {} has {} window position(s) per "
+                                              "dimension [{}]", source.ToString(), operand.ToString(),
+                                              windows.size(), fmt::join(windows, ", ")));
+  CheckPredicate(*i_.called[0], {operand.type, operand.type}, "select");
+  CheckReducer(*i_.called[1], {operand.type});
+  return operand;
 }
 
 }  // namespace systole::hlo::detail

@@ -73,9 +73,14 @@ class Inference {
   Shape Dot() const;
   Shape Reduce() const;
   Shape ReduceWindow() const;
+  Shape SelectAndScatter() const;  // shape_inference_indexed.cpp
   // Output size of one windowed dimension (convolution, reduce-window).
   std::int64_t WindowedSize(std::int64_t input, const WindowDim& window) const;
   void CheckReducer(const Computation& reducer, const std::vector<ElementType>& types) const;
+  // `predicate` takes scalars of `types` and returns pred[] (sort's comparator, select-and-
+  // scatter's select); `role` names it in messages.
+  void CheckPredicate(const Computation& predicate, const std::vector<ElementType>& types,
+                      std::string_view role) const;
 
   const Instruction& i_;
 };

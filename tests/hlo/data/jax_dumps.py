@@ -9,9 +9,9 @@ tables. The `_optimized` fixtures are what XLA's CPU compiler prints after optim
 (`jax.jit(fn).lower(...).compile().as_text()`): `fusion` instructions calling fused
 computations, operands without shapes, scheduling attributes. The file names in those tables are
 made relative to the repository so the fixtures do not depend on where the repository is checked
-out. The control-flow fixtures (`lax.fori_loop`: `while`; `lax.cond`, `lax.switch`:
-`conditional`) and the indexed ones (gather, scatter, sort, dynamic-update-slice) come with an
-.npz of inputs and JAX's CPU outputs (arr_0, arr_1, …: each run's inputs, then its output).
+out. The control-flow fixtures (`lax.fori_loop`: `while`; `lax.cond`, `lax.switch`: `conditional`),
+the indexed ones (gather, scatter, sort, dynamic-update-slice) and the max-pool gradients (select-
+and-scatter) come with an .npz of inputs and JAX's outputs (each run's inputs, then its output).
 """
 import os
 
@@ -127,6 +127,54 @@ def update_slice(x, u, i):
     return jax.lax.dynamic_update_slice(x, u, (i, 0))
 
 
+def max_pool(x, window, strides, padding):
+    return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, window, strides, padding)
+
+
+def max_pool_grad(x, g):
+    """A 2x2/2 max pool's gradient: select-and-scatter (select=ge, scatter=add); of tied
+    elements the first in the window gets the gradient."""
+    return jax.vjp(lambda t: max_pool(t, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"), x)[1](g)[0]
+
+
+def overlapping_pool_grad(x, g):
+    """3x3 windows at stride 2, SAME padding: windows overlap (an element picked by two windows
+    gets both gradients) and the padding is never picked."""
+    return jax.vjp(lambda t: max_pool(t, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), x)[1](g)[0]
+
+
+def cnn_pool_step(c1, b1, w, b, x, y):
+    """One SGD step (lr 0.1) of a CNN with a max pool: 3x3 SAME convolution + bias + ReLU, 2x2
+    max pool, dense to 10, softmax cross-entropy. Returned flat (one array, as the fixtures'
+    .npz holds one output per run): the new c1, b1, w, b, then the loss."""
+    def loss_fn(params):
+        c1, b1, w, b = params
+        dn = ("NHWC", "HWIO", "NHWC")
+        h = jax.nn.relu(jax.lax.conv_general_dilated(x, c1, (1, 1), "SAME", dimension_numbers=dn) + b1)
+        h = max_pool(h, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        logits = h.reshape(h.shape[0], -1) @ w + b
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1))
+    params = (c1, b1, w, b)
+    loss, grads = jax.value_and_grad(loss_fn)(params)
+    return jnp.concatenate([(p - 0.1 * g).ravel() for p, g in zip(params, grads)] + [loss[None]])
+
+
+def pool_runs(rng):
+    """Max-pool gradients on small integers (ties in most windows; every sum exact) and the CNN
+    training step on digit-sized images."""
+    f32 = np.float32
+    ints = lambda *shape: rng.integers(-2, 3, shape).astype(f32)  # noqa: E731
+    x = rng.random((4, 8, 8, 1)).astype(f32)
+    y = np.eye(10, dtype=f32)[rng.integers(0, 10, 4)]
+    cnn = [(rng.standard_normal((3, 3, 1, 4)) * 0.5).astype(f32), (rng.standard_normal(4) * 0.1).astype(f32),
+           (rng.standard_normal((64, 10)) * 0.1).astype(f32), (rng.standard_normal(10) * 0.1).astype(f32), x, y]
+    return {
+        "jax_max_pool_grad": (max_pool_grad, [[ints(2, 4, 6, 3), ints(2, 2, 3, 3)]]),
+        "jax_overlapping_pool_grad": (overlapping_pool_grad, [[ints(1, 5, 5, 2), ints(1, 3, 3, 2)]]),
+        "jax_cnn_pool_step": (cnn_pool_step, [cnn]),
+    }
+
+
 def indexed_runs(rng):
     """Inputs for the indexed fixtures: sums are of small integers, so every result is exact."""
     f32 = np.float32
@@ -211,6 +259,7 @@ def main():
         "jax_switch": (switch, [[np.int32(0), x], [np.int32(1), x], [np.int32(2), x], [np.int32(7), x]]),
     }
     runs.update(indexed_runs(np.random.default_rng(16)))
+    runs.update(pool_runs(np.random.default_rng(17)))
     for name, (fn, input_sets) in runs.items():
         write(name + ".hlo", hlo_text(jax.jit(fn).lower(*input_sets[0])))
         arrays = []
