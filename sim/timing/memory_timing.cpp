@@ -171,7 +171,8 @@ std::vector<MemoryAccess> MemoryTimingModel::DmaAccesses(std::uint64_t address,
   return accesses;
 }
 
-MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses) const {
+MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses,
+                                          std::uint64_t in_flight_limit) const {
   const DramConfig& d = config_.dram;
   const unsigned il = static_cast<unsigned>(std::countr_zero(config_.interleave_bytes));
   const unsigned ch_bits = static_cast<unsigned>(std::countr_zero(config_.memory_channels));
@@ -183,6 +184,9 @@ MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses
   std::vector<Time> accepted(accesses.size()), done(accesses.size(), -1);
   MemoryTimingResult result;
   result.latencies.resize(accesses.size());
+  const std::size_t in_flight = in_flight_limit == 0
+                                    ? options_.rob_depth
+                                    : std::min<std::size_t>(options_.rob_depth, in_flight_limit);
   std::size_t next = 0, head = 0;
   for (Time now = 0; head < accesses.size(); ++now) {
     for (auto& channel : channels) {
@@ -191,7 +195,7 @@ MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses
       if (channel.Step(now, served, visible)) done[served] = visible;
     }
     // Acceptance sees the reorder buffer and the queue as they were at the start of the cycle.
-    if (next < accesses.size() && next - head < options_.rob_depth) {
+    if (next < accesses.size() && next - head < in_flight) {
       const std::uint64_t a = accesses[next].address;
       Channel& channel = channels[(a >> il) & (config_.memory_channels - 1)];
       if (!channel.Full()) {

@@ -39,8 +39,10 @@ class MemoryTimingModel {
   explicit MemoryTimingModel(const Config& config, MemoryTimingOptions options = {});
 
   // The accesses, offered one per cycle in order by one requester (as the arbiter's output
-  // does), each as soon as the controller accepts it.
-  MemoryTimingResult Run(std::span<const MemoryAccess> accesses) const;
+  // does), each as soon as the controller accepts it and, when `in_flight_limit` is not 0,
+  // while fewer than that many are unanswered (a DMA engine's credits).
+  MemoryTimingResult Run(std::span<const MemoryAccess> accesses,
+                         std::uint64_t in_flight_limit = 0) const;
 
   // The 32-byte words a DMA touches, in the order the DMA engines request them: `rows` rows of
   // `row_bytes` bytes, the first at `address`, each `stride` bytes after the previous one (a
