@@ -24,6 +24,13 @@ struct MemoryAccess {
   std::uint64_t address = 0;  // a multiple of 32, inside the memory
 };
 
+// Where a 32-byte access lands (docs/MEMORY.md, "Addresses").
+struct DramLocation {
+  unsigned channel = 0, group = 0, bank = 0;  // bank: within its group
+  std::uint64_t row = 0, column = 0;
+  std::uint64_t word = 0;                      // the channel-local word address / 32
+};
+
 struct MemoryTimingOptions {
   unsigned queue_depth = 16;  // per channel, as systole_hbm_ctrl's QUEUE_DEPTH
   unsigned rob_depth = 64;    // requests in flight, as its ROB_DEPTH
@@ -56,6 +63,9 @@ class MemoryTimingModel {
                           std::uint64_t row_bytes, bool write) const {
     return Run(DmaAccesses(address, stride, rows, row_bytes, write)).cycles;
   }
+
+  // The channel, bank and row of the access at `address`.
+  DramLocation Locate(std::uint64_t address) const;
 
   // Theoretical peak of the configuration, bytes per cycle: every channel's data bus busy, but
   // never more than the 32-byte requester port takes per cycle.

@@ -5,6 +5,14 @@
 #include <bit>
 
 namespace systole::model {
+namespace {
+
+// The address of the last byte a DMA of `rows` rows touches.
+std::uint64_t LastByte(std::uint64_t dram, std::uint64_t stride, std::uint64_t rows, std::uint64_t row_bytes) {
+  return rows == 0 || row_bytes == 0 ? dram : dram + (rows - 1) * stride + row_bytes - 1;
+}
+
+}  // namespace
 
 using isa::Field;
 using isa::Opcode;
@@ -18,6 +26,7 @@ TimingModel::TimingModel(const Config& config, TimingParameters parameters)
                                config.dram.banks_per_group * config.dram.row_bytes;
   const std::uint64_t row_span = period / config.memory_channels;
   dram_period_ = config.interleave_bytes <= row_span ? period : 0;
+  open_rows_.assign(std::size_t{config.memory_channels} * config.dram.banks_per_group, -1);
   // systole_dma_weights' CREDITS: weight_queue_depth tiles of word-aligned rows, rounded up to
   // a power of two, at least the row reader's 16.
   const std::uint64_t row_words = (std::uint64_t{config.cols} * ElementBytes(config.dtype) + 31) / 32;
@@ -29,9 +38,7 @@ DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint6
                          std::uint64_t row_bytes, bool write, std::uint64_t credits) {
   if (rows == 0 || row_bytes == 0) return {};
   if (parameters_.memory == TimingParameters::Memory::kFixed) {
-    // The older formula: the channels' beats are the only shared resource.
-    const std::uint64_t beats = DmaBeats(rows, row_bytes);
-    return {parameters_.memory_latency, beats, beats};
+    return {parameters_.memory_latency, DmaBeats(rows, row_bytes)};
   }
   const std::uint64_t key_address = dram_period_ != 0 ? address % dram_period_ : address;
   const auto key = std::tuple{key_address, stride, rows, row_bytes, write, credits};
@@ -45,11 +52,8 @@ DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint6
   const MemoryTimingResult result = memory_.Run(accesses, credits);
   // Response of the first access at `latency`, of the last at `cycles`; one more cycle to take
   // it. A truncated stream continues at the rate it had.
-  DmaTime time{result.latencies.front(), result.cycles - result.latencies.front() + 1, accesses.size()};
-  if (simulated < rows) {
-    time.stream = (time.stream * rows + simulated - 1) / simulated;
-    time.accesses = (time.accesses * rows + simulated - 1) / simulated;
-  }
+  DmaTime time{result.latencies.front(), result.cycles - result.latencies.front() + 1};
+  if (simulated < rows) time.stream = (time.stream * rows + simulated - 1) / simulated;
   dma_cache_.emplace(key, time);
   return time;
 }
@@ -60,7 +64,7 @@ void TimingModel::StartLaunch() {
   fetched_ = 0;
   fetch_pops_.clear();
   launch_end_ = 0;
-  port_free_ = 0;
+  memory_busy_.clear();
   unit_free_ = {};
   for (auto& starts : recent_starts_) starts.clear();
   for (auto& row : tokens_) {
@@ -136,17 +140,59 @@ void TimingModel::Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle comp
   launch_end_ = std::max(launch_end_, complete);
 }
 
-// A DMA takes the time it takes alone on an idle memory (its latency and stream), and its
-// requests share the core's memory port with the other DMA units' first come, first served in
-// program order: it completes no earlier than a round trip after its last request has gone out.
-// The wait for the port is its memory stall (the RTL counts cycles a request is refused).
-TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime time,
-                                         PerfCounters& perf) {
-  const Cycle port_begin = std::max(start, port_free_);
-  port_free_ = port_begin + time.accesses;
-  At(perf, Perf::kStallMemory) += port_begin - start;
-  RecordStall(unit, trace::StallCause::kMemory, start, port_begin);
-  return std::max(start + time.latency + time.stream, port_free_ + time.latency);
+TimingModel::Cycle TimingModel::ReserveMemory(Cycle from, std::uint64_t cycles) {
+  Cycle t = from;
+  auto it = memory_busy_.upper_bound(t);
+  if (it != memory_busy_.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
+  while (cycles > 0) {
+    it = memory_busy_.lower_bound(t);
+    const Cycle gap = it == memory_busy_.end() ? cycles : std::min<Cycle>(cycles, it->first - t);
+    // Take [t, t + gap), merged with its neighbours.
+    Cycle begin = t, end = t + gap;
+    if (it != memory_busy_.end() && it->first == end) {
+      end = it->second;
+      it = memory_busy_.erase(it);
+    }
+    if (it != memory_busy_.begin() && std::prev(it)->second == begin) {
+      begin = std::prev(it)->first;
+      memory_busy_.erase(std::prev(it));
+    }
+    memory_busy_[begin] = end;
+    cycles -= gap;
+    t = end;
+  }
+  return t;
+}
+
+// A DMA takes the time it takes alone on an idle memory — its latency, then its stream — with
+// two corrections. Its first access finds the DRAM row the earlier DMAs left open in its bank
+// (no ACTIVATE: t_rcd less) or another row open there (a PRECHARGE first: t_rp more), where the
+// idle-memory latency assumed a closed bank. And its stream holds device memory, which the
+// three DMA units share first come, first served in time: it takes the first free cycles from
+// the end of its latency. The cycles it waits for them are its memory stall.
+TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime time, std::uint64_t first,
+                                         std::uint64_t last, PerfCounters& perf) {
+  // Intervals that ended before the current dispatch can no longer be taken: every later
+  // instruction starts after its dispatch.
+  while (!memory_busy_.empty() && memory_busy_.begin()->second < sequencer_) memory_busy_.erase(memory_busy_.begin());
+  std::uint64_t latency = time.latency;
+  if (parameters_.memory == TimingParameters::Memory::kDram) {
+    const DramLocation at = memory_.Locate(first);
+    const std::int64_t open = open_rows_[at.channel * config_.dram.banks_per_group + at.bank];
+    if (open == static_cast<std::int64_t>(at.row)) {
+      latency -= std::min<std::uint64_t>(latency, config_.dram.t_rcd);
+    } else if (open >= 0) {
+      latency += config_.dram.t_rp;
+    }
+    const DramLocation end = memory_.Locate(last);
+    open_rows_[end.channel * config_.dram.banks_per_group + end.bank] = static_cast<std::int64_t>(end.row);
+  }
+  const Cycle data = start + latency;
+  const Cycle done = ReserveMemory(data, time.stream);
+  const Cycle waited = done - data - time.stream;
+  At(perf, Perf::kStallMemory) += waited;
+  RecordStall(unit, trace::StallCause::kMemory, start, start + waited);
+  return done;
 }
 
 void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
@@ -182,10 +228,11 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
     case Opcode::kStore: {
       const bool store = insn.opcode == Opcode::kStore;
       const std::uint64_t size = insn[Field::kMem] == 0 ? element_bytes : kAccumulatorElementBytes;
+      const std::uint64_t row_bytes = insn[Field::kElems] * size;
+      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
       complete = Transfer(unit, start,
-                          Dma(insn[Field::kDram], insn[Field::kStride], rows,
-                              insn[Field::kElems] * size, store, store ? 0 : parameters_.load_credits),
-                          perf);
+                          Dma(dram, stride, rows, row_bytes, store, store ? 0 : parameters_.load_credits),
+                          dram, LastByte(dram, stride, rows, row_bytes), perf);
       unit_free = complete - 1;  // ready again in the cycle of its last write / acknowledgement
       break;
     }
@@ -200,9 +247,10 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       if (index >= parameters_.weight_queue_depth) {
         start = std::max(start, tile_loaded_[index - parameters_.weight_queue_depth]);
       }
-      const DmaTime time = Dma(insn[Field::kDram], insn[Field::kStride], rows,
-                               insn[Field::kCols] * element_bytes, false, weight_credits_);
-      complete = Transfer(unit, start, time, perf);
+      const std::uint64_t row_bytes = insn[Field::kCols] * element_bytes;
+      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
+      const DmaTime time = Dma(dram, stride, rows, row_bytes, false, weight_credits_);
+      complete = Transfer(unit, start, time, dram, LastByte(dram, stride, rows, row_bytes), perf);
       // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
       // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
       // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.

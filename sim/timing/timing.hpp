@@ -76,12 +76,11 @@ struct TimingParameters {
   std::uint64_t dram_max_accesses = 1 << 16;
 };
 
-// A DMA's memory time: `latency` cycles to its first data, then `stream` cycles to its last;
-// it makes `accesses` requests, one per cycle at most on the core's memory port.
+// A DMA's memory time: `latency` cycles to its first data, then `stream` cycles during which
+// it occupies device memory.
 struct DmaTime {
   std::uint64_t latency = 0;
   std::uint64_t stream = 0;
-  std::uint64_t accesses = 0;
 };
 
 class TimingModel {
@@ -117,7 +116,12 @@ class TimingModel {
   Cycle TakeTokens(const isa::Instruction& insn, unsigned unit);
   void SendTokens(const isa::Instruction& insn, unsigned unit, Cycle complete);
   void Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle complete);
-  Cycle Transfer(unsigned unit, Cycle start, DmaTime time, PerfCounters& perf);
+  // `first` and `last`: the addresses of the DMA's first and last byte.
+  Cycle Transfer(unsigned unit, Cycle start, DmaTime time, std::uint64_t first, std::uint64_t last,
+                 PerfCounters& perf);
+  // Takes the first `cycles` free cycles of device memory from `from`; returns the cycle after
+  // the last one taken.
+  Cycle ReserveMemory(Cycle from, std::uint64_t cycles);
 
   void RecordStall(unsigned track, trace::StallCause cause, Cycle begin, Cycle end) {
     if (timeline_ != nullptr) timeline_->UnitStall(track, cause, begin, end);
@@ -141,9 +145,14 @@ class TimingModel {
   // When dispatch took each of the last fetch_depth words (each frees a fetch slot).
   std::deque<Cycle> fetch_pops_;
   Cycle launch_end_ = 0;    // latest completion so far
-  // The core's device-memory port (systole_mem_arbiter: one request per cycle) is shared by
-  // the three DMA units: when the requests of the DMAs scheduled so far have all gone out.
-  Cycle port_free_ = 0;
+  // Device memory is shared by the three DMA units: the cycles the streams of the DMAs
+  // scheduled so far hold it, as disjoint [begin, end) intervals. DMAs are scheduled in program
+  // order, not in time order, so a later instruction may take cycles before an earlier one's.
+  std::map<Cycle, Cycle> memory_busy_;
+  // The DRAM row each bank of each channel was left open at by the DMAs so far (-1: closed or
+  // unknown), index channel * banks_per_group + bank, all bank groups alike: consecutive words
+  // rotate over the groups, so a stream leaves the same row open in every group.
+  std::vector<std::int64_t> open_rows_;
   std::array<Cycle, isa::kNumUnits> unit_free_{};
   // Accept times of each unit's recent instructions, to model its queue filling up.
   std::array<std::deque<Cycle>, isa::kNumUnits> recent_starts_{};

@@ -33,7 +33,7 @@ constexpr std::uint64_t kFirstAccept = 24;
 TEST(Timing, OneLoadIsLatencyPlusBeats) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
-  // Accepted at 24, done 64 + 1 beat later; the port was free, so no memory stall.
+  // Accepted at 24, done 64 + 1 beat later; memory was free, so no memory stall.
   EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + 64u + 1u + 1u);
   EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);
   EXPECT_EQ(model.Counter("INSNS"), 2u);
@@ -54,10 +54,10 @@ TEST(Timing, MatmulWaitsForTokenAndTile) {
   isa::Instruction matmul = Matmul(0, 0, 10, 4, true, false);
   matmul.wait = kLoadUnit;
   RunOk(model, {load, LoadWeights(kDataAddress, 4, 4, 4), matmul, Halt()});
-  // LOAD: accepted at 24, 10 rows on 2 channels = 5 beats (its requests hold the port until
-  // 29) after 64: done at 93.
-  // LOAD_WEIGHTS: accepted at 28, its requests wait for the port until 29 (memory stall 1):
-  // 2 beats, done at max(28 + 66, 31 + 64) = 95.
+  // LOAD: accepted at 24, 10 rows on 2 channels = 5 beats after 64: memory busy 88..92, done
+  // at 93.
+  // LOAD_WEIGHTS: accepted at 28, its data could flow at 92 but memory is busy until 93 (memory
+  // stall 1): 2 beats, done at 95.
   // MATMUL: accepted at 32; the token arrives 2 cycles after the LOAD's done, at 95 (stall 63);
   // its first row would issue 2 cycles later (97) but the tile is in the array at 95 + R = 99
   // (stall 2); 10 rows, results drain R + C + 1 cycles later: 99 + 10 + 9 = 118; HALT: 119.
@@ -88,7 +88,7 @@ TEST(Timing, BackToBackWeightTilesOverlapTheirLatency) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, program);
   // Tile 0: accepted at 24, 64 + 2 beats: arrives at 90; the unit is free at 90 - 64 + 1 = 27.
-  // Tile 1: accepted at 28, the port free since 26: arrives at 28 + 66 = 94.
+  // Tile 1: accepted at 28, its beats at 92..93 after tile 0's at 88..89: arrives at 94.
   // MATMUL 0: accepted at 32, tile in the array at 90 + R = 94 (stall 94 - 34 = 60), streams
   // rows 94..103; MATMUL 1 is accepted meanwhile and issues its first row at 104, its tile
   // ready since max(94, 94) + R = 98: no stall; done at 104 + 10 + R + C + 1 = 123; HALT: 124.
@@ -141,7 +141,7 @@ TEST(DramTiming, OneLoadTakesTheControllersLatency) {
   GoldenModel model(config);
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
   EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + one.latencies[0] + 1 + 1);
-  EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);  // nothing else wanted the memory port
+  EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);  // nothing else wanted device memory
 }
 
 TEST(DramTiming, AStreamPaysLatencyOnceThenItsRate) {
