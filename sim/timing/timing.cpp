@@ -65,6 +65,9 @@ void TimingModel::StartLaunch() {
   fetch_pops_.clear();
   launch_end_ = 0;
   memory_busy_.clear();
+  // The host's transfers between launches move the DRAM rows: a launch starts with none known,
+  // so that a launch's estimate depends on the launch alone.
+  std::fill(open_rows_.begin(), open_rows_.end(), -1);
   unit_free_ = {};
   for (auto& starts : recent_starts_) starts.clear();
   for (auto& row : tokens_) {

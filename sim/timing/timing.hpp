@@ -149,8 +149,8 @@ class TimingModel {
   // scheduled so far hold it, as disjoint [begin, end) intervals. DMAs are scheduled in program
   // order, not in time order, so a later instruction may take cycles before an earlier one's.
   std::map<Cycle, Cycle> memory_busy_;
-  // The DRAM row each bank of each channel was left open at by the DMAs so far (-1: closed or
-  // unknown), index channel * banks_per_group + bank, all bank groups alike: consecutive words
+  // The DRAM row each bank of each channel was left open at by the launch's DMAs so far (-1:
+  // closed or unknown), index channel * banks_per_group + bank, all bank groups alike: consecutive words
   // rotate over the groups, so a stream leaves the same row open in every group.
   std::vector<std::int64_t> open_rows_;
   std::array<Cycle, isa::kNumUnits> unit_free_{};
