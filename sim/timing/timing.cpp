@@ -208,6 +208,7 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
     if (insn.opcode != Opcode::kInterrupt) issue = std::max(issue, launch_end_ + 1);
     sequencer_ = issue + 1;
     launch_end_ = std::max(launch_end_, insn.opcode == Opcode::kHalt ? issue : issue + 1);
+    if (insn.opcode == Opcode::kHalt && timeline_ != nullptr) timeline_->LaunchEnded(launch_end_);
     return;
   }
   const auto unit = static_cast<unsigned>(spec->unit);
