@@ -144,6 +144,7 @@ void TimingModel::Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle comp
 }
 
 TimingModel::Cycle TimingModel::ReserveMemory(Cycle from, std::uint64_t cycles) {
+  if (cycles == 0) return from;  // an empty DMA holds nothing
   Cycle t = from;
   auto it = memory_busy_.upper_bound(t);
   if (it != memory_busy_.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
