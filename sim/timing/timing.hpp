@@ -8,8 +8,11 @@
 // size. The result fills PERF_CYCLES, PERF_MXU_BUSY and the PERF_STALL_* counters.
 //
 // It is an ESTIMATE, not a cycle-accurate model: it exists so that programs can be compared and
-// so that the RTL's counters can later be checked against a documented expectation. The
-// formulas and constants are explained in docs/MODEL.md ("Timing model"); change both together.
+// so that the compiler can tune schedules. Its reference is the RTL's own CYCLES counter: the
+// sequencer, tokens, MXU and vector unit follow the RTL's pipelines (TimingParameters names
+// each), and tests/compiler/rtl_timing_test.cpp measures how close the whole estimate comes.
+// The formulas and constants are explained in docs/MODEL.md ("Timing model", "How close");
+// change both together.
 // A DMA's duration comes from MemoryTimingModel (memory_timing.hpp: the HBM controller's policy
 // against the [dram] timing, docs/MEMORY.md) unless TimingParameters::memory says kFixed.
 #pragma once
@@ -150,8 +153,8 @@ class TimingModel {
   // order, not in time order, so a later instruction may take cycles before an earlier one's.
   std::map<Cycle, Cycle> memory_busy_;
   // The DRAM row each bank of each channel was left open at by the launch's DMAs so far (-1:
-  // closed or unknown), index channel * banks_per_group + bank, all bank groups alike: consecutive words
-  // rotate over the groups, so a stream leaves the same row open in every group.
+  // closed or unknown), index channel * banks_per_group + bank, all bank groups alike:
+  // consecutive words rotate over the groups, so a stream leaves the same row open in each.
   std::vector<std::int64_t> open_rows_;
   std::array<Cycle, isa::kNumUnits> unit_free_{};
   // Accept times of each unit's recent instructions, to model its queue filling up.
