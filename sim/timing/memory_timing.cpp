@@ -171,18 +171,34 @@ std::vector<MemoryAccess> MemoryTimingModel::DmaAccesses(std::uint64_t address,
   return accesses;
 }
 
-MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses) const {
+DramLocation MemoryTimingModel::Locate(std::uint64_t a) const {
   const DramConfig& d = config_.dram;
   const unsigned il = static_cast<unsigned>(std::countr_zero(config_.interleave_bytes));
   const unsigned ch_bits = static_cast<unsigned>(std::countr_zero(config_.memory_channels));
   const unsigned bg_bits = static_cast<unsigned>(std::countr_zero(d.bank_groups));
   const unsigned col_bits = static_cast<unsigned>(std::countr_zero(d.row_bytes / 32));
   const unsigned ba_bits = static_cast<unsigned>(std::countr_zero(d.banks_per_group));
+  const std::uint64_t local = ((a >> (il + ch_bits)) << il) | (a & ((1ull << il) - 1));
+  DramLocation at;
+  at.channel = static_cast<unsigned>((a >> il) & (config_.memory_channels - 1));
+  at.word = local >> 5;
+  at.group = static_cast<unsigned>(at.word & (d.bank_groups - 1));
+  at.bank = static_cast<unsigned>((at.word >> (bg_bits + col_bits)) & (d.banks_per_group - 1));
+  at.row = at.word >> (bg_bits + col_bits + ba_bits);
+  at.column = (at.word >> bg_bits) & ((1ull << col_bits) - 1);
+  return at;
+}
 
+MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses,
+                                          std::uint64_t in_flight_limit) const {
+  const DramConfig& d = config_.dram;
   std::vector<Channel> channels(config_.memory_channels, Channel(d, options_.queue_depth));
   std::vector<Time> accepted(accesses.size()), done(accesses.size(), -1);
   MemoryTimingResult result;
   result.latencies.resize(accesses.size());
+  const std::size_t in_flight = in_flight_limit == 0
+                                    ? options_.rob_depth
+                                    : std::min<std::size_t>(options_.rob_depth, in_flight_limit);
   std::size_t next = 0, head = 0;
   for (Time now = 0; head < accesses.size(); ++now) {
     for (auto& channel : channels) {
@@ -191,18 +207,12 @@ MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses
       if (channel.Step(now, served, visible)) done[served] = visible;
     }
     // Acceptance sees the reorder buffer and the queue as they were at the start of the cycle.
-    if (next < accesses.size() && next - head < options_.rob_depth) {
-      const std::uint64_t a = accesses[next].address;
-      Channel& channel = channels[(a >> il) & (config_.memory_channels - 1)];
+    if (next < accesses.size() && next - head < in_flight) {
+      const DramLocation at = Locate(accesses[next].address);
+      Channel& channel = channels[at.channel];
       if (!channel.Full()) {
-        const std::uint64_t local = ((a >> (il + ch_bits)) << il) | (a & ((1ull << il) - 1));
-        const std::uint64_t word = local >> 5;
-        const unsigned group = static_cast<unsigned>(word & (d.bank_groups - 1));
-        const unsigned bank = static_cast<unsigned>((word >> (bg_bits + col_bits)) &
-                                                    (d.banks_per_group - 1));
-        channel.Push({accesses[next].write, group * d.banks_per_group + bank, group,
-                      word >> (bg_bits + col_bits + ba_bits), (word >> bg_bits) & ((1ull << col_bits) - 1),
-                      word, next});
+        channel.Push({accesses[next].write, at.group * d.banks_per_group + at.bank, at.group, at.row,
+                      at.column, at.word, next});
         accepted[next++] = now;
       }
     }

@@ -24,6 +24,13 @@ struct MemoryAccess {
   std::uint64_t address = 0;  // a multiple of 32, inside the memory
 };
 
+// Where a 32-byte access lands (docs/MEMORY.md, "Addresses").
+struct DramLocation {
+  unsigned channel = 0, group = 0, bank = 0;  // bank: within its group
+  std::uint64_t row = 0, column = 0;
+  std::uint64_t word = 0;                      // the channel-local word address / 32
+};
+
 struct MemoryTimingOptions {
   unsigned queue_depth = 16;  // per channel, as systole_hbm_ctrl's QUEUE_DEPTH
   unsigned rob_depth = 64;    // requests in flight, as its ROB_DEPTH
@@ -39,8 +46,10 @@ class MemoryTimingModel {
   explicit MemoryTimingModel(const Config& config, MemoryTimingOptions options = {});
 
   // The accesses, offered one per cycle in order by one requester (as the arbiter's output
-  // does), each as soon as the controller accepts it.
-  MemoryTimingResult Run(std::span<const MemoryAccess> accesses) const;
+  // does), each as soon as the controller accepts it and, when `in_flight_limit` is not 0,
+  // while fewer than that many are unanswered (a DMA engine's credits).
+  MemoryTimingResult Run(std::span<const MemoryAccess> accesses,
+                         std::uint64_t in_flight_limit = 0) const;
 
   // The 32-byte words a DMA touches, in the order the DMA engines request them: `rows` rows of
   // `row_bytes` bytes, the first at `address`, each `stride` bytes after the previous one (a
@@ -54,6 +63,9 @@ class MemoryTimingModel {
                           std::uint64_t row_bytes, bool write) const {
     return Run(DmaAccesses(address, stride, rows, row_bytes, write)).cycles;
   }
+
+  // The channel, bank and row of the access at `address`.
+  DramLocation Locate(std::uint64_t address) const;
 
   // Theoretical peak of the configuration, bytes per cycle: every channel's data bus busy, but
   // never more than the 32-byte requester port takes per cycle.

@@ -2,8 +2,17 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 
 namespace systole::model {
+namespace {
+
+// The address of the last byte a DMA of `rows` rows touches.
+std::uint64_t LastByte(std::uint64_t dram, std::uint64_t stride, std::uint64_t rows, std::uint64_t row_bytes) {
+  return rows == 0 || row_bytes == 0 ? dram : dram + (rows - 1) * stride + row_bytes - 1;
+}
+
+}  // namespace
 
 using isa::Field;
 using isa::Opcode;
@@ -17,23 +26,30 @@ TimingModel::TimingModel(const Config& config, TimingParameters parameters)
                                config.dram.banks_per_group * config.dram.row_bytes;
   const std::uint64_t row_span = period / config.memory_channels;
   dram_period_ = config.interleave_bytes <= row_span ? period : 0;
+  open_rows_.assign(std::size_t{config.memory_channels} * config.dram.banks_per_group, -1);
+  // systole_dma_weights' CREDITS: weight_queue_depth tiles of word-aligned rows, rounded up to
+  // a power of two, at least the row reader's 16.
+  const std::uint64_t row_words = (std::uint64_t{config.cols} * ElementBytes(config.dtype) + 31) / 32;
+  weight_credits_ = std::max<std::uint64_t>(
+      16, parameters_.weight_queue_depth * std::bit_ceil(std::uint64_t{config.rows} * row_words));
 }
 
 DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
-                         std::uint64_t row_bytes, bool write) {
+                         std::uint64_t row_bytes, bool write, std::uint64_t credits) {
   if (rows == 0 || row_bytes == 0) return {};
   if (parameters_.memory == TimingParameters::Memory::kFixed) {
     return {parameters_.memory_latency, DmaBeats(rows, row_bytes)};
   }
   const std::uint64_t key_address = dram_period_ != 0 ? address % dram_period_ : address;
-  const auto key = std::tuple{key_address, stride, rows, row_bytes, write};
+  const auto key = std::tuple{key_address, stride, rows, row_bytes, write, credits};
   if (const auto it = dma_cache_.find(key); it != dma_cache_.end()) return it->second;
   // At most dram_max_accesses words (whole rows, at least one) are simulated.
   const std::uint64_t words_per_row = row_bytes / 32 + 2;  // an upper bound, any alignment
   const std::uint64_t simulated =
       std::clamp<std::uint64_t>(parameters_.dram_max_accesses / words_per_row, 1, rows);
-  const MemoryTimingResult result = memory_.Run(
-      MemoryTimingModel::DmaAccesses(key_address, stride, simulated, row_bytes, write));
+  const std::vector<MemoryAccess> accesses =
+      MemoryTimingModel::DmaAccesses(key_address, stride, simulated, row_bytes, write);
+  const MemoryTimingResult result = memory_.Run(accesses, credits);
   // Response of the first access at `latency`, of the last at `cycles`; one more cycle to take
   // it. A truncated stream continues at the rate it had.
   DmaTime time{result.latencies.front(), result.cycles - result.latencies.front() + 1};
@@ -44,8 +60,14 @@ DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint6
 
 void TimingModel::StartLaunch() {
   sequencer_ = 0;
+  fetch_request_ = 0;
+  fetched_ = 0;
+  fetch_pops_.clear();
   launch_end_ = 0;
-  memory_free_ = 0;
+  memory_busy_.clear();
+  // The host's transfers between launches move the DRAM rows: a launch starts with none known,
+  // so that a launch's estimate depends on the launch alone.
+  std::fill(open_rows_.begin(), open_rows_.end(), -1);
   unit_free_ = {};
   for (auto& starts : recent_starts_) starts.clear();
   for (auto& row : tokens_) {
@@ -62,16 +84,34 @@ std::uint64_t TimingModel::DmaBeats(std::uint64_t rows, std::uint64_t row_bytes)
   return (rows * beats_per_row + channels - 1) / channels;
 }
 
-// The sequencer dispatches one instruction per cycle, and waits while the unit's queue is
-// full, i.e. until the instruction `unit_queue_depth` places earlier on that unit has started.
+// The fetch keeps fetch_depth words requested or buffered: word n is requested one cycle
+// after the previous request and once dispatch has taken word n - fetch_depth, and arrives a
+// CAS latency plus the fetch overhead later (its DRAM row is open: see TimingParameters). The
+// dispatch states then take dispatch_cycles per instruction, S_NEXT waiting for the word.
+TimingModel::Cycle TimingModel::NextIssue() {
+  Cycle request = fetched_ == 0 ? 1 : fetch_request_ + 1;  // the fetch starts after launch_start
+  if (fetch_pops_.size() >= parameters_.fetch_depth) request = std::max(request, fetch_pops_.front() + 1);
+  fetch_request_ = request;
+  ++fetched_;
+  const Cycle word = request + config_.dram.t_cl + parameters_.fetch_overhead + 1;
+  const Cycle pop = std::max(sequencer_, word);
+  fetch_pops_.push_back(pop);
+  while (fetch_pops_.size() > parameters_.fetch_depth) fetch_pops_.pop_front();
+  return pop + parameters_.dispatch_cycles - 1;
+}
+
+// S_ISSUE pushes the instruction into its unit's queue, and waits while the queue is full,
+// i.e. until the instruction unit_queue_depth places earlier on that unit has been accepted.
+// Returns the first cycle the unit may accept it.
 TimingModel::Cycle TimingModel::Dispatch(unsigned unit, PerfCounters& perf) {
-  Cycle at = sequencer_;
-  const auto& starts = recent_starts_[unit];
-  if (starts.size() >= parameters_.unit_queue_depth) at = std::max(at, starts.front());
-  At(perf, Perf::kStallDispatch) += at - sequencer_;
-  RecordStall(trace::kSequencerTrack, trace::StallCause::kDispatch, sequencer_, at);
+  const Cycle issue = NextIssue();
+  Cycle at = issue;
+  const auto& accepted = recent_starts_[unit];
+  if (accepted.size() >= parameters_.unit_queue_depth) at = std::max(at, accepted.front() + 1);
+  At(perf, Perf::kStallDispatch) += at - issue;
+  RecordStall(trace::kSequencerTrack, trace::StallCause::kDispatch, issue, at);
   sequencer_ = at + 1;
-  return at;
+  return at + 1;
 }
 
 // Tokens are consumed oldest first; the checks guarantee that each awaited token exists.
@@ -89,7 +129,9 @@ TimingModel::Cycle TimingModel::TakeTokens(const isa::Instruction& insn, unsigne
 
 void TimingModel::SendTokens(const isa::Instruction& insn, unsigned unit, Cycle complete) {
   for (unsigned consumer = 0; consumer < isa::kNumUnits; ++consumer) {
-    if ((insn.signal >> consumer & 1u) != 0) tokens_[unit][consumer].push_back(complete);
+    if ((insn.signal >> consumer & 1u) != 0) {
+      tokens_[unit][consumer].push_back(complete + parameters_.token_latency);
+    }
   }
 }
 
@@ -101,25 +143,73 @@ void TimingModel::Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle comp
   launch_end_ = std::max(launch_end_, complete);
 }
 
-// A DMA waits its latency, then its stream shares device memory with the other DMA units (first
-// come, first served in program order). Everything but its own stream is memory stall.
-TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime time,
-                                         PerfCounters& perf) {
-  const Cycle begin = std::max(start + time.latency, memory_free_);
-  memory_free_ = begin + time.stream;
-  At(perf, Perf::kStallMemory) += begin - start;
-  RecordStall(unit, trace::StallCause::kMemory, start, begin);
-  return begin + time.stream;
+TimingModel::Cycle TimingModel::ReserveMemory(Cycle from, std::uint64_t cycles) {
+  if (cycles == 0) return from;  // an empty DMA holds nothing
+  Cycle t = from;
+  auto it = memory_busy_.upper_bound(t);
+  if (it != memory_busy_.begin() && std::prev(it)->second > t) t = std::prev(it)->second;
+  while (cycles > 0) {
+    it = memory_busy_.lower_bound(t);
+    const Cycle gap = it == memory_busy_.end() ? cycles : std::min<Cycle>(cycles, it->first - t);
+    // Take [t, t + gap), merged with its neighbours.
+    Cycle begin = t, end = t + gap;
+    if (it != memory_busy_.end() && it->first == end) {
+      end = it->second;
+      it = memory_busy_.erase(it);
+    }
+    if (it != memory_busy_.begin() && std::prev(it)->second == begin) {
+      begin = std::prev(it)->first;
+      memory_busy_.erase(std::prev(it));
+    }
+    memory_busy_[begin] = end;
+    cycles -= gap;
+    t = end;
+  }
+  return t;
+}
+
+// A DMA takes the time it takes alone on an idle memory — its latency, then its stream — with
+// two corrections. Its first access finds the DRAM row the earlier DMAs left open in its bank
+// (no ACTIVATE: t_rcd less) or another row open there (a PRECHARGE first: t_rp more), where the
+// idle-memory latency assumed a closed bank. And its stream holds device memory, which the
+// three DMA units share first come, first served in time: it takes the first free cycles from
+// the end of its latency. The cycles it waits for them are its memory stall.
+TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime time, std::uint64_t first,
+                                         std::uint64_t last, PerfCounters& perf) {
+  // Intervals that ended before the current dispatch can no longer be taken: every later
+  // instruction starts after its dispatch.
+  while (!memory_busy_.empty() && memory_busy_.begin()->second < sequencer_) memory_busy_.erase(memory_busy_.begin());
+  std::uint64_t latency = time.latency;
+  if (parameters_.memory == TimingParameters::Memory::kDram) {
+    const DramLocation at = memory_.Locate(first);
+    const std::int64_t open = open_rows_[at.channel * config_.dram.banks_per_group + at.bank];
+    if (open == static_cast<std::int64_t>(at.row)) {
+      latency -= std::min<std::uint64_t>(latency, config_.dram.t_rcd);
+    } else if (open >= 0) {
+      latency += config_.dram.t_rp;
+    }
+    const DramLocation end = memory_.Locate(last);
+    open_rows_[end.channel * config_.dram.banks_per_group + end.bank] = static_cast<std::int64_t>(end.row);
+  }
+  const Cycle data = start + latency;
+  const Cycle done = ReserveMemory(data, time.stream);
+  const Cycle waited = done - data - time.stream;
+  At(perf, Perf::kStallMemory) += waited;
+  RecordStall(unit, trace::StallCause::kMemory, start, start + waited);
+  return done;
 }
 
 void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
   const isa::OpcodeSpec* spec = isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode));
   if (spec == nullptr) return;
   if (spec->unit == isa::Unit::kSequencer) {
-    // SYNC and HALT wait for every earlier instruction; INTERRUPT takes one cycle.
-    sequencer_ += 1;
-    if (insn.opcode != Opcode::kInterrupt) sequencer_ = std::max(sequencer_, launch_end_);
-    launch_end_ = std::max(launch_end_, sequencer_);
+    // SYNC and HALT wait in S_ISSUE until every earlier instruction is done; the launch ends
+    // the cycle after (HALT). INTERRUPT goes on at once.
+    Cycle issue = NextIssue();
+    if (insn.opcode != Opcode::kInterrupt) issue = std::max(issue, launch_end_ + 1);
+    sequencer_ = issue + 1;
+    launch_end_ = std::max(launch_end_, insn.opcode == Opcode::kHalt ? issue : issue + 1);
+    if (insn.opcode == Opcode::kHalt && timeline_ != nullptr) timeline_->LaunchEnded(launch_end_);
     return;
   }
   const auto unit = static_cast<unsigned>(spec->unit);
@@ -130,16 +220,25 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
   RecordStall(unit, trace::StallCause::kToken, base, start);
 
   const std::uint64_t element_bytes = ElementBytes(config_.dtype);
+  const std::uint64_t rows = insn[Field::kRows];
   Cycle unit_free = 0, complete = 0;
+  // The vector unit's instructions: `reads` buffer reads, one per cycle, then its pipeline;
+  // the unit accepts the next one in the cycle before `done`.
+  const auto vector_reads = [&](std::uint64_t reads) {
+    complete = start + reads + parameters_.vector_pipeline;
+    unit_free = complete - 1;
+  };
   switch (insn.opcode) {
     case Opcode::kLoad:
     case Opcode::kStore: {
+      const bool store = insn.opcode == Opcode::kStore;
       const std::uint64_t size = insn[Field::kMem] == 0 ? element_bytes : kAccumulatorElementBytes;
+      const std::uint64_t row_bytes = insn[Field::kElems] * size;
+      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
       complete = Transfer(unit, start,
-                          Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
-                              insn[Field::kElems] * size, insn.opcode == Opcode::kStore),
-                          perf);
-      unit_free = complete;
+                          Dma(dram, stride, rows, row_bytes, store, store ? 0 : parameters_.load_credits),
+                          dram, LastByte(dram, stride, rows, row_bytes), perf);
+      unit_free = complete - 1;  // ready again in the cycle of its last write / acknowledgement
       break;
     }
     case Opcode::kLoadWeights: {
@@ -153,9 +252,10 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       if (index >= parameters_.weight_queue_depth) {
         start = std::max(start, tile_loaded_[index - parameters_.weight_queue_depth]);
       }
-      const DmaTime time = Dma(insn[Field::kDram], insn[Field::kStride], insn[Field::kRows],
-                               insn[Field::kCols] * element_bytes, false);
-      complete = Transfer(unit, start, time, perf);
+      const std::uint64_t row_bytes = insn[Field::kCols] * element_bytes;
+      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
+      const DmaTime time = Dma(dram, stride, rows, row_bytes, false, weight_credits_);
+      complete = Transfer(unit, start, time, dram, LastByte(dram, stride, rows, row_bytes), perf);
       // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
       // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
       // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.
@@ -164,50 +264,60 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       break;
     }
     case Opcode::kMatmul: {
+      // The first row is issued mxu_issue_latency cycles after the instruction is accepted.
+      Cycle first_row = start + parameters_.mxu_issue_latency;
       if (insn[Field::kPop] != 0) {
         // The next tile shifts into the array's shadow buffer (R cycles) once it has arrived
         // and the previous swap has freed the shadow buffer.
         const std::size_t index = tile_popped_.size();
-        Cycle ready = index < tile_loaded_.size() ? tile_loaded_[index] : start;
+        Cycle ready = index < tile_loaded_.size() ? tile_loaded_[index] : first_row;
         if (index > 0) ready = std::max(ready, tile_popped_[index - 1]);
         ready += config_.rows;
-        if (ready > start) {
-          At(perf, Perf::kStallWfifo) += ready - start;
-          RecordStall(unit, trace::StallCause::kWeightFifo, start, ready);
-          start = ready;
+        if (ready > first_row) {
+          At(perf, Perf::kStallWfifo) += ready - first_row;
+          RecordStall(unit, trace::StallCause::kWeightFifo, first_row, ready);
+          first_row = ready;
         }
-        tile_popped_.push_back(start);
+        tile_popped_.push_back(first_row);
       }
-      // One input row enters per cycle; results leave R + C cycles later (skew fill and drain),
-      // overlapping the next MATMUL's stream.
-      const std::uint64_t rows = insn[Field::kRows];
+      // One input row enters per cycle; results leave R + C cycles after the last one (skew
+      // fill and drain), overlapping the next MATMUL, which is accepted while this one issues
+      // its last rows so that its first row follows this one's last.
       At(perf, Perf::kMxuBusy) += rows;
-      unit_free = start + rows;
-      complete = unit_free + config_.rows + config_.cols;
+      unit_free = first_row + rows - parameters_.mxu_issue_latency;
+      complete = first_row + rows + config_.rows + config_.cols + parameters_.mxu_done_latency;
       break;
     }
     case Opcode::kActivate:
-      unit_free = complete = start + insn[Field::kRows];  // one row per cycle
+      vector_reads(rows + (insn[Field::kBias] != 0 ? 1 : 0));  // the bias row first
       break;
     case Opcode::kVector: {
-      // One row per cycle, or with math= the function's micro-program per row (the cycles
-      // rtl_vector_math_test prints for rtl/vector/systole_vector_math_rom.sv) plus its reads.
+      if (insn[Field::kMath] == 0) {
+        vector_reads(2 * rows);  // rows a and b (a twice for op=pass) per output row
+        break;
+      }
+      // With math=, each row runs the function's micro-program (the cycles rtl_vector_math_test
+      // prints for rtl/vector/systole_vector_math_rom.sv) after its two reads, and no read is
+      // issued meanwhile.
       static constexpr std::array<std::uint64_t, isa::kNumVecMath> kMathRowCycles = {
-          1, 27 + 4, 19 + 4, 17 + 4, 50 + 4, 46 + 4, 53 + 4, 74 + 4};
-      unit_free = complete = start + insn[Field::kRows] * kMathRowCycles.at(insn[Field::kMath]);
+          0, 27, 19, 17, 50, 46, 53, 74};
+      const std::uint64_t per_row = kMathRowCycles.at(insn[Field::kMath]) + 4;
+      complete = start + rows * per_row + parameters_.vector_pipeline - 2;
+      unit_free = complete - 1;
       break;
     }
     case Opcode::kReduce:
-      // over=elems: one element per cycle and the row's read and write; over=rows: one row read
-      // per cycle, as POOL.
-      unit_free = complete =
-          start + (insn[Field::kOver] == 0 ? insn[Field::kRows] * (insn[Field::kElems] + 4)
-                                           : insn[Field::kRows] + 4);
+      if (insn[Field::kOver] == 0) {
+        // over=elems: the row's read, then one element per cycle, then its write.
+        complete = start + rows * (insn[Field::kElems] + 4) + 1;
+        unit_free = complete - 1;
+      } else {
+        vector_reads(rows);  // over=rows: a POOL window of 1 x rows pixels
+      }
       break;
     case Opcode::kPool:
       // One window pixel per cycle (a whole row of channels at a time).
-      unit_free = complete = start + insn[Field::kOutH] * insn[Field::kOutW] *
-                                         insn[Field::kWinH] * insn[Field::kWinW];
+      vector_reads(insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW]);
       break;
     default:
       unit_free = complete = start + 1;

@@ -8,8 +8,11 @@
 // size. The result fills PERF_CYCLES, PERF_MXU_BUSY and the PERF_STALL_* counters.
 //
 // It is an ESTIMATE, not a cycle-accurate model: it exists so that programs can be compared and
-// so that the RTL's counters can later be checked against a documented expectation. The
-// formulas and constants are explained in docs/MODEL.md ("Timing model"); change both together.
+// so that the compiler can tune schedules. Its reference is the RTL's own CYCLES counter: the
+// sequencer, tokens, MXU and vector unit follow the RTL's pipelines (TimingParameters names
+// each), and tests/compiler/rtl_timing_test.cpp measures how close the whole estimate comes.
+// The formulas and constants are explained in docs/MODEL.md ("Timing model", "How close");
+// change both together.
 // A DMA's duration comes from MemoryTimingModel (memory_timing.hpp: the HBM controller's policy
 // against the [dram] timing, docs/MEMORY.md) unless TimingParameters::memory says kFixed.
 #pragma once
@@ -38,11 +41,35 @@ struct TimingParameters {
   //           before the DRAM model; kept for hand-worked schedules and extreme latencies).
   enum class Memory { kDram, kFixed };
   Memory memory = Memory::kDram;
-  // Instructions a unit's queue holds before the sequencer stalls on it.
-  std::uint64_t unit_queue_depth = 8;
+  // The sequencer, as rtl/control/systole_sequencer.sv builds it (the RTL's own parameters):
+  // instructions waiting in a unit's command queue (dispatched, not yet accepted) before
+  // dispatch stalls on it — UNIT_QDEPTH;
+  std::uint64_t unit_queue_depth = 4;
+  // instruction words fetched or requested ahead of dispatch — FETCH_DEPTH of systole_seq_fetch;
+  std::uint64_t fetch_depth = 4;
+  // cycles per instruction of the dispatch state machine (S_NEXT, S_DECODE, S_OPERANDS, S_ISSUE);
+  std::uint64_t dispatch_cycles = 4;
+  // cycles a fetch takes beyond the DRAM's CAS latency (t_cl of the configuration): the
+  // arbiter, the controller's queue and reorder buffer, the fetch buffer. The program was the
+  // host's last write, so its DRAM row is open when the launch starts. Measured on the RTL:
+  // the first instruction is accepted 24 cycles after the launch on tiny and small.
+  std::uint64_t fetch_overhead = 4;
+  // cycles from a unit's `done` to a waiting unit accepting its next instruction: the signal
+  // is sent, counted, and the consumer's queue head takes it (systole_seq_unit_queue).
+  std::uint64_t token_latency = 2;
+  // MATMUL: cycles from accepting the instruction to issuing its first unified-buffer row, and
+  // from the last row's results leaving the array to `done` (rtl/mxu/systole_mxu.sv's pipeline).
+  std::uint64_t mxu_issue_latency = 2;
+  std::uint64_t mxu_done_latency = 1;
+  // ACTIVATE, VECTOR, POOL, REDUCE: cycles from the last read to `done` (the lanes' pipeline,
+  // the output slot's write; rtl/vector/systole_vector_unit.sv).
+  std::uint64_t vector_pipeline = 6;
   // LOAD_WEIGHTS the WEIGHT unit holds at once (issued, not all rows pushed): its queue depth,
   // QUEUE of rtl/dma/systole_dma_weights.sv.
   std::uint64_t weight_queue_depth = 2;
+  // 32-byte words a LOAD keeps requested or buffered: CREDITS of rtl/dma/systole_row_reader.sv.
+  // A stream of short rows runs at most this many words per memory round trip.
+  std::uint64_t load_credits = 16;
   // kFixed: cycles from a DMA's start to its first data beat (device-memory latency).
   std::uint64_t memory_latency = 64;
   // kFixed: bytes one device-memory channel moves per cycle; each DMA row is whole beats.
@@ -77,18 +104,27 @@ class TimingModel {
   std::uint64_t DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const;
   // The memory time of a DMA of `rows` rows of `row_bytes` bytes, `stride` apart from `address`
   // (per TimingParameters::memory).
+  // `credits`: the unit's limit on words in flight (0: only the controller's reorder buffer).
   DmaTime Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
-              std::uint64_t row_bytes, bool write);
+              std::uint64_t row_bytes, bool write, std::uint64_t credits = 0);
 
  private:
   using Cycle = std::uint64_t;
   static constexpr unsigned kSequencer = isa::kNumUnits;
 
+  // The sequencer takes the launch's next instruction word (fetched) through its dispatch
+  // states; returns the cycle of S_ISSUE, before any wait for a full unit queue.
+  Cycle NextIssue();
   Cycle Dispatch(unsigned unit, PerfCounters& perf);
   Cycle TakeTokens(const isa::Instruction& insn, unsigned unit);
   void SendTokens(const isa::Instruction& insn, unsigned unit, Cycle complete);
   void Finish(unsigned unit, Cycle start, Cycle unit_free, Cycle complete);
-  Cycle Transfer(unsigned unit, Cycle start, DmaTime time, PerfCounters& perf);
+  // `first` and `last`: the addresses of the DMA's first and last byte.
+  Cycle Transfer(unsigned unit, Cycle start, DmaTime time, std::uint64_t first, std::uint64_t last,
+                 PerfCounters& perf);
+  // Takes the first `cycles` free cycles of device memory from `from`; returns the cycle after
+  // the last one taken.
+  Cycle ReserveMemory(Cycle from, std::uint64_t cycles);
 
   void RecordStall(unsigned track, trace::StallCause cause, Cycle begin, Cycle end) {
     if (timeline_ != nullptr) timeline_->UnitStall(track, cause, begin, end);
@@ -98,17 +134,30 @@ class TimingModel {
   TimingParameters parameters_;
   trace::Timeline* timeline_ = nullptr;
   MemoryTimingModel memory_;
-  // kDram results by (address modulo dram_period_, stride, rows, row bytes, write): a DMA's
-  // timing on an idle memory depends on the address only below the DRAM row bits.
+  // kDram results by (address modulo dram_period_, stride, rows, row bytes, write, credits): a
+  // DMA's timing on an idle memory depends on the address only below the DRAM row bits.
   std::uint64_t dram_period_ = 0;
-  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool>, DmaTime>
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, std::uint64_t>,
+           DmaTime>
       dma_cache_;
+  std::uint64_t weight_credits_ = 0;  // CREDITS of systole_dma_weights for this configuration
 
-  Cycle sequencer_ = 0;     // when the sequencer can dispatch the next instruction
+  Cycle sequencer_ = 0;     // when the sequencer enters S_NEXT for the next instruction
+  Cycle fetch_request_ = 0; // when the last instruction word was requested
+  std::uint64_t fetched_ = 0;  // instruction words requested in this launch
+  // When dispatch took each of the last fetch_depth words (each frees a fetch slot).
+  std::deque<Cycle> fetch_pops_;
   Cycle launch_end_ = 0;    // latest completion so far
-  Cycle memory_free_ = 0;   // device memory is shared by the three DMA units
+  // Device memory is shared by the three DMA units: the cycles the streams of the DMAs
+  // scheduled so far hold it, as disjoint [begin, end) intervals. DMAs are scheduled in program
+  // order, not in time order, so a later instruction may take cycles before an earlier one's.
+  std::map<Cycle, Cycle> memory_busy_;
+  // The DRAM row each bank of each channel was left open at by the launch's DMAs so far (-1:
+  // closed or unknown), index channel * banks_per_group + bank, all bank groups alike:
+  // consecutive words rotate over the groups, so a stream leaves the same row open in each.
+  std::vector<std::int64_t> open_rows_;
   std::array<Cycle, isa::kNumUnits> unit_free_{};
-  // Start times of each unit's recent instructions, to model its queue filling up.
+  // Accept times of each unit's recent instructions, to model its queue filling up.
   std::array<std::deque<Cycle>, isa::kNumUnits> recent_starts_{};
   // Arrival times of outstanding tokens per (producer, consumer) pair, oldest first.
   std::array<std::array<std::deque<Cycle>, isa::kNumUnits>, isa::kNumUnits> tokens_{};

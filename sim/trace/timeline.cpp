@@ -82,6 +82,11 @@ void Timeline::Extend(std::uint64_t axis_end) {
   launches_.back().end = std::max(launches_.back().end, axis_end);
 }
 
+void Timeline::LaunchEnded(std::uint64_t cycle) {
+  if (!started_) LaunchStarted(0);
+  Extend(ToAxis(cycle));
+}
+
 void Timeline::UnitInstruction(unsigned unit, std::uint64_t begin, std::uint64_t end) {
   if (!started_) LaunchStarted(begin);
   Span span;

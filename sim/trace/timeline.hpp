@@ -78,6 +78,9 @@ class Timeline {
   void LaunchStarted(std::uint64_t cycle);
   void UnitInstruction(unsigned unit, std::uint64_t begin, std::uint64_t end);
   void UnitStall(unsigned unit, StallCause cause, std::uint64_t begin, std::uint64_t end);
+  // The launch ended at `cycle`, which may lie after its last span (the golden model's HALT
+  // ends it the cycle after the last `done`, as the RTL's busy span does).
+  void LaunchEnded(std::uint64_t cycle);
 
   const Config& config() const { return config_; }
   const std::string& device() const { return device_; }

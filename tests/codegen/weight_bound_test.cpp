@@ -90,7 +90,12 @@ TEST(WeightBound, RawOutputsLoadTheirBiasAheadOfTheirTile) {
   for (const ConvShape& s : {ConvShape{56, 64, 256, 1, true}, ConvShape{28, 128, 512, 1, true}}) {
     const CycleEstimate e = EstimateConv(config, s);
     std::cout << Breakdown(e);
-    EXPECT_GE(e.MxuUtilization(), 0.84) << s.size << "x" << s.size << "x" << s.cin << " -> " << s.cout;
+    // 0.84 on the estimate before issue 19. Since the estimate dispatches as the RTL's sequencer
+    // does (4 cycles an instruction, unit queues of 4, not 1 cycle and 8), 56×56×64 → 256 spends
+    // most of its dispatch waiting on a full MXU queue while its DMAs queue behind it: 73.2 %
+    // (28×28×128 → 512: 94.1 %). The schedule was tuned on the older estimate; re-tuning it to
+    // the RTL's queues is compiler work left open (docs/MODEL.md, "How close").
+    EXPECT_GE(e.MxuUtilization(), 0.70) << s.size << "x" << s.size << "x" << s.cin << " -> " << s.cout;
   }
 }
 
@@ -155,10 +160,12 @@ TEST(WeightBound, ClassifierWithSwappedOperandsStreamsTheWeights) {
     const std::uint64_t swapped_cycles = RunClassifier(config, true, k, n, x, w, swapped);
     ExpectSameBits(plain, swapped, name + " classifier, swapped vs as written");
     // Since the WEIGHT unit overlaps consecutive tiles (14b4a2a) the row-per-tile plain form
-    // costs ~62 instead of ~97 cycles a tile, so the margin is ~11 %, no longer 2x: require
-    // that swapping still wins by at least 5 % (the compiler swaps every such dot).
+    // costs ~62 instead of ~97 cycles a tile, so the margin was ~11 %, no longer 2x. With the
+    // estimate's RTL-shaped sequencer (issue 19: 4 dispatch cycles per instruction) the swapped
+    // form's many short A gathers cost more too: 1.2 % (small) and 2.2 % (small-int8) fewer
+    // cycles. Require that swapping still wins (the compiler swaps every such dot).
     std::cout << name << ": swapped " << swapped_cycles << " vs as written " << plain_cycles << " cycles\n";
-    EXPECT_LT(swapped_cycles * 100, plain_cycles * 95) << name;
+    EXPECT_LT(swapped_cycles, plain_cycles) << name;
   }
 }
 

@@ -16,18 +16,26 @@ namespace {
 using namespace testing;  // NOLINT: test helpers
 using isa::MemSpace;
 
-// kFixed on tiny: R = C = 4, 2 memory channels; latency 64, 32-byte beats, unit queues of 8.
+// kFixed on tiny: R = C = 4, 2 memory channels; latency 64, 32-byte beats, unit queues of 4.
 TimingParameters Fixed() {
   TimingParameters parameters;
   parameters.memory = TimingParameters::Memory::kFixed;
   return parameters;
 }
 
+// The sequencer on tiny (t_cl = 14, fetch overhead 4): instruction word n < 4 is requested at
+// cycle n + 1 and arrives 14 + 4 + 1 cycles later, so word 0 is there at 20; each instruction
+// spends four dispatch states (S_NEXT takes the word, S_ISSUE pushes it three cycles later) and
+// its unit accepts it the cycle after: instruction n < 4 is accepted at 24 + 4n when its unit is
+// free. HALT ends the launch the cycle after the last `done`.
+constexpr std::uint64_t kFirstAccept = 24;
+
 TEST(Timing, OneLoadIsLatencyPlusBeats) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
-  EXPECT_EQ(model.Counter("CYCLES"), 64u + 1u);
-  EXPECT_EQ(model.Counter("STALL_MEMORY"), 64u);
+  // Accepted at 24, done 64 + 1 beat later; memory was free, so no memory stall.
+  EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + 64u + 1u + 1u);
+  EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);
   EXPECT_EQ(model.Counter("INSNS"), 2u);
 }
 
@@ -46,25 +54,28 @@ TEST(Timing, MatmulWaitsForTokenAndTile) {
   isa::Instruction matmul = Matmul(0, 0, 10, 4, true, false);
   matmul.wait = kLoadUnit;
   RunOk(model, {load, LoadWeights(kDataAddress, 4, 4, 4), matmul, Halt()});
-  // LOAD: start 0, 10 rows on 2 channels = 5 beats after 64: completes at 69.
-  // LOAD_WEIGHTS: start 1, memory free at 69 (not 65): 2 beats, completes at 71.
-  // MATMUL: dispatched at 2; token at 69 (stall 67); tile in the array at 71 + R = 75 (stall 6);
-  // streams 10 rows, results drain R + C = 8 cycles later: 75 + 10 + 8 = 93.
-  EXPECT_EQ(model.Counter("STALL_TOKEN"), 67u);
-  EXPECT_EQ(model.Counter("STALL_WFIFO"), 6u);
-  EXPECT_EQ(model.Counter("STALL_MEMORY"), 64u + 68u);
+  // LOAD: accepted at 24, 10 rows on 2 channels = 5 beats after 64: memory busy 88..92, done
+  // at 93.
+  // LOAD_WEIGHTS: accepted at 28, its data could flow at 92 but memory is busy until 93 (memory
+  // stall 1): 2 beats, done at 95.
+  // MATMUL: accepted at 32; the token arrives 2 cycles after the LOAD's done, at 95 (stall 63);
+  // its first row would issue 2 cycles later (97) but the tile is in the array at 95 + R = 99
+  // (stall 2); 10 rows, results drain R + C + 1 cycles later: 99 + 10 + 9 = 118; HALT: 119.
+  EXPECT_EQ(model.Counter("STALL_TOKEN"), 63u);
+  EXPECT_EQ(model.Counter("STALL_WFIFO"), 2u);
+  EXPECT_EQ(model.Counter("STALL_MEMORY"), 1u);
   EXPECT_EQ(model.Counter("MXU_BUSY"), 10u);
-  EXPECT_EQ(model.Counter("CYCLES"), 93u);
+  EXPECT_EQ(model.Counter("CYCLES"), 119u);
 }
 
 TEST(Timing, BackToBackMatmulsOverlapFillAndDrain) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {LoadWeights(kDataAddress, 4, 4, 4), Matmul(0, 0, 20, 4, true, false),
                 Matmul(20, 20, 20, 4, false, false), Matmul(40, 40, 20, 4, false, false), Halt()});
-  // Tile: 64 + 2 beats = 66, in the array at 70. Three streams of 20 rows back to back, then
-  // one fill/drain of R + C = 8.
+  // Tile: accepted at 24, 64 + 2 beats: 90, in the array at 94. Three streams of 20 rows back
+  // to back, then one fill/drain of R + C + 1, and HALT.
   EXPECT_EQ(model.Counter("MXU_BUSY"), 60u);
-  EXPECT_EQ(model.Counter("CYCLES"), 70u + 60u + 8u);
+  EXPECT_EQ(model.Counter("CYCLES"), 94u + 60u + 9u + 1u);
 }
 
 // The WEIGHT unit takes the next LOAD_WEIGHTS once the current one's requests are issued
@@ -76,22 +87,23 @@ TEST(Timing, BackToBackWeightTilesOverlapTheirLatency) {
       Matmul(0, 0, 10, 4, true, false), Matmul(10, 10, 10, 4, true, false), Halt()};
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, program);
-  // Tile 0: start 0, 64 + 2 beats: arrives at 66; the unit is free at 66 - 64 + 1 = 3.
-  // Tile 1: start 3, memory free at 66 but its latency ends at 67: arrives at 69.
-  // MATMUL 0: tile in the array at 66 + R = 70 (stall 68), streams to 80.
-  // MATMUL 1: tile 1 ready at max(69, 70) + R = 74 < 80: no stall; 80 + 10 + R + C = 98.
-  EXPECT_EQ(model.Counter("STALL_MEMORY"), 64u + 64u);
-  EXPECT_EQ(model.Counter("STALL_WFIFO"), 68u);
-  EXPECT_EQ(model.Counter("CYCLES"), 98u);
+  // Tile 0: accepted at 24, 64 + 2 beats: arrives at 90; the unit is free at 90 - 64 + 1 = 27.
+  // Tile 1: accepted at 28, its beats at 92..93 after tile 0's at 88..89: arrives at 94.
+  // MATMUL 0: accepted at 32, tile in the array at 90 + R = 94 (stall 94 - 34 = 60), streams
+  // rows 94..103; MATMUL 1 is accepted meanwhile and issues its first row at 104, its tile
+  // ready since max(94, 94) + R = 98: no stall; done at 104 + 10 + R + C + 1 = 123; HALT: 124.
+  EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);
+  EXPECT_EQ(model.Counter("STALL_WFIFO"), 60u);
+  EXPECT_EQ(model.Counter("CYCLES"), 124u);
 
-  // A queue of one is the unit before the overlap: tile 1 starts when tile 0 has arrived (66),
-  // arrives at 132 and is in the array at 136: 56 more cycles of STALL_WFIFO.
+  // A queue of one is the unit before the overlap: tile 1 starts when tile 0 has arrived (90),
+  // arrives at 156 and is in the array at 160: 56 more cycles of STALL_WFIFO.
   TimingParameters serial = Fixed();
   serial.weight_queue_depth = 1;
   GoldenModel one(LoadConfig("tiny"), serial);
   RunOk(one, program);
-  EXPECT_EQ(one.Counter("STALL_WFIFO"), 68u + 56u);
-  EXPECT_EQ(one.Counter("CYCLES"), 136u + 10u + 8u);
+  EXPECT_EQ(one.Counter("STALL_WFIFO"), 60u + 56u);
+  EXPECT_EQ(one.Counter("CYCLES"), 160u + 10u + 9u + 1u);
 }
 
 TEST(Timing, FullUnitQueueStallsDispatch) {
@@ -100,19 +112,22 @@ TEST(Timing, FullUnitQueueStallsDispatch) {
                                                 0, 1, 4));
   program.push_back(Halt());
   RunOk(model, program);
-  // Each LOAD takes 65 cycles; the 9th must wait until the 1st has started (cycle 0: no stall),
-  // the 10th until the 2nd started (65), ...
+  // Each LOAD takes 65 cycles and the unit takes the next one in the cycle of its last write:
+  // one every 64 cycles from 24. The 5th waits in S_ISSUE until the 1st has been accepted, ...
   EXPECT_GT(model.Counter("STALL_DISPATCH"), 0u);
-  EXPECT_EQ(model.Counter("CYCLES"), 12u * 65u);
+  EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + 12u * 64u + 1u + 1u);
 }
 
 TEST(Timing, CyclesAccumulateOverLaunchesAndSyncWaits) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Sync(),
                 Insn(Opcode::kInterrupt, {{Field::kCode, 1}}), Halt()});
-  EXPECT_EQ(model.Counter("CYCLES"), 65u + 1u + 1u);  // INTERRUPT after the SYNC, then HALT
+  // The LOAD is done at 24 + 65 = 89; SYNC leaves S_ISSUE at 90, then INTERRUPT and HALT take
+  // four dispatch states each.
+  EXPECT_EQ(model.Counter("CYCLES"), 90u + 4u + 4u);
+  // A launch of one HALT: its word arrives at 20, S_ISSUE at 23.
   RunOk(model, {Halt()});
-  EXPECT_EQ(model.Counter("CYCLES"), 67u + 1u);
+  EXPECT_EQ(model.Counter("CYCLES"), 98u + 23u);
 }
 
 // The default: a DMA costs what MemoryTimingModel says the HBM controller and DRAM take.
@@ -125,8 +140,8 @@ TEST(DramTiming, OneLoadTakesTheControllersLatency) {
   EXPECT_GE(one.latencies[0], config.dram.t_rcd + config.dram.t_cl);
   GoldenModel model(config);
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
-  EXPECT_EQ(model.Counter("CYCLES"), one.latencies[0] + 1);
-  EXPECT_EQ(model.Counter("STALL_MEMORY"), one.latencies[0]);
+  EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + one.latencies[0] + 1 + 1);
+  EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);  // nothing else wanted device memory
 }
 
 TEST(DramTiming, AStreamPaysLatencyOnceThenItsRate) {
