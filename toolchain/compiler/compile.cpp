@@ -33,7 +33,10 @@ std::string HostReason(const Instruction& i, const Config& config) {
       if (!IsElementwiseBinary(i.opcode)) return "no device kernel";
       if (config.dtype != DType::kBf16) return "elementwise ops run on the vector unit of bf16 configurations only";
       if (i.shape.type != hlo::ElementType::kBf16) {
-        return fmt::format("{} elementwise: the vector unit computes bf16", hlo::ElementTypeName(i.shape.type));
+        return fmt::format("{} elementwise kept at full precision: the vector unit computes bf16, which f32 "
+                           "programs accept only on an inference path with fusion on (docs/COMPILER.md, "
+                           "\"f32 programs on the vector unit\")",
+                           hlo::ElementTypeName(i.shape.type));
       }
       return "not a bf16 op of two equal shapes";
   }
@@ -159,11 +162,12 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
   // Reductions along rows (REDUCE), with their scale and convert.
+  const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(entry, users, config, options.fuse);
   std::unordered_map<const Instruction*, detail::RowReducePlan> reduce_of_result;
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
     std::string why_not;
-    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, why_not)) {
+    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, f32_ops, why_not)) {
       fused.insert(r->chain.begin(), r->chain.end());
       reduce_of_result.emplace(r->Result(), std::move(*r));
     } else if (!why_not.empty()) {
@@ -174,7 +178,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, entry.root, config, options.fuse)) {
+    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, entry.root, config, options.fuse, f32_ops)) {
       fused.insert(v->chain.begin(), v->chain.end());
       vector_of_result.emplace(v->Result(), std::move(*v));
     }

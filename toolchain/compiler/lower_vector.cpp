@@ -7,8 +7,9 @@
 // bf16 bounds: the fused step gives the bits of one step per instruction. bf16 exponential,
 // rsqrt, tanh and logistic are one VECTOR with its transcendental `math` (docs/NUMERICS.md gives
 // their accuracy); sqrt is 1 / rsqrt and divide a · (1 / b), two VECTORs each (the intermediate
-// rounded to bf16). f32 programs keep these ops on the host: the vector unit's element type is
-// bf16, which would lose precision (residual adds aside, see IsResidualAdd).
+// rounded to bf16). f32 programs keep other f32 ops on the host: the vector unit's element type is
+// bf16: they run here at the MXU's DEFAULT precision only on an inference path
+// (default_precision.cpp), and residual adds (IsResidualAdd).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -122,10 +123,10 @@ bool IsResidualAdd(const Instruction& instruction, const Config& config) {
   return true;
 }
 
-bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
+bool RunsOnVectorUnit(const Instruction& instruction, const Config& config, const DefaultPrecisionOps& f32_ops) {
   const Opcode opcode = instruction.opcode;
   const bool unary = UnaryMathOf(opcode) || opcode == Opcode::kSqrt;
-  if (config.dtype != DType::kBf16 || !IsBf16(instruction) ||
+  if (config.dtype != DType::kBf16 || !(IsBf16(instruction) || f32_ops.contains(&instruction)) ||
       !(VectorOpOf(opcode) || unary || opcode == Opcode::kDivide)) {
     return false;
   }
@@ -137,11 +138,12 @@ bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
 }
 
 std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, const Instruction* root,
-                                      const Config& config, bool fuse) {
-  // An f32 residual add runs in bf16 only when fusing (--no-fuse keeps f32 programs exact up
-  // to the MXU's operand rounding).
+                                      const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops) {
+  // An f32 residual add, and the f32 activation arithmetic of `f32_ops`, run in bf16 only when
+  // fusing (--no-fuse keeps f32 programs exact up to the MXU's operand rounding).
   const bool residual = fuse && IsResidualAdd(i, config);
-  if (config.dtype != DType::kBf16 || (!IsBf16(i) && !residual)) return std::nullopt;
+  const bool f32 = fuse && f32_ops.contains(&i);
+  if (config.dtype != DType::kBf16 || (!IsBf16(i) && !residual && !f32)) return std::nullopt;
   VectorGroup group;
   if (!fuse) {  // one step per instruction: a max / min with a broadcast constant is a binary op
     if (!RunsOnVectorUnit(i, config)) return std::nullopt;
@@ -161,7 +163,7 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
     lo = l;
     hi = h;
     group.chain.push_back(&i);
-  } else if (residual || RunsOnVectorUnit(i, config)) {
+  } else if (residual || RunsOnVectorUnit(i, config, f32_ops)) {
     group.op = &i;
   } else {
     return std::nullopt;
