@@ -20,6 +20,12 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
+// A unary instruction the vector unit computes with its `math` (lower_vector.cpp).
+bool VectorMathOpcode(Opcode opcode) {
+  return opcode == Opcode::kExp || opcode == Opcode::kRsqrt || opcode == Opcode::kSqrt || opcode == Opcode::kTanh ||
+         opcode == Opcode::kLogistic;
+}
+
 // Why an instruction that is not a dot or convolution runs on the host.
 std::string HostReason(const Instruction& i, const Config& config) {
   if (ProducesValue(i.opcode)) return "value";
@@ -29,8 +35,9 @@ std::string HostReason(const Instruction& i, const Config& config) {
     case Opcode::kConditional:
       return "control flow runs on the host, the computations it calls included";
     default:
-      // The vector unit takes bf16 add/sub/mul/max/min of equal shapes (lower_vector.cpp).
-      if (!IsElementwiseBinary(i.opcode)) return "no device kernel";
+      // The vector unit takes bf16 add/sub/mul/max/min of equal shapes and the transcendentals
+      // (lower_vector.cpp).
+      if (!IsElementwiseBinary(i.opcode) && !VectorMathOpcode(i.opcode)) return "no device kernel";
       if (config.dtype != DType::kBf16) return "elementwise ops run on the vector unit of bf16 configurations only";
       if (i.shape.type != hlo::ElementType::kBf16) {
         return fmt::format("{} elementwise kept at full precision: the vector unit computes bf16, which f32 "
