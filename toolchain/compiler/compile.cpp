@@ -39,7 +39,10 @@ std::string HostReason(const Instruction& i, const Config& config) {
       // (lower_vector.cpp).
       if (!IsElementwiseBinary(i.opcode) && !VectorMathOpcode(i.opcode)) return "no device kernel";
       if (config.dtype != DType::kBf16) return "elementwise ops run on the vector unit of bf16 configurations only";
-      if (i.shape.type != hlo::ElementType::kBf16) {
+      if (i.shape.type != hlo::ElementType::kBf16 && i.shape.type != hlo::ElementType::kF32) {
+        return fmt::format("{} elementwise: the vector unit computes bf16", hlo::ElementTypeName(i.shape.type));
+      }
+      if (i.shape.type == hlo::ElementType::kF32) {
         return fmt::format("{} elementwise kept at full precision: the vector unit computes bf16, which f32 "
                            "programs accept only on an inference path with fusion on (docs/COMPILER.md, "
                            "\"f32 programs on the vector unit\")",

@@ -3,7 +3,8 @@
 // dots and convolutions with bf16 operands and fp32 accumulation, the TPU's default; the same
 // precision is given to the work between them on an inference path: elementwise arithmetic,
 // transcendentals and reductions of *activations* (values computed from MXU results) with
-// constants or per-channel vectors. The vector unit reads bf16, computes in fp32 and rounds its
+// constants or per-channel vectors, and masks that are compile-time constants (a causal
+// mask's select, an add of a constant 0 / -inf bias). The vector unit reads bf16, computes in fp32 and rounds its
 // result to bf16, so each such step rounds once more than the f32 HLO does.
 //
 // What keeps full precision, on the host: parameter arithmetic (batch norm's folded vectors:
@@ -72,6 +73,11 @@ DefaultPrecisionOps F32VectorOps(const hlo::Computation& entry, const Users& use
       activation.insert(i);
     } else if ((MovesDataOnly(i->opcode) || i->opcode == Opcode::kReduceWindow) && from_activation) {
       activation.insert(i);
+    } else if (const std::optional<MaskBias> mask = i->opcode == Opcode::kSelect && IsF32(*i) ? ConstantMaskOf(*i)
+                                                                                               : std::nullopt;
+               mask && activation.contains(mask->data)) {
+      activation.insert(i);  // a constant mask: an add of a constant bias
+      ops.insert(i);
     } else if (from_activation && IsF32(*i) && ArithmeticOpcode(i->opcode)) {
       const bool others_bias_like = std::all_of(i->operands.begin(), i->operands.end(), [&](const Instruction* o) {
         return activation.contains(o) || BiasLike(*o, i->shape.Rank());

@@ -19,6 +19,7 @@
 #include "arch/numerics/bf16.hpp"
 #include "toolchain/codegen/kernels.hpp"
 #include "toolchain/compiler/lowering.hpp"
+#include "toolchain/hlo/interpreter.hpp"
 
 namespace systole::compiler::detail {
 namespace {
@@ -123,6 +124,66 @@ bool IsResidualAdd(const Instruction& instruction, const Config& config) {
   return true;
 }
 
+namespace {
+
+// The value of an expression of constants, iotas, broadcasts, reshapes, compares, selects and
+// logical ops (a causal mask as `jnp.tril` writes it), evaluated at compile time by the
+// interpreter; nullopt for anything else, or beyond a size a mask bias would reasonably have.
+std::optional<hlo::Literal> CompileTimeValue(const Instruction& i, int depth) {
+  constexpr int kMaxDepth = 24;
+  constexpr std::int64_t kMaxElements = 1 << 20;
+  if (depth > kMaxDepth || !i.shape.IsArray() || i.shape.Elements() > kMaxElements) return std::nullopt;
+  if (i.opcode == Opcode::kConstant) {
+    if (!i.literal || i.literal_elided) return std::nullopt;
+    return *i.literal;
+  }
+  switch (i.opcode) {
+    case Opcode::kIota:
+    case Opcode::kBroadcast:
+    case Opcode::kReshape:
+    case Opcode::kConvert:
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kNot:
+      break;
+    default:
+      return std::nullopt;
+  }
+  std::vector<hlo::Literal> values;
+  values.reserve(i.operands.size());
+  for (const Instruction* operand : i.operands) {
+    std::optional<hlo::Literal> v = CompileTimeValue(*operand, depth + 1);
+    if (!v) return std::nullopt;
+    values.push_back(std::move(*v));
+  }
+  std::vector<const hlo::Literal*> pointers;
+  for (const hlo::Literal& v : values) pointers.push_back(&v);
+  try {
+    return hlo::EvaluateInstruction(i, pointers);
+  } catch (const hlo::HloError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<MaskBias> ConstantMaskOf(const Instruction& select) {
+  if (select.opcode != Opcode::kSelect || select.operands.size() != 3 || !select.shape.IsArray()) return std::nullopt;
+  const bool fill_false = UniformConstant(*select.operands[2]) == -double(INFINITY);
+  const bool fill_true = UniformConstant(*select.operands[1]) == -double(INFINITY);
+  if (fill_false == fill_true) return std::nullopt;  // neither (or both) a -inf fill
+  const Instruction* data = select.operands[fill_false ? 1 : 2];
+  if (!data->shape.SameAs(select.shape)) return std::nullopt;
+  const std::optional<hlo::Literal> mask = CompileTimeValue(*select.operands[0], 0);
+  if (!mask || mask->values.size() != static_cast<std::size_t>(select.shape.Elements())) return std::nullopt;
+  MaskBias bias;
+  bias.data = data;
+  for (double keep : mask->values) bias.masked.push_back(fill_false ? keep == 0.0 : keep != 0.0);
+  return bias;
+}
+
 bool RunsOnVectorUnit(const Instruction& instruction, const Config& config, const DefaultPrecisionOps& f32_ops) {
   const Opcode opcode = instruction.opcode;
   const bool unary = UnaryMathOf(opcode) || opcode == Opcode::kSqrt;
@@ -165,6 +226,9 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
     group.chain.push_back(&i);
   } else if (residual || RunsOnVectorUnit(i, config, f32_ops)) {
     group.op = &i;
+  } else if (std::optional<MaskBias> mask = ConstantMaskOf(i)) {
+    group.op = &i;
+    group.mask = std::move(mask);
   } else {
     return std::nullopt;
   }
@@ -193,6 +257,7 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
 
 std::vector<const Instruction*> VectorGroup::Reads() const {
   if (op == nullptr) return {input};
+  if (mask) return {mask->data};
   return {op->operands.begin(), op->operands.end()};
 }
 
@@ -210,7 +275,8 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
   DeviceStep step;
   const std::string function = group.chain.empty() ? "" : fmt::format(" + {}", hlo::OpcodeName(group.chain.back()->opcode));
   if (group.op != nullptr) {
-    step.kernel = fmt::format("vector {}{} {}", hlo::OpcodeName(group.op->opcode), function, result.shape.ToString());
+    const std::string name = group.mask ? "add mask bias (select)" : std::string(hlo::OpcodeName(group.op->opcode));
+    step.kernel = fmt::format("vector {}{} {}", name, function, result.shape.ToString());
     step.covers.push_back(group.op->name);
   } else {
     step.kernel = fmt::format("vector activation{} {}", function, result.shape.ToString());
@@ -224,7 +290,22 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
   }
   const codegen::Tensor y = builder.AddOutput("y", bf16, dims);
   const Opcode opcode = group.op != nullptr ? group.op->opcode : Opcode::kMaximum;
-  if (group.op != nullptr && VectorOpOf(opcode)) {
+  if (group.mask) {
+    // x + bias: 0 keeps x, -inf masks it (bf16 0xFF80), a constant of the program.
+    std::vector<std::uint8_t> bytes;
+    for (bool masked : group.mask->masked) {
+      const std::uint16_t bits = masked ? 0xFF80 : 0x0000;
+      bytes.push_back(static_cast<std::uint8_t>(bits & 0xFF));
+      bytes.push_back(static_cast<std::uint8_t>(bits >> 8));
+    }
+    const codegen::Tensor bias = builder.AddConstant("mask_bias", bf16, dims, std::move(bytes));
+    codegen::ElementwiseParams params;
+    params.op = isa::VecOp::kAdd;
+    params.func = group.func;
+    params.lo_bits = group.lo_bits;
+    params.hi_bits = group.hi_bits;
+    codegen::Elementwise(builder, inputs.at(0), bias, y, params);
+  } else if (group.op != nullptr && VectorOpOf(opcode)) {
     codegen::ElementwiseParams params;
     params.op = *VectorOpOf(opcode);
     params.func = group.func;

@@ -129,14 +129,27 @@ bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config,
 // bf16, a visible rounding that the ResNet-50 test bounds (docs/COMPILER.md, "Residual adds").
 bool IsResidualAdd(const hlo::Instruction& instruction, const Config& config);
 
+// A mask applied as JAX writes it, `select(mask, x, -inf)` (`jnp.where(mask, scores, -inf)`;
+// or `select(mask, -inf, x)`), whose mask is a compile-time constant (a causal mask: compares
+// of iotas, folded here): the additive bias that computes it, 0 where x is kept and -inf where
+// it is masked, in the select's row-major order; `data` is x. Equal to the select for every x
+// except -0 (kept as +0), +inf and NaN (masked to NaN instead of -inf). nullopt otherwise.
+struct MaskBias {
+  const hlo::Instruction* data = nullptr;
+  std::vector<bool> masked;
+};
+std::optional<MaskBias> ConstantMaskOf(const hlo::Instruction& select);
+
 // One vector-unit step: a binary op (or, when `op` is null, an activation of `input`) and the
-// maximum / minimum / clamp with constants that follow it, as the VECTOR function.
+// maximum / minimum / clamp with constants that follow it, as the VECTOR function. A masking
+// select is an add of its constant bias (`mask`).
 struct VectorGroup {
   const hlo::Instruction* op = nullptr;
   const hlo::Instruction* input = nullptr;
   std::vector<const hlo::Instruction*> chain;  // the function's instructions; the last is the result
   isa::ActFunc func = isa::ActFunc::kNone;
   std::uint16_t lo_bits = 0, hi_bits = 0;  // bf16
+  std::optional<MaskBias> mask;
 
   const hlo::Instruction* Result() const { return chain.empty() ? op : chain.back(); }
   std::vector<const hlo::Instruction*> Reads() const;  // the values the step reads
