@@ -1,10 +1,12 @@
 // f32 programs on the vector unit (docs/COMPILER.md, "f32 programs on the vector unit"): the
 // f32 arithmetic of an inference path runs at the MXU's DEFAULT precision (bf16 operands and
 // results, fp32 inside) when fusing; parameter updates, arithmetic with a full-size
-// non-activation tensor and everything under --no-fuse keep f32 on the host.
+// non-activation tensor and everything under --no-fuse keep f32 on the host. A causal mask
+// (`jnp.where(jnp.tril(...), scores, -inf)`) is an add of a constant 0 / -inf bias.
 #include <gmock/gmock.h>
 
 #include "tests/compiler/compiler_test_util.hpp"
+#include "tests/hlo/jax_fixture.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -99,6 +101,70 @@ ENTRY e {
   EXPECT_FALSE(OnDevice(r.model, "eg"));
   EXPECT_FALSE(OnDevice(r.model, "updated"));
   EXPECT_THAT(FindStep(r.model, "updated")->reason, HasSubstr("kept at full precision"));
+}
+
+// A causal attention block as JAX writes it (tests/hlo/data/jax_dumps.py, causal_attention):
+// the mask, compares of iotas, folds into a constant bias added on the vector unit, and the
+// whole block computes nothing on the host. On ref with JAX's inputs it is within the f32
+// tolerance of JAX's own output and of the interpreter; every masked probability is exactly 0.
+TEST(CausalMask, AttentionWithAConstantMaskComputesNothingOnTheHost) {
+  const std::string name = "jax_causal_attention";
+  const auto path = hlo::testing::kJaxData / (name + ".hlo");
+  const auto module = PrepareModule(testing::ReadText(path), name);
+  const std::vector<npy::Array> arrays = npy::ReadNpz(hlo::testing::kJaxData / (name + ".npz"));
+  const std::vector<hlo::Instruction*> parameters = module->entry->Parameters();
+  std::vector<hlo::Literal> inputs;
+  for (std::size_t k = 0; k < parameters.size(); ++k) {
+    inputs.push_back(hlo::testing::LiteralFromNpy(arrays[k], parameters[k]->shape));
+  }
+  const auto result = testing::CompileRunCompare(path, "small", "ref", inputs);
+  EXPECT_EQ(result.model.HostStepCount(HostWork::kCompute), 0u);
+  bool masked_on_device = false;
+  for (const Step& step : result.model.steps) {
+    if (step.device && step.device->kernel.starts_with("vector add mask bias")) masked_on_device = true;
+  }
+  EXPECT_TRUE(masked_on_device);
+  const std::vector<double>& jax = arrays[parameters.size()].values;
+  hlo::Literal jax_output = result.run.result;
+  jax_output.values = jax;
+  const double error_vs_jax = testing::RelativeError(result.run.result, jax_output);
+  std::printf("causal attention on ref: error %.2e vs the interpreter, %.2e vs JAX\n", result.error, error_vs_jax);
+  EXPECT_LE(result.error, 1.0 / 64);
+  EXPECT_LE(error_vs_jax, 1.0 / 64);
+  // The first query attends to the first key only: its output row is v's first row, rounded.
+  const std::int64_t width = parameters[2]->shape.dims[1];
+  for (std::int64_t j = 0; j < width; ++j) {
+    EXPECT_NEAR(result.run.result.values[static_cast<std::size_t>(j)], arrays[2].values[static_cast<std::size_t>(j)],
+                std::abs(arrays[2].values[static_cast<std::size_t>(j)]) / 128 + 1e-6);
+  }
+}
+
+// The mask's exact semantics: kept elements pass (x + 0), masked ones become -inf, in either
+// operand order of the select; a mask that is a parameter (known only at run time) is not a
+// constant bias and stays on the host with its reason.
+TEST(CausalMask, KeptElementsPassMaskedOnesBecomeMinusInfinity) {
+  const std::string text = R"(HloModule masks
+ENTRY e {
+  x = bf16[4,16] parameter(0)
+  m = pred[4,16] parameter(1)
+  r = s32[4,16] iota(), iota_dimension=0
+  c = s32[4,16] iota(), iota_dimension=1
+  causal = pred[4,16] compare(r, c), direction=GE
+  ninf = bf16[] constant(-inf)
+  fill = bf16[4,16] broadcast(ninf), dimensions={}
+  kept = bf16[4,16] select(causal, x, fill)
+  flipped = bf16[4,16] select(causal, fill, x)
+  runtime = bf16[4,16] select(m, x, fill)
+  ROOT t = (bf16[4,16], bf16[4,16], bf16[4,16]) tuple(kept, flipped, runtime)
+})";
+  const Ran r = CompileAndRun(text);
+  EXPECT_TRUE(OnDevice(r.model, "kept"));
+  EXPECT_TRUE(OnDevice(r.model, "flipped"));
+  EXPECT_FALSE(OnDevice(r.model, "runtime"));
+  // bf16 in, bf16 out, x + 0 and x + -inf: exactly the select's values.
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(r.run.result.elements.at(k).values, r.expected.elements.at(k).values) << "output " << k;
+  }
 }
 
 }  // namespace
