@@ -2,7 +2,8 @@
 // f32 arithmetic of an inference path runs at the MXU's DEFAULT precision (bf16 operands and
 // results, fp32 inside) when fusing; parameter updates, arithmetic with a full-size
 // non-activation tensor and everything under --no-fuse keep f32 on the host. A causal mask
-// (`jnp.where(jnp.tril(...), scores, -inf)`) is an add of a constant 0 / -inf bias.
+// (`jnp.where(jnp.tril(...), scores, -inf)`) is an add of a constant 0 / -inf bias, and GELU's
+// tanh form as JAX writes it one VECTOR math=gelu_tanh.
 #include <gmock/gmock.h>
 
 #include "tests/compiler/compiler_test_util.hpp"
@@ -165,6 +166,47 @@ ENTRY e {
   for (std::size_t k = 0; k < 2; ++k) {
     EXPECT_EQ(r.run.result.elements.at(k).values, r.expected.elements.at(k).values) << "output " << k;
   }
+}
+
+// jax.nn.gelu(x @ w, approximate=True) as JAX 0.10 writes it (bf16: its constants rounded to
+// 0.04468 and 0.7969), and the same form with an intermediate read twice.
+std::string GeluTanh(const std::string& type, const std::string& extra_root = "") {
+  const bool bf16 = type == "bf16";
+  return "HloModule gelu\nENTRY e {\n  x = " + type + "[16,32] parameter(0)\n  w = " + type +
+         "[32,48] parameter(1)\n  d = " + type + "[16,48] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+         "  p2 = " + type + "[16,48] multiply(d, d)\n  p3 = " + type + "[16,48] multiply(p2, d)\n"
+         "  c1 = " + type + "[] constant(" + (bf16 ? "0.04468" : "0.044715") + ")\n  c1b = " + type +
+         "[16,48] broadcast(c1), dimensions={}\n  m = " + type + "[16,48] multiply(p3, c1b)\n  a = " + type +
+         "[16,48] add(d, m)\n  c2 = " + type + "[] constant(" + (bf16 ? "0.7969" : "0.797884583") + ")\n  c2b = " +
+         type + "[16,48] broadcast(c2), dimensions={}\n  s = " + type + "[16,48] multiply(a, c2b)\n  t = " + type +
+         "[16,48] tanh(s)\n  one = " + type + "[] constant(1)\n  oneb = " + type +
+         "[16,48] broadcast(one), dimensions={}\n  u = " + type + "[16,48] add(t, oneb)\n  half = " + type +
+         "[] constant(0.5)\n  halfb = " + type + "[16,48] broadcast(half), dimensions={}\n  h = " + type +
+         "[16,48] multiply(u, halfb)\n  y = " + type + "[16,48] multiply(d, h)\n" +
+         (extra_root.empty() ? "  ROOT r = (" + type + "[16,48]) tuple(y)\n"
+                             : "  ROOT r = (" + type + "[16,48], " + type + "[16,48]) tuple(y, " + extra_root + ")\n") +
+         "}\n";
+}
+
+TEST(GeluTanh, JaxsTanhFormIsOneVectorStep) {
+  for (const std::string type : {"bf16", "f32"}) {
+    SCOPED_TRACE(type);
+    const Ran r = CompileAndRun(GeluTanh(type));
+    const Step* step = FindStep(r.model, "y");
+    ASSERT_TRUE(step != nullptr && step->device);
+    EXPECT_THAT(step->device->kernel, HasSubstr("gelu (tanh form)"));
+    EXPECT_EQ(FindStep(r.model, "t"), step);  // the tanh is part of it
+    EXPECT_EQ(r.model.DeviceStepCount(), 2u);  // the dot and the GELU
+    std::printf("%s gelu (tanh form): error %.2e vs the interpreter\n", type.c_str(), r.error);
+    EXPECT_LE(r.error, 1.0 / 64);
+  }
+}
+
+TEST(GeluTanh, AnIntermediateReadElsewhereKeepsTheStepsApart) {
+  const Ran r = CompileAndRun(GeluTanh("bf16", "t"));
+  EXPECT_THAT(FindStep(r.model, "y")->device->kernel, ::testing::Not(HasSubstr("gelu")));
+  EXPECT_EQ(r.model.HostStepCount(HostWork::kCompute), 0u);  // still on the vector unit, step by step
+  EXPECT_LE(r.error, 1.0 / 64);
 }
 
 }  // namespace

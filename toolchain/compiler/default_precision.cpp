@@ -8,10 +8,10 @@
 // result to bf16, so each such step rounds once more than the f32 HLO does.
 //
 // What keeps full precision, on the host: parameter arithmetic (batch norm's folded vectors:
-// they become weights), arithmetic with a tensor of the activation's own rank that is not an
-// activation (a parameter updated by a training step, a one-hot label), and everything whose
-// result does not flow, through such steps, dots, convolutions and data movement only, into the
-// program's outputs — so a training step's gradients, which end in parameter updates, stay f32.
+// they become weights), arithmetic that combines an activation with a full-size tensor that is
+// not one (a parameter updated by a training step, a loss against one-hot labels: a *sink*),
+// and everything that flows into a sink — so a training step's forward pass, gradients and
+// updates, and an evaluation's comparison with labels, stay f32.
 #include <algorithm>
 
 #include "toolchain/compiler/model.hpp"
@@ -58,6 +58,26 @@ bool BiasLike(const Instruction& operand, std::size_t rank) {
   return v->opcode == Opcode::kConstant;
 }
 
+// Combines an activation with a full-size tensor that is not one, or is a dot / convolution
+// the MXU cannot run (the host computes it at full precision): what it reads must keep f32.
+bool IsSink(const Instruction& i, const std::unordered_set<const Instruction*>& activation, const Config& config) {
+  const bool reads_any = std::any_of(i.operands.begin(), i.operands.end(),
+                                     [&](const Instruction* o) { return activation.contains(o); });
+  if (i.opcode == Opcode::kDot || i.opcode == Opcode::kConvolution) {
+    return reads_any && MxuRejection(i, config, "").has_value();
+  }
+  if (i.opcode == Opcode::kReduceWindow || MovesDataOnly(i.opcode) || activation.contains(&i)) return false;
+  bool reads_activation = false, reads_other = false;
+  for (const Instruction* operand : i.operands) {
+    if (activation.contains(operand)) {
+      reads_activation = true;
+    } else if (!BiasLike(*operand, i.shape.Rank())) {
+      reads_other = true;
+    }
+  }
+  return reads_activation && reads_other;
+}
+
 }  // namespace
 
 DefaultPrecisionOps F32VectorOps(const hlo::Computation& entry, const Users& users, const Config& config, bool fuse) {
@@ -88,25 +108,24 @@ DefaultPrecisionOps F32VectorOps(const hlo::Computation& entry, const Users& use
       }
     }
   }
-  // Backward: keep what reaches the outputs through activations only (the root, or a tuple
-  // root's elements, end the path).
-  std::unordered_set<const Instruction*> reaches_output;
+  // Backward: drop what feeds a full-precision sink — an instruction that combines an
+  // activation with a full-size tensor that is not one (a parameter update `w - lr * g`, a
+  // loss against one-hot labels), or a dot / convolution the host computes — directly or
+  // through any later instruction. The MXU's dots and convolutions (their weights), data
+  // movement and pools are no sinks.
+  std::unordered_set<const Instruction*> feeds_sink;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* i = *it;
-    if (i == entry.root) {
-      if (activation.contains(i)) reaches_output.insert(i);
-      continue;
-    }
     const auto u = users.find(i);
-    bool ok = activation.contains(i) && u != users.end() && !u->second.empty();
-    if (ok) {
-      for (const Instruction* user : u->second) {
-        ok = ok && ((user == entry.root && user->opcode == Opcode::kTuple) || reaches_output.contains(user));
+    if (u == users.end()) continue;
+    for (const Instruction* user : u->second) {
+      if (feeds_sink.contains(user) || IsSink(*user, activation, config)) {
+        feeds_sink.insert(i);
+        break;
       }
     }
-    if (ok) reaches_output.insert(i);
   }
-  std::erase_if(ops, [&](const Instruction* i) { return !reaches_output.contains(i); });
+  std::erase_if(ops, [&](const Instruction* i) { return feeds_sink.contains(i); });
   return ops;
 }
 

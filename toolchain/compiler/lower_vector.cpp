@@ -278,6 +278,8 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     const std::string name = group.mask ? "add mask bias (select)" : std::string(hlo::OpcodeName(group.op->opcode));
     step.kernel = fmt::format("vector {}{} {}", name, function, result.shape.ToString());
     step.covers.push_back(group.op->name);
+  } else if (group.math) {
+    step.kernel = fmt::format("vector gelu (tanh form) {}", result.shape.ToString());
   } else {
     step.kernel = fmt::format("vector activation{} {}", function, result.shape.ToString());
   }
@@ -290,7 +292,9 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
   }
   const codegen::Tensor y = builder.AddOutput("y", bf16, dims);
   const Opcode opcode = group.op != nullptr ? group.op->opcode : Opcode::kMaximum;
-  if (group.mask) {
+  if (group.math) {
+    codegen::Unary(builder, inputs.at(0), y, *group.math, group.func, group.lo_bits, group.hi_bits);
+  } else if (group.mask) {
     // x + bias: 0 keeps x, -inf masks it (bf16 0xFF80), a constant of the program.
     std::vector<std::uint8_t> bytes;
     for (bool masked : group.mask->masked) {

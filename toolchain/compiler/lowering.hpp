@@ -150,6 +150,9 @@ struct VectorGroup {
   isa::ActFunc func = isa::ActFunc::kNone;
   std::uint16_t lo_bits = 0, hi_bits = 0;  // bf16
   std::optional<MaskBias> mask;
+  // A whole function of `input` matched as one VECTOR math (GELU's tanh form): `chain` holds
+  // its instructions, the last the result.
+  std::optional<isa::VecMath> math;
 
   const hlo::Instruction* Result() const { return chain.empty() ? op : chain.back(); }
   std::vector<const hlo::Instruction*> Reads() const;  // the values the step reads
@@ -159,6 +162,12 @@ struct VectorGroup {
 std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& users, const hlo::Instruction* root,
                                       const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops = {});
 DeviceStep LowerVector(const VectorGroup& group, const Config& config);
+// GELU in the tanh form as JAX writes it (`jax.nn.gelu(x, approximate=True)`: x · 0.5 · (1 +
+// tanh(√(2/π) · (x + 0.044715 · x³))), operands in either order, constants in the element
+// type) ending at `result`: one VECTOR math=gelu_tanh of x, when every intermediate is read
+// only by the next (lower_gelu.cpp). bf16, or f32 in `f32_ops`; nullopt otherwise.
+std::optional<VectorGroup> PlanGeluTanh(const hlo::Instruction& result, const Users& users, const hlo::Instruction* root,
+                                        const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
 
 // A reduction over contiguous dimensions that REDUCE computes (lower_reduce.cpp): the reduce of
 // `input` (bf16, through the reduce's convert to f32, or f32 in `f32_ops`) and the reshapes,
