@@ -4,8 +4,8 @@
 // precision is given to the work between them on an inference path: elementwise arithmetic,
 // transcendentals and reductions of *activations* (values computed from MXU results) with
 // constants or per-channel vectors, and masks that are compile-time constants (a causal
-// mask's select, an add of a constant 0 / -inf bias). The vector unit reads bf16, computes in fp32 and rounds its
-// result to bf16, so each such step rounds once more than the f32 HLO does.
+// mask's select, an add of a constant 0 / -inf bias). The vector unit reads bf16, computes in
+// fp32 and rounds its result to bf16, so each such step rounds once more than the f32 HLO does.
 //
 // What keeps full precision, on the host: parameter arithmetic (batch norm's folded vectors:
 // they become weights), arithmetic that combines an activation with a full-size tensor that is
