@@ -106,7 +106,11 @@ ENTRY e {
   EXPECT_LT(testing::RelativeError(a.result, expected), 1.0 / 64);
 }
 
-TEST(Compiler, F32ResultWithOtherUsersStaysFp32AndKeepsReluOnTheHost) {
+// The root is never rounded by the drain, so the dot stores fp32. Its ReLU, f32 arithmetic on
+// an inference path, runs on the vector unit at the MXU's DEFAULT precision (bf16 in and out)
+// with fusion on, and on the host in f32 under --no-fuse (docs/COMPILER.md, "f32 programs on
+// the vector unit").
+TEST(Compiler, F32RootStaysFp32InTheDrainAndItsReluRunsAtDefaultPrecision) {
   const std::string text = R"(HloModule keep
 ENTRY e {
   a = f32[16,32] parameter(0)
@@ -120,7 +124,12 @@ ENTRY e {
   const Step* dot = FindStep(model, "d");
   ASSERT_EQ(dot->kind, Step::Kind::kDevice);
   EXPECT_EQ(dot->device->output.dtype, image::DataType::kFp32);
-  EXPECT_EQ(FindStep(model, "r")->kind, Step::Kind::kHost);
+  const Step* relu = FindStep(model, "r");
+  ASSERT_EQ(relu->kind, Step::Kind::kDevice);
+  EXPECT_EQ(relu->device->inputs.at(0).dtype, image::DataType::kBf16);
+  CompileOptions plain_options;
+  plain_options.fuse = false;
+  EXPECT_EQ(FindStep(Compile(text, "keep", LoadConfig("small"), plain_options), "r")->kind, Step::Kind::kHost);
 }
 
 TEST(Compiler, ModelFileRoundTripsAndRunsTheSame) {

@@ -86,9 +86,14 @@ struct RowReduceParams {
   std::uint32_t scale_bits = 0;        // fp32 bits of the sum's scale (1/n for a mean); 0 means 1
 };
 // out[r] = scale · op(in[r, 0 … n−1]) over the last dimension n of `in` (bf16 configurations;
-// n a multiple of the UB row). Sums add in fp32; each REDUCE rounds its results to bf16, so a
-// row of n > W elements is summed as W partial sums (over rows, rounded) and then those.
+// any n ≥ 1: a last partial UB row is padded with op's identity). Sums add in fp32; each REDUCE
+// rounds its results to bf16, so a row of n > W elements is summed as W partial sums (over
+// rows, rounded) and then those.
 void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params);
+// out[o, c] = scale · op(in[o, 0 … m−1, c]) over the middle dimension of in[outer, m, n] (bf16
+// configurations): an average pool over all pixels is in[N, H·W, C] with scale 1/(H·W). Each
+// result is one REDUCE over=rows of m values, summed in fp32 and rounded to bf16 once.
+void ColumnReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params);
 
 // out = func(math(a)): VECTOR op=pass with a transcendental function (bf16 configurations).
 void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::VecMath math,

@@ -1,9 +1,19 @@
-// Reductions along the last dimension on the VECTOR unit's REDUCE (docs/ISA.md): out[r] =
-// scale · op(in[r, 0 … n−1]) for every row r of in[rows, n]. A row of n elements is k = n / W
-// UB rows (W elements each); per block of rows, one LOAD brings them in, REDUCE over=rows folds
-// each row's k UB rows into one row of W partial results, and one REDUCE over=elems folds those
-// into element 0 (with the scale: a mean is a sum with scale 1/n), which one STORE writes out.
-// Two slots let the next block load while one is reduced.
+// Reductions on the VECTOR unit's REDUCE (docs/ISA.md).
+//
+// RowReduce, along the last dimension: out[r] = scale · op(in[r, 0 … n−1]) for every row r of
+// in[rows, n]. A row of n elements is k = ⌊n / W⌋ full UB rows (W elements each) and, when W does
+// not divide n, one tail row of t = n mod W elements whose other elements hold op's identity
+// (−inf for max, 0 for sum: a fill row LOADed once, the tail LOADed over it). REDUCE over=rows
+// folds each row's UB rows into one row of W partial results, and one REDUCE over=elems folds
+// those into element 0 (with the scale: a mean is a sum with scale 1/n), which one STORE writes
+// out. Two slots let the next block load while one is reduced. A row shorter than W is one tail
+// row and needs no fill: REDUCE over=elems reads its n elements only.
+//
+// ColumnReduce, along a middle dimension: out[o, c] = scale · op(in[o, 0 … m−1, c]) — a global
+// average pool over an image's m = H·W pixels, NHWC. Per block of W channels, one strided LOAD
+// gathers the block from all m pixels into m consecutive UB rows, one REDUCE over=rows folds
+// them (with the scale) into one result row, and the results of a group of blocks leave in one
+// STORE; two slots again.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -42,19 +52,42 @@ void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
   const std::uint64_t n = in.shape.back(), rows = in.Elements() / n;
   Require(out.Elements() == rows, fmt::format("out must have {} elements, one per row", rows));
   const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes();
-  Require(n % width == 0, fmt::format("rows of {} elements: a multiple of the UB row ({}) is needed", n, width));
-  const std::uint64_t k = n / width;
+  const std::uint64_t full = n / width, tail = n % width;
+  const std::uint64_t k = full + (tail != 0 ? 1 : 0);  // UB rows per row of `in`
   // Two input slots of block·k rows and two result slots of block rows.
   const std::uint64_t block = std::min<std::uint64_t>({builder.UbRows() / (2 * k + 2), 65535 / k, rows});
   Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
   const std::uint64_t result_base = 2 * block * k;
+  const bool filled_tail = tail != 0 && full > 0;  // a tail row that REDUCE over=rows reads whole
   builder.BeginKernel(fmt::format("reduce {} {}x{}", params.op == isa::PoolOp::kMax ? "max" : "sum", rows, n));
+  if (filled_tail) {
+    // op's identity in every tail row of both slots; the tail LOADs write elements 0 … t−1 only.
+    const Tensor identity = builder.FillRow(params.op == isa::PoolOp::kMax ? 0xFF80 : 0x0000);
+    for (std::uint64_t r = 0; r < 2 * block; ++r) {
+      const std::uint64_t row = r * k + full;
+      builder.Emit(LoadInsn(MemSpace::kUb, identity.address, 0, row, 0, 1, width),
+                   {{Space::kUb, row, row + 1, true}, ReadOf(identity)});
+    }
+  }
   std::uint64_t slot = 0;
   for (std::uint64_t r0 = 0; r0 < rows; r0 += block, ++slot) {
     const std::uint64_t count = std::min(block, rows - r0);
     const std::uint64_t src = (slot % 2) * block * k, res = result_base + (slot % 2) * block;
-    builder.Emit(LoadInsn(MemSpace::kUb, in.address + r0 * n * e, width * e, src, 0, count * k, width),
-                 {{Space::kUb, src, src + count * k, true}, ReadOf(in)});
+    if (tail == 0) {
+      builder.Emit(LoadInsn(MemSpace::kUb, in.address + r0 * n * e, width * e, src, 0, count * k, width),
+                   {{Space::kUb, src, src + count * k, true}, ReadOf(in)});
+    } else if (full == 0) {  // one short row per row of `in`: one strided LOAD brings them all
+      builder.Emit(LoadInsn(MemSpace::kUb, in.address + r0 * n * e, n * e, src, 0, count, n),
+                   {{Space::kUb, src, src + count, true}, ReadOf(in)});
+    } else {  // rows are not W-aligned in memory: each one's full UB rows, then its tail
+      for (std::uint64_t r = 0; r < count; ++r) {
+        const std::uint64_t address = in.address + (r0 + r) * n * e, row = src + r * k;
+        builder.Emit(LoadInsn(MemSpace::kUb, address, width * e, row, 0, full, width),
+                     {{Space::kUb, row, row + full, true}, ReadOf(in)});
+        builder.Emit(LoadInsn(MemSpace::kUb, address + full * width * e, tail * e, row + full, 0, 1, tail),
+                     {{Space::kUb, row + full, row + k, true}, ReadOf(in)});
+      }
+    }
     std::uint64_t partials = src;  // rows of W partial results, one per row of `in`
     if (k > 1) {
       for (std::uint64_t r = 0; r < count; ++r) {
@@ -63,10 +96,53 @@ void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
       }
       partials = res;
     }
-    builder.Emit(ReduceInsn(params.op, isa::ReduceOver::kElems, partials, res, count, width, params.scale_bits),
+    const std::uint64_t elems = full == 0 ? n : width;
+    builder.Emit(ReduceInsn(params.op, isa::ReduceOver::kElems, partials, res, count, elems, params.scale_bits),
                  {{Space::kUb, partials, partials + count, false}, {Space::kUb, res, res + count, true}});
     builder.Emit(StoreInsn(MemSpace::kUb, out.address + r0 * e, e, res, 0, count, 1),
                  {{Space::kUb, res, res + count, false}, WriteOf(out)});
+  }
+}
+
+void ColumnReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params) {
+  Require(builder.IsBf16(), "REDUCE's scale is fp32 on bf16 configurations only");
+  Require(in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+          "in and out must have the configuration's element type");
+  Require(in.shape.size() == 3 && in.Elements() > 0, "in must be [outer, m, n], not empty");
+  const std::uint64_t outer = in.shape[0], m = in.shape[1], n = in.shape[2];
+  Require(out.Elements() == outer * n, fmt::format("out must have {} elements", outer * n));
+  const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes();
+  const std::uint64_t blocks = (n + width - 1) / width, tail = n % width;
+  // A slot holds a group of blocks: m rows each, and one result row each.
+  const std::uint64_t group = std::min<std::uint64_t>(builder.UbRows() / (2 * (m + 1)), blocks);
+  Require(group > 0 && m <= 65535,
+          fmt::format("{} rows to reduce do not fit the unified buffer twice", m));
+  builder.BeginKernel(fmt::format("reduce {} {}x{}x{} over rows", params.op == isa::PoolOp::kMax ? "max" : "sum",
+                                  outer, m, n));
+  std::uint64_t slot = 0;
+  for (std::uint64_t o = 0; o < outer; ++o) {
+    for (std::uint64_t b0 = 0; b0 < blocks; b0 += group, ++slot) {
+      const std::uint64_t count = std::min(group, blocks - b0);
+      const std::uint64_t src = (slot % 2) * group * (m + 1), res = src + group * m;
+      for (std::uint64_t b = 0; b < count; ++b) {
+        const std::uint64_t c = (b0 + b) * width, elems = std::min(width, n - c), row = src + b * m;
+        builder.Emit(LoadInsn(MemSpace::kUb, in.address + (o * m * n + c) * e, n * e, row, 0, m, elems),
+                     {{Space::kUb, row, row + m, true}, ReadOf(in)});
+        builder.Emit(ReduceInsn(params.op, isa::ReduceOver::kRows, row, res + b, m, elems, params.scale_bits),
+                     {{Space::kUb, row, row + m, false}, {Space::kUb, res + b, res + b + 1, true}});
+      }
+      // Whole blocks leave in one STORE; a last block narrower than W in its own.
+      const bool narrow_last = tail != 0 && b0 + count == blocks;
+      const std::uint64_t whole = count - (narrow_last ? 1 : 0), address = out.address + (o * n + b0 * width) * e;
+      if (whole > 0) {
+        builder.Emit(StoreInsn(MemSpace::kUb, address, width * e, res, 0, whole, width),
+                     {{Space::kUb, res, res + whole, false}, WriteOf(out)});
+      }
+      if (narrow_last) {
+        builder.Emit(StoreInsn(MemSpace::kUb, address + whole * width * e, tail * e, res + whole, 0, 1, tail),
+                     {{Space::kUb, res + whole, res + whole + 1, false}, WriteOf(out)});
+      }
+    }
   }
 }
 

@@ -20,6 +20,12 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
+// A unary instruction the vector unit computes with its `math` (lower_vector.cpp).
+bool VectorMathOpcode(Opcode opcode) {
+  return opcode == Opcode::kExp || opcode == Opcode::kRsqrt || opcode == Opcode::kSqrt || opcode == Opcode::kTanh ||
+         opcode == Opcode::kLogistic;
+}
+
 // Why an instruction that is not a dot or convolution runs on the host.
 std::string HostReason(const Instruction& i, const Config& config) {
   if (ProducesValue(i.opcode)) return "value";
@@ -29,11 +35,18 @@ std::string HostReason(const Instruction& i, const Config& config) {
     case Opcode::kConditional:
       return "control flow runs on the host, the computations it calls included";
     default:
-      // The vector unit takes bf16 add/sub/mul/max/min of equal shapes (lower_vector.cpp).
-      if (!IsElementwiseBinary(i.opcode)) return "no device kernel";
+      // The vector unit takes bf16 add/sub/mul/max/min of equal shapes and the transcendentals
+      // (lower_vector.cpp).
+      if (!IsElementwiseBinary(i.opcode) && !VectorMathOpcode(i.opcode)) return "no device kernel";
       if (config.dtype != DType::kBf16) return "elementwise ops run on the vector unit of bf16 configurations only";
-      if (i.shape.type != hlo::ElementType::kBf16) {
+      if (i.shape.type != hlo::ElementType::kBf16 && i.shape.type != hlo::ElementType::kF32) {
         return fmt::format("{} elementwise: the vector unit computes bf16", hlo::ElementTypeName(i.shape.type));
+      }
+      if (i.shape.type == hlo::ElementType::kF32) {
+        return fmt::format("{} elementwise kept at full precision: the vector unit computes bf16, which f32 "
+                           "programs accept only on an inference path with fusion on (docs/COMPILER.md, "
+                           "\"f32 programs on the vector unit\")",
+                           hlo::ElementTypeName(i.shape.type));
       }
       return "not a bf16 op of two equal shapes";
   }
@@ -159,22 +172,31 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
   // Reductions along rows (REDUCE), with their scale and convert.
+  const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(entry, users, config, options.fuse);
   std::unordered_map<const Instruction*, detail::RowReducePlan> reduce_of_result;
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
     std::string why_not;
-    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, why_not)) {
+    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, f32_ops, why_not)) {
       fused.insert(r->chain.begin(), r->chain.end());
       reduce_of_result.emplace(r->Result(), std::move(*r));
     } else if (!why_not.empty()) {
       rejected[i] = why_not;
     }
   }
-  // Vector-unit steps: an elementwise op and the activation after it, or an activation alone.
+  // Vector-unit steps: GELU's tanh form as one math step; an elementwise op and the
+  // activation after it, or an activation alone.
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, entry.root, config, options.fuse)) {
+    if (std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, entry.root, config, options.fuse, f32_ops)) {
+      fused.insert(g->chain.begin(), g->chain.end());
+      vector_of_result.emplace(i, std::move(*g));
+    }
+  }
+  for (const Instruction* i : order) {
+    if (group_of_result.contains(i) || fused.contains(i)) continue;
+    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, entry.root, config, options.fuse, f32_ops)) {
       fused.insert(v->chain.begin(), v->chain.end());
       vector_of_result.emplace(v->Result(), std::move(*v));
     }

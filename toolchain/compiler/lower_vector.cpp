@@ -7,8 +7,9 @@
 // bf16 bounds: the fused step gives the bits of one step per instruction. bf16 exponential,
 // rsqrt, tanh and logistic are one VECTOR with its transcendental `math` (docs/NUMERICS.md gives
 // their accuracy); sqrt is 1 / rsqrt and divide a · (1 / b), two VECTORs each (the intermediate
-// rounded to bf16). f32 programs keep these ops on the host: the vector unit's element type is
-// bf16, which would lose precision (residual adds aside, see IsResidualAdd).
+// rounded to bf16). f32 programs keep other f32 ops on the host: the vector unit's element type is
+// bf16: they run here at the MXU's DEFAULT precision only on an inference path
+// (default_precision.cpp), and residual adds (IsResidualAdd).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -122,10 +123,10 @@ bool IsResidualAdd(const Instruction& instruction, const Config& config) {
   return true;
 }
 
-bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
+bool RunsOnVectorUnit(const Instruction& instruction, const Config& config, const DefaultPrecisionOps& f32_ops) {
   const Opcode opcode = instruction.opcode;
   const bool unary = UnaryMathOf(opcode) || opcode == Opcode::kSqrt;
-  if (config.dtype != DType::kBf16 || !IsBf16(instruction) ||
+  if (config.dtype != DType::kBf16 || !(IsBf16(instruction) || f32_ops.contains(&instruction)) ||
       !(VectorOpOf(opcode) || unary || opcode == Opcode::kDivide)) {
     return false;
   }
@@ -137,11 +138,12 @@ bool RunsOnVectorUnit(const Instruction& instruction, const Config& config) {
 }
 
 std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, const Instruction* root,
-                                      const Config& config, bool fuse) {
-  // An f32 residual add runs in bf16 only when fusing (--no-fuse keeps f32 programs exact up
-  // to the MXU's operand rounding).
+                                      const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops) {
+  // An f32 residual add, and the f32 activation arithmetic of `f32_ops`, run in bf16 only when
+  // fusing (--no-fuse keeps f32 programs exact up to the MXU's operand rounding).
   const bool residual = fuse && IsResidualAdd(i, config);
-  if (config.dtype != DType::kBf16 || (!IsBf16(i) && !residual)) return std::nullopt;
+  const bool f32 = fuse && f32_ops.contains(&i);
+  if (config.dtype != DType::kBf16 || (!IsBf16(i) && !residual && !f32)) return std::nullopt;
   VectorGroup group;
   if (!fuse) {  // one step per instruction: a max / min with a broadcast constant is a binary op
     if (!RunsOnVectorUnit(i, config)) return std::nullopt;
@@ -161,8 +163,11 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
     lo = l;
     hi = h;
     group.chain.push_back(&i);
-  } else if (residual || RunsOnVectorUnit(i, config)) {
+  } else if (residual || RunsOnVectorUnit(i, config, f32_ops)) {
     group.op = &i;
+  } else if (std::optional<MaskBias> mask = ConstantMaskOf(i)) {
+    group.op = &i;
+    group.mask = std::move(mask);
   } else {
     return std::nullopt;
   }
@@ -191,6 +196,7 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
 
 std::vector<const Instruction*> VectorGroup::Reads() const {
   if (op == nullptr) return {input};
+  if (mask) return {mask->data};
   return {op->operands.begin(), op->operands.end()};
 }
 
@@ -208,8 +214,11 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
   DeviceStep step;
   const std::string function = group.chain.empty() ? "" : fmt::format(" + {}", hlo::OpcodeName(group.chain.back()->opcode));
   if (group.op != nullptr) {
-    step.kernel = fmt::format("vector {}{} {}", hlo::OpcodeName(group.op->opcode), function, result.shape.ToString());
+    const std::string name = group.mask ? "add mask bias (select)" : std::string(hlo::OpcodeName(group.op->opcode));
+    step.kernel = fmt::format("vector {}{} {}", name, function, result.shape.ToString());
     step.covers.push_back(group.op->name);
+  } else if (group.math) {
+    step.kernel = fmt::format("vector gelu (tanh form) {}", result.shape.ToString());
   } else {
     step.kernel = fmt::format("vector activation{} {}", function, result.shape.ToString());
   }
@@ -222,7 +231,24 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
   }
   const codegen::Tensor y = builder.AddOutput("y", bf16, dims);
   const Opcode opcode = group.op != nullptr ? group.op->opcode : Opcode::kMaximum;
-  if (group.op != nullptr && VectorOpOf(opcode)) {
+  if (group.math) {
+    codegen::Unary(builder, inputs.at(0), y, *group.math, group.func, group.lo_bits, group.hi_bits);
+  } else if (group.mask) {
+    // x + bias: 0 keeps x, -inf masks it (bf16 0xFF80), a constant of the program.
+    std::vector<std::uint8_t> bytes;
+    for (bool masked : group.mask->masked) {
+      const std::uint16_t bits = masked ? 0xFF80 : 0x0000;
+      bytes.push_back(static_cast<std::uint8_t>(bits & 0xFF));
+      bytes.push_back(static_cast<std::uint8_t>(bits >> 8));
+    }
+    const codegen::Tensor bias = builder.AddConstant("mask_bias", bf16, dims, std::move(bytes));
+    codegen::ElementwiseParams params;
+    params.op = isa::VecOp::kAdd;
+    params.func = group.func;
+    params.lo_bits = group.lo_bits;
+    params.hi_bits = group.hi_bits;
+    codegen::Elementwise(builder, inputs.at(0), bias, y, params);
+  } else if (group.op != nullptr && VectorOpOf(opcode)) {
     codegen::ElementwiseParams params;
     params.op = *VectorOpOf(opcode);
     params.func = group.func;

@@ -109,8 +109,17 @@ std::optional<std::pair<double, double>> ClampBounds(const hlo::Instruction& use
 // The drain / VECTOR function of a clamp to [lo, hi]: relu, relu6 or clamp.
 isa::ActFunc FunctionOf(double lo, double hi);
 
-// An elementwise instruction the vector unit computes as the HLO does (lower_vector.cpp).
-bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config);
+// The f32 instructions the vector unit computes at the MXU's DEFAULT precision (bf16 operands
+// and result, fp32 inside): arithmetic, transcendentals and reductions of activations with
+// constants or per-channel vectors whose results flow into the outputs through such steps,
+// dots, convolutions and data movement only (default_precision.cpp). Empty without fusion and
+// on int8 configurations.
+using DefaultPrecisionOps = std::unordered_set<const hlo::Instruction*>;
+DefaultPrecisionOps F32VectorOps(const hlo::Computation& entry, const Users& users, const Config& config, bool fuse);
+
+// An elementwise instruction the vector unit computes: bf16, or f32 in `f32_ops`
+// (lower_vector.cpp).
+bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config, const DefaultPrecisionOps& f32_ops = {});
 
 // A residual add of a bf16 configuration: an f32 `add` of two activations of one shape, each
 // computed by a dot / convolution (through its per-channel drain and clamps) or by another
@@ -120,14 +129,30 @@ bool RunsOnVectorUnit(const hlo::Instruction& instruction, const Config& config)
 // bf16, a visible rounding that the ResNet-50 test bounds (docs/COMPILER.md, "Residual adds").
 bool IsResidualAdd(const hlo::Instruction& instruction, const Config& config);
 
+// A mask applied as JAX writes it, `select(mask, x, -inf)` (`jnp.where(mask, scores, -inf)`;
+// or `select(mask, -inf, x)`), whose mask is a compile-time constant (a causal mask: compares
+// of iotas, folded here): the additive bias that computes it, 0 where x is kept and -inf where
+// it is masked, in the select's row-major order; `data` is x. Equal to the select for every x
+// except -0 (kept as +0), +inf and NaN (masked to NaN instead of -inf). nullopt otherwise.
+struct MaskBias {
+  const hlo::Instruction* data = nullptr;
+  std::vector<bool> masked;
+};
+std::optional<MaskBias> ConstantMaskOf(const hlo::Instruction& select);
+
 // One vector-unit step: a binary op (or, when `op` is null, an activation of `input`) and the
-// maximum / minimum / clamp with constants that follow it, as the VECTOR function.
+// maximum / minimum / clamp with constants that follow it, as the VECTOR function. A masking
+// select is an add of its constant bias (`mask`).
 struct VectorGroup {
   const hlo::Instruction* op = nullptr;
   const hlo::Instruction* input = nullptr;
   std::vector<const hlo::Instruction*> chain;  // the function's instructions; the last is the result
   isa::ActFunc func = isa::ActFunc::kNone;
   std::uint16_t lo_bits = 0, hi_bits = 0;  // bf16
+  std::optional<MaskBias> mask;
+  // A whole function of `input` matched as one VECTOR math (GELU's tanh form): `chain` holds
+  // its instructions, the last the result.
+  std::optional<isa::VecMath> math;
 
   const hlo::Instruction* Result() const { return chain.empty() ? op : chain.back(); }
   std::vector<const hlo::Instruction*> Reads() const;  // the values the step reads
@@ -135,18 +160,27 @@ struct VectorGroup {
 // The vector step starting at `i` (bf16 configurations, bf16 values), or nullopt; without
 // `fuse`, one binary op per step and no function.
 std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& users, const hlo::Instruction* root,
-                                      const Config& config, bool fuse);
+                                      const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops = {});
 DeviceStep LowerVector(const VectorGroup& group, const Config& config);
+// GELU in the tanh form as JAX writes it (`jax.nn.gelu(x, approximate=True)`: x · 0.5 · (1 +
+// tanh(√(2/π) · (x + 0.044715 · x³))), operands in either order, constants in the element
+// type) ending at `result`: one VECTOR math=gelu_tanh of x, when every intermediate is read
+// only by the next (lower_gelu.cpp). bf16, or f32 in `f32_ops`; nullopt otherwise.
+std::optional<VectorGroup> PlanGeluTanh(const hlo::Instruction& result, const Users& users, const hlo::Instruction* root,
+                                        const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
 
-// A reduction along the trailing dimensions that REDUCE computes (lower_reduce.cpp): the
-// reduce of `input` (bf16, or through the reduce's convert to f32) and the reshapes, constant
-// scale and convert to bf16 after it.
+// A reduction over contiguous dimensions that REDUCE computes (lower_reduce.cpp): the reduce of
+// `input` (bf16, through the reduce's convert to f32, or f32 in `f32_ops`) and the reshapes,
+// constant scale and convert to bf16 after it. The input is [outer, columns, inner] in row-major
+// order: the trailing dimensions (inner = 1, REDUCE along rows) or middle ones (a global pool
+// over an image's pixels: REDUCE across rows).
 struct RowReducePlan {
   const hlo::Instruction* reduce = nullptr;
   const hlo::Instruction* input = nullptr;
   std::vector<const hlo::Instruction*> chain;  // fused users, in order; the last is the result
   bool max = false;
   std::uint64_t columns = 0;     // elements reduced per result
+  std::uint64_t inner = 1;       // elements after the reduced dimensions
   std::uint32_t scale_bits = 0;  // fp32; 0 means 1
 
   const hlo::Instruction* Result() const { return chain.empty() ? reduce : chain.back(); }
@@ -155,7 +189,7 @@ struct RowReducePlan {
 // the device could not take).
 std::optional<RowReducePlan> PlanRowReduce(const hlo::Instruction& reduce, const Users& users,
                                            const hlo::Instruction* root, const Config& config, bool fuse,
-                                           std::string& why_not);
+                                           const DefaultPrecisionOps& f32_ops, std::string& why_not);
 DeviceStep LowerRowReduce(const RowReducePlan& plan, const Config& config);
 
 // The last part of every Lower*: the builder's program, tagged with its configuration, and its

@@ -47,6 +47,14 @@ def attention(q, k, v):
     return jax.nn.softmax(scores, axis=-1) @ v
 
 
+def causal_attention(q, k, v):
+    """Self-attention with a causal mask as a GPT block writes it: `jnp.where` of a `jnp.tril`
+    mask (compares of iotas: a compile-time constant) and -inf, then the softmax."""
+    scores = q @ k.T / jnp.sqrt(jnp.float32(q.shape[-1]))
+    causal = jnp.tril(jnp.ones((q.shape[0], k.shape[0]), bool))
+    return jax.nn.softmax(jnp.where(causal, scores, -jnp.inf), axis=-1) @ v
+
+
 def encoder_layer(x, wq, wk, wv, wo, g1, b1, w1, c1, w2, c2, g2, b2, pad):
     """A BERT-style (post-norm) encoder layer: two-head self-attention with a padding mask
     (`pad`: 1 for real tokens, 0 for padding; BERT's additive form, (pad - 1) * 10^4 added to
@@ -252,8 +260,10 @@ def main():
                       param(width, ffn, scale=0.125), param(ffn, scale=0.1), param(ffn, width, scale=0.09),
                       param(width, scale=0.1), (1 + param(width, scale=0.1)).astype(bf16), param(width, scale=0.1),
                       (np.arange(seq) < 27).astype(bf16)]
+    causal_inputs = [rng.standard_normal((16, 32)).astype(np.float32) for _ in range(3)]
     runs = {
         "jax_encoder_layer_bf16": (encoder_layer, [encoder_inputs]),
+        "jax_causal_attention": (causal_attention, [causal_inputs]),
         "jax_fori_loop": (fori, [[x, w]]),
         "jax_cond": (cond, [[np.int32(3), x], [np.int32(-2), x]]),
         "jax_switch": (switch, [[np.int32(0), x], [np.int32(1), x], [np.int32(2), x], [np.int32(7), x]]),
