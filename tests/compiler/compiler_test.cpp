@@ -1,6 +1,7 @@
 // The compiler end to end on small programs: placement, fusion, numerics against the
 // interpreter on the golden model, model files, and the int8 refusal.
 #include <gmock/gmock.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include "tests/util/zip_builder.hpp"
@@ -135,7 +136,9 @@ ENTRY e {
 TEST(Compiler, ModelFileRoundTripsAndRunsTheSame) {
   const Config config = LoadConfig("small");
   const CompiledModel model = Compile(ReadText(CorpusFile("05_depthwise_conv3x3_nchw_bf16.hlo")), "05", config);
-  const auto path = std::filesystem::path(::testing::TempDir()) / "h5_model_roundtrip.sbin";
+  // The process id keeps concurrent runs of this test (several build trees on one machine) apart.
+  const auto path =
+      std::filesystem::path(::testing::TempDir()) / ("model_roundtrip_" + std::to_string(::getpid()) + ".sbin");
   SaveModel(model, path);
   EXPECT_TRUE(IsModelFile(path));
   const CompiledModel loaded = LoadModel(path);
