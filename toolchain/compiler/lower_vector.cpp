@@ -200,6 +200,20 @@ std::vector<const Instruction*> VectorGroup::Reads() const {
   return {op->operands.begin(), op->operands.end()};
 }
 
+namespace {
+
+// A binary VECTOR op with the group's activation applied to its result.
+codegen::ElementwiseParams ElementwiseOf(const VectorGroup& group, isa::VecOp op) {
+  codegen::ElementwiseParams params;
+  params.op = op;
+  params.func = group.func;
+  params.lo_bits = group.lo_bits;
+  params.hi_bits = group.hi_bits;
+  return params;
+}
+
+}  // namespace
+
 DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
   const Instruction& result = *group.Result();
   codegen::ProgramBuilder builder(config);
@@ -242,19 +256,9 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
       bytes.push_back(static_cast<std::uint8_t>(bits >> 8));
     }
     const codegen::Tensor bias = builder.AddConstant("mask_bias", bf16, dims, std::move(bytes));
-    codegen::ElementwiseParams params;
-    params.op = isa::VecOp::kAdd;
-    params.func = group.func;
-    params.lo_bits = group.lo_bits;
-    params.hi_bits = group.hi_bits;
-    codegen::Elementwise(builder, inputs.at(0), bias, y, params);
+    codegen::Elementwise(builder, inputs.at(0), bias, y, ElementwiseOf(group, isa::VecOp::kAdd));
   } else if (group.op != nullptr && VectorOpOf(opcode)) {
-    codegen::ElementwiseParams params;
-    params.op = *VectorOpOf(opcode);
-    params.func = group.func;
-    params.lo_bits = group.lo_bits;
-    params.hi_bits = group.hi_bits;
-    codegen::Elementwise(builder, inputs.at(0), inputs.at(1), y, params);
+    codegen::Elementwise(builder, inputs.at(0), inputs.at(1), y, ElementwiseOf(group, *VectorOpOf(opcode)));
   } else if (const std::optional<isa::VecMath> math = UnaryMathOf(opcode); group.op != nullptr && math) {
     codegen::Unary(builder, inputs.at(0), y, *math, group.func, group.lo_bits, group.hi_bits);
   } else if (opcode == Opcode::kSqrt) {
@@ -266,12 +270,7 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     // a / b = a * (1 / b): the reciprocal is rounded to bf16 before the multiply.
     const codegen::Tensor r = builder.AddScratch(bf16, dims);
     codegen::Unary(builder, inputs.at(1), r, isa::VecMath::kRecip);
-    codegen::ElementwiseParams params;
-    params.op = isa::VecOp::kMul;
-    params.func = group.func;
-    params.lo_bits = group.lo_bits;
-    params.hi_bits = group.hi_bits;
-    codegen::Elementwise(builder, inputs.at(0), r, y, params);
+    codegen::Elementwise(builder, inputs.at(0), r, y, ElementwiseOf(group, isa::VecOp::kMul));
   } else {
     codegen::Activation(builder, inputs.at(0), y, group.func, group.lo_bits, group.hi_bits);
   }
