@@ -153,7 +153,7 @@ TEST(Compiler, ModelFileRoundTripsAndRunsTheSame) {
 }
 
 TEST(Compiler, CorruptModelFilesFailWithAMessage) {
-  const auto path = std::filesystem::path(::testing::TempDir()) / "h5_not_a_model.sbin";
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("h5_not_a_model_" + std::to_string(::getpid()) + ".sbin");
   { std::ofstream(path) << "PK garbage"; }
   EXPECT_FALSE(IsModelFile(path));
   EXPECT_THROW(LoadModel(path), std::runtime_error);
@@ -173,7 +173,7 @@ ENTRY e {
   kb = f32[16,24] broadcast(k), dimensions={}
   ROOT r = f32[16,24] multiply(d, kb)
 })";
-  const auto path = std::filesystem::path(::testing::TempDir()) / "crc_model.sbin";
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("crc_model_" + std::to_string(::getpid()) + ".sbin");
   SaveModel(Compile(text, "crc", LoadConfig("small")), path);
   int error = 0;
   zip_t* archive = zip_open(path.c_str(), 0, &error);
@@ -204,7 +204,7 @@ TEST(Compiler, AModelThatDeflatesTooWellIsStoredAndLoads) {
   const std::string text = "HloModule zeros\nENTRY e {\n  p = f32[" + std::to_string(kElements) +
                            "] parameter(0)\n  c = f32[" + std::to_string(kElements) + "] constant({" + zeros +
                            "})\n  ROOT a = f32[" + std::to_string(kElements) + "] add(p, c)\n}\n";
-  const auto path = std::filesystem::path(::testing::TempDir()) / "zeros_model.sbin";
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("zeros_model_" + std::to_string(::getpid()) + ".sbin");
   SaveModel(Compile(text, "zeros", LoadConfig("small")), path);
   EXPECT_GT(std::filesystem::file_size(path), zeros.size()) << "model.hlo stored, not deflated";
   EXPECT_EQ(LoadModel(path).hlo_text, text);

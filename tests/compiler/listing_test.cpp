@@ -5,6 +5,7 @@
 #include <zip.h>
 
 #include <memory>
+#include <unistd.h>
 
 #include "tests/compiler/compiler_test_util.hpp"
 #include "toolchain/asm/assembler.hpp"
@@ -34,7 +35,7 @@ std::vector<std::uint8_t> ZipEntry(const fs::path& path, const std::string& entr
 
 void ExpectListingsReassemble(const fs::path& hlo, const std::string& config_name) {
   const CompiledModel model = Compile(testing::ReadText(hlo), hlo.filename().string(), LoadConfig(config_name));
-  const fs::path dir = fs::path(::testing::TempDir()) / ("h8c_listing_" + hlo.stem().string());
+  const fs::path dir = fs::path(::testing::TempDir()) / ("h8c_listing_" + config_name + "_" + hlo.stem().string() + "_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path sbin = dir / "model.sbin", listing = dir / "model.s";
   SaveModel(model, sbin);

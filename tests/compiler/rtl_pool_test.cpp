@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "tests/compiler/compiler_test_util.hpp"
 
@@ -13,7 +14,7 @@ namespace {
 // The padded pool on the Verilated RTL: two bands per slot (the padding columns kept between
 // them), channel chunks of 16 and 3, bit-identical to the golden model and the interpreter.
 TEST(PoolPlacement, PaddedPoolOnRtlMatchesRefAndInterpreterBitForBit) {
-  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / "h8c_pool_pad.hlo";
+  const std::filesystem::path path = std::filesystem::path(::testing::TempDir()) / ("h8c_pool_pad_" + std::to_string(::getpid()) + ".hlo");
   std::ofstream(path) << R"(HloModule pool_pad
 max_fn {
   a = bf16[] parameter(0)

@@ -4,8 +4,12 @@
 
 #include <gmock/gmock.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <string>
+
+#include <unistd.h>
 
 namespace systole {
 namespace {
@@ -21,10 +25,15 @@ class DeviceNames : public ::testing::Test {
     setenv("SYSTOLE_DEVICES_FILE", file_.c_str(), 1);
   }
   void TearDown() override {
+    std::remove(file_.c_str());
     unsetenv("SYSTOLE_DEVICES_FILE");
     unsetenv("SYSTOLE_DEVICE");
   }
-  std::string file_ = ::testing::TempDir() + "devices.toml";
+  // One file per test and process: ctest runs these tests side by side (and the sanitizer
+  // build runs them again), so a shared name let one test read another's file.
+  std::string file_ = ::testing::TempDir() + "devices-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                      std::to_string(getpid()) + ".toml";
 };
 
 TEST_F(DeviceNames, NamesStandForUrisAndListsAndMayNameNames) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <span>
+#include <unistd.h>
 
 #include "systole/server.hpp"
 #include "runtime/pod.hpp"
@@ -115,7 +116,7 @@ TEST(Pod, FourDeviceServersOverTcpAreBitIdenticalToOneDevice) {
 }
 
 TEST(Pod, AServerKilledMidTrainingStopsTheRunNamingDeviceAndStepAndTheCheckpointResumes) {
-  const auto checkpoint = std::filesystem::path(::testing::TempDir()) / "pod_fault.npz";
+  const auto checkpoint = std::filesystem::path(::testing::TempDir()) / ("pod_fault_" + std::to_string(::getpid()) + ".npz");
   std::vector<std::string> uris;
   auto servers = StartServers(4, uris, "?timeout_ms=2000");
   PodFixture f(uris);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <unistd.h>
 
 #include "tests/training/training_test_util.hpp"
 
@@ -143,7 +144,7 @@ TEST(Checkpoint, AResumedRunIsBitIdenticalToOneThatNeverStopped) {
   const auto step = testing::CompileFixture("mlp_adam_step.hlo");
   const Dataset data = LoadDataset(*step);
   Device device = Device::Open("ref", LoadConfig("small"));
-  const auto checkpoint = std::filesystem::path(::testing::TempDir()) / "training_resume.npz";
+  const auto checkpoint = std::filesystem::path(::testing::TempDir()) / ("training_resume_" + std::to_string(::getpid()) + ".npz");
 
   DeviceTrainer straight(step, nullptr, device, LoadState("mlp_adam"));
   TrainLoopOptions options;
@@ -178,7 +179,7 @@ TEST(Checkpoint, AResumedRunIsBitIdenticalToOneThatNeverStopped) {
 }
 
 TEST(Checkpoint, OfAnotherModelIsRefusedNamingTheArray) {
-  const auto path = std::filesystem::path(::testing::TempDir()) / "training_sgd.npz";
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("training_sgd_" + std::to_string(::getpid()) + ".npz");
   SaveCheckpoint(path, {3, 100, LoadState("mlp_sgd")});
   const std::vector<hlo::Literal> adam = LoadState("mlp_adam");
   EXPECT_THAT([&] { LoadCheckpoint(path, adam); },
