@@ -190,7 +190,7 @@ ENTRY e {
     LoadModel(path);
     ADD_FAILURE() << "a changed constant loaded";
   } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("crc_model.sbin: model.hlo: corrupt: CRC error"));
+    EXPECT_THAT(e.what(), HasSubstr(path.string() + ": model.hlo: corrupt: CRC error"));
   }
   std::filesystem::remove(path);
 }
