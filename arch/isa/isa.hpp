@@ -21,6 +21,8 @@
 #include <string_view>
 #include <utility>
 
+#include "arch/numerics/transcendental.hpp"
+
 namespace systole::isa {
 
 inline constexpr unsigned kInstructionBytes = 32;
@@ -108,17 +110,9 @@ enum class MemSpace : std::uint8_t { kUb = 0, kAcc = 1 };
 enum class ActFunc : std::uint8_t { kNone = 0, kRelu = 1, kRelu6 = 2, kClamp = 3 };
 // kPass is x alone: operand b is neither read nor range-checked (for a unary `math`).
 enum class VecOp : std::uint8_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4, kPass = 5 };
-// The transcendental step of VECTOR (docs/NUMERICS.md gives each algorithm bit by bit).
-enum class VecMath : std::uint8_t {
-  kNone = 0,
-  kExp = 1,
-  kRecip = 2,
-  kRsqrt = 3,
-  kTanh = 4,
-  kSigmoid = 5,
-  kGeluTanh = 6,  // x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))): jax.nn.gelu's default
-  kGeluErf = 7,   // x * 0.5 * (1 + erf(x / sqrt(2))): jax.nn.gelu(approximate=False)
-};
+// The transcendental step of VECTOR (docs/NUMERICS.md gives each algorithm bit by bit): defined
+// with the algorithms in arch/numerics/transcendental.hpp, which the HLS kernels share.
+using VecMath = numerics::MathFunction;
 inline constexpr unsigned kNumVecMath = 8;
 // POOL's and REDUCE's op.
 enum class PoolOp : std::uint8_t { kMax = 0, kSum = 1 };

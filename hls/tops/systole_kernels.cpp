@@ -11,6 +11,7 @@
 
 #include "hls/kernels/activate.hpp"
 #include "hls/kernels/mxu_tile.hpp"
+#include "hls/kernels/reduce.hpp"
 #include "hls/kernels/vector_ops.hpp"
 
 using systole::hls::Accumulator;
@@ -90,15 +91,17 @@ rows_loop:
   }
 }
 
-void systole_vector(const Element* a, const Element* b, bool broadcast, unsigned rows, std::uint8_t op,
-                    std::uint8_t function, std::uint8_t shift, std::uint16_t lo, std::uint16_t hi,
-                    Element* out) {
+void systole_vector(const Element* a, const Element* b, bool broadcast, bool bcol, unsigned rows,
+                    std::uint8_t op, std::uint8_t math, std::uint8_t function, std::uint8_t shift,
+                    std::uint16_t lo, std::uint16_t hi, Element* out) {
 #pragma HLS INTERFACE mode=m_axi port=a bundle=gmem0 depth=kMaxRows*W
 #pragma HLS INTERFACE mode=m_axi port=b bundle=gmem1 depth=kMaxRows*W
 #pragma HLS INTERFACE mode=m_axi port=out bundle=gmem2 depth=kMaxRows*W
 #pragma HLS INTERFACE mode=s_axilite port=broadcast
+#pragma HLS INTERFACE mode=s_axilite port=bcol
 #pragma HLS INTERFACE mode=s_axilite port=rows
 #pragma HLS INTERFACE mode=s_axilite port=op
+#pragma HLS INTERFACE mode=s_axilite port=math
 #pragma HLS INTERFACE mode=s_axilite port=function
 #pragma HLS INTERFACE mode=s_axilite port=shift
 #pragma HLS INTERFACE mode=s_axilite port=lo
@@ -106,7 +109,8 @@ void systole_vector(const Element* a, const Element* b, bool broadcast, unsigned
 #pragma HLS INTERFACE mode=s_axilite port=return
   const systole::hls::VectorParams params{static_cast<systole::hls::VectorOp>(op),
                                           static_cast<systole::hls::Function>(function & 3u),
-                                          shift, lo, hi};
+                                          shift, lo, hi, bcol,
+                                          static_cast<systole::hls::MathFunction>(math)};
 rows_loop:
   for (unsigned i = 0; i < rows; ++i) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=kMaxRows
@@ -118,9 +122,44 @@ rows_loop:
     const unsigned b_row = broadcast ? 0 : i;
     for (unsigned j = 0; j < W; ++j) {
       x[j] = a[i * W + j];
-      y[j] = b[b_row * W + j];
+      y[j] = b[b_row * W + j];  // op=pass never looks at y; the kernel reads it anyway (a fixed pipeline)
     }
     systole::hls::VectorRow<W>(x, y, params, result);
     for (unsigned j = 0; j < W; ++j) out[i * W + j] = result[j];
+  }
+}
+
+void systole_reduce(const Element* src, unsigned rows, unsigned elems, bool over_rows, std::uint8_t op,
+                    std::uint32_t scale, std::uint8_t shift, Element* out) {
+#pragma HLS INTERFACE mode=m_axi port=src bundle=gmem0 depth=kMaxRows*W
+#pragma HLS INTERFACE mode=m_axi port=out bundle=gmem1 depth=kMaxRows*W
+#pragma HLS INTERFACE mode=s_axilite port=rows
+#pragma HLS INTERFACE mode=s_axilite port=elems
+#pragma HLS INTERFACE mode=s_axilite port=over_rows
+#pragma HLS INTERFACE mode=s_axilite port=op
+#pragma HLS INTERFACE mode=s_axilite port=scale
+#pragma HLS INTERFACE mode=s_axilite port=shift
+#pragma HLS INTERFACE mode=s_axilite port=return
+  const systole::hls::ReduceParams params{static_cast<systole::hls::ReduceOp>(op & 1u), scale, shift};
+  systole::hls::ReductionOf<Element> lanes[W];
+#pragma HLS ARRAY_PARTITION variable=lanes type=complete
+  Element row[W], result[W];
+#pragma HLS ARRAY_PARTITION variable=row type=complete
+#pragma HLS ARRAY_PARTITION variable=result type=complete
+rows_loop:
+  for (unsigned i = 0; i < rows; ++i) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=kMaxRows
+#pragma HLS PIPELINE II=1
+    for (unsigned j = 0; j < W; ++j) row[j] = src[i * W + j];
+    if (over_rows) {
+      systole::hls::ReduceAcrossRowsStep<W>(row, params, lanes);
+    } else {
+      systole::hls::ReduceRowElems<W>(row, elems, params, result);
+      for (unsigned j = 0; j < W; ++j) out[i * W + j] = result[j];
+    }
+  }
+  if (over_rows) {
+    systole::hls::ReduceAcrossRowsResult<W, Element>(lanes, elems, params, result);
+    for (unsigned j = 0; j < W; ++j) out[j] = result[j];
   }
 }

@@ -3,13 +3,15 @@
 // configuration. Standard C++17 only, so that Vitis HLS's C simulation compiles it as is.
 //
 // Layout, all little-endian uint32 unless said otherwise:
-//   "SYHV" magic, version 1, R, C, W, bf16 (0/1), element bytes, case count
-//   each case: kind (1 = matmul+activate, 2 = vector), then
+//   "SYHV" magic, version 2, R, C, W, bf16 (0/1), element bytes, case count
+//   each case: kind (1 = matmul+activate, 2 = vector, 3 = reduce), then
 //     kind 1: rows k bias function scale shift zero_point lo hi,
 //             X1 (rows x R elements), X2 (rows x R), WEIGHTS (R x C), BIAS (C accumulators),
 //             Y (rows x C elements): Y = activate(X1·W, then += X2·W)
-//     kind 2: rows broadcast op function shift lo hi,
+//     kind 2: rows broadcast bcol op math function shift lo hi,
 //             A (rows x W), B (1 or rows x W), Y (rows x W)
+//     kind 3: rows elems over_rows op scale shift,
+//             SRC (rows x W), Y (rows x W over elements, 1 x W over rows)
 //   elements take `element bytes` each (int8 or bf16 bits), accumulators 4.
 #pragma once
 
@@ -24,8 +26,8 @@
 namespace systole::hls::vectors {
 
 inline constexpr char kMagic[4] = {'S', 'Y', 'H', 'V'};
-inline constexpr std::uint32_t kVersion = 1;
-enum Kind : std::uint32_t { kMatmulActivate = 1, kVector = 2 };
+inline constexpr std::uint32_t kVersion = 2;
+enum Kind : std::uint32_t { kMatmulActivate = 1, kVector = 2, kReduce = 3 };
 
 struct Header {
   std::uint32_t rows = 0, cols = 0, width = 0, bf16 = 0, element_bytes = 0, cases = 0;
@@ -39,8 +41,13 @@ struct MatmulActivateCase {
 };
 
 struct VectorCase {
-  std::uint32_t rows = 0, broadcast = 0, op = 0, function = 0, shift = 0, lo = 0, hi = 0;
+  std::uint32_t rows = 0, broadcast = 0, bcol = 0, op = 0, math = 0, function = 0, shift = 0, lo = 0, hi = 0;
   std::vector<std::uint8_t> a, b, y;
+};
+
+struct ReduceCase {
+  std::uint32_t rows = 0, elems = 0, over_rows = 0, op = 0, scale = 0, shift = 0;
+  std::vector<std::uint8_t> src, y;
 };
 
 inline void PutWord(std::ostream& out, std::uint32_t value) {
@@ -104,11 +111,18 @@ inline void Write(std::ostream& out, const MatmulActivateCase& c) {
 }
 
 inline void Write(std::ostream& out, const VectorCase& c) {
-  for (std::uint32_t word : {std::uint32_t{kVector}, c.rows, c.broadcast, c.op, c.function,
-                             c.shift, c.lo, c.hi}) {
+  for (std::uint32_t word : {std::uint32_t{kVector}, c.rows, c.broadcast, c.bcol, c.op, c.math,
+                             c.function, c.shift, c.lo, c.hi}) {
     PutWord(out, word);
   }
   for (const auto* bytes : {&c.a, &c.b, &c.y}) PutBytes(out, *bytes);
+}
+
+inline void Write(std::ostream& out, const ReduceCase& c) {
+  for (std::uint32_t word : {std::uint32_t{kReduce}, c.rows, c.elems, c.over_rows, c.op, c.scale, c.shift}) {
+    PutWord(out, word);
+  }
+  for (const auto* bytes : {&c.src, &c.y}) PutBytes(out, *bytes);
 }
 
 // Reads the body of a kind-1 case (the kind word already read).
@@ -137,7 +151,9 @@ inline VectorCase ReadVector(std::istream& in, const Header& h) {
   VectorCase c;
   c.rows = GetWord(in);
   c.broadcast = GetWord(in);
+  c.bcol = GetWord(in);
   c.op = GetWord(in);
+  c.math = GetWord(in);
   c.function = GetWord(in);
   c.shift = GetWord(in);
   c.lo = GetWord(in);
@@ -146,6 +162,21 @@ inline VectorCase ReadVector(std::istream& in, const Header& h) {
   c.a = GetBytes(in, c.rows * h.width * e);
   c.b = GetBytes(in, (c.broadcast != 0 ? 1 : c.rows) * h.width * e);
   c.y = GetBytes(in, c.rows * h.width * e);
+  return c;
+}
+
+// Reads the body of a kind-3 case (the kind word already read).
+inline ReduceCase ReadReduce(std::istream& in, const Header& h) {
+  ReduceCase c;
+  c.rows = GetWord(in);
+  c.elems = GetWord(in);
+  c.over_rows = GetWord(in);
+  c.op = GetWord(in);
+  c.scale = GetWord(in);
+  c.shift = GetWord(in);
+  const std::size_t e = h.element_bytes;
+  c.src = GetBytes(in, c.rows * h.width * e);
+  c.y = GetBytes(in, (c.over_rows != 0 ? 1 : c.rows) * h.width * e);
   return c;
 }
 

@@ -42,13 +42,23 @@ inline std::vector<std::uint8_t> RunTops(const MatmulActivateCase& c) {
   return ToBytes(y);
 }
 
-// Y = function(A op B): systole_vector.
+// Y = function(math(A op B)): systole_vector.
 inline std::vector<std::uint8_t> RunTops(const VectorCase& c) {
   const auto a = FromBytes<Element>(c.a), b = FromBytes<Element>(c.b);
   std::vector<Element> y(std::size_t{c.rows} * config::kUbRowElems);
-  systole_vector(a.data(), b.data(), c.broadcast != 0, c.rows, static_cast<std::uint8_t>(c.op),
+  systole_vector(a.data(), b.data(), c.broadcast != 0, c.bcol != 0, c.rows,
+                 static_cast<std::uint8_t>(c.op), static_cast<std::uint8_t>(c.math),
                  static_cast<std::uint8_t>(c.function), static_cast<std::uint8_t>(c.shift),
                  static_cast<std::uint16_t>(c.lo), static_cast<std::uint16_t>(c.hi), y.data());
+  return ToBytes(y);
+}
+
+// Y = max or sum of SRC over elements or rows: systole_reduce.
+inline std::vector<std::uint8_t> RunTops(const ReduceCase& c) {
+  const auto src = FromBytes<Element>(c.src);
+  std::vector<Element> y(std::size_t{c.over_rows != 0 ? 1 : c.rows} * config::kUbRowElems);
+  systole_reduce(src.data(), c.rows, c.elems, c.over_rows != 0, static_cast<std::uint8_t>(c.op),
+                 c.scale, static_cast<std::uint8_t>(c.shift), y.data());
   return ToBytes(y);
 }
 

@@ -1,5 +1,5 @@
 # Shared by the per-kernel Vitis HLS scripts (systole_mxu.tcl, systole_activate.tcl,
-# systole_vector.tcl): one project per kernel and configuration, C simulation against the golden
+# systole_vector.tcl, systole_reduce.tcl): one project per kernel and configuration, C simulation against the golden
 # vectors, synthesis, C/RTL co-simulation on the same vectors, and an IP-catalog export.
 # Not runnable on Systole's own machines (no Vitis there); hls/README.md says what was checked.
 #

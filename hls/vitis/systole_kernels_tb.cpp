@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
       } else if (kind == v::kVector) {
         const v::VectorCase c = v::ReadVector(in, header);
         bad = Mismatches(v::RunTops(c), c.y);
+      } else if (kind == v::kReduce) {
+        const v::ReduceCase c = v::ReadReduce(in, header);
+        bad = Mismatches(v::RunTops(c), c.y);
       } else {
         throw std::runtime_error("case " + std::to_string(i) + ": unknown kind " + std::to_string(kind));
       }

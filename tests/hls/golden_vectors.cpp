@@ -23,11 +23,12 @@ int main(int argc, char** argv) {
     std::ofstream out(argv[1], std::ios::binary);
     if (!out) throw std::runtime_error(std::string("cannot write ") + argv[1]);
     test_cases::Operands rand(seed);
-    vectors::WriteHeader(out, test_cases::HeaderOfThisConfig(static_cast<std::uint32_t>(2 * cases)));
+    vectors::WriteHeader(out, test_cases::HeaderOfThisConfig(static_cast<std::uint32_t>(3 * cases)));
     for (int i = 0; i < cases; ++i) vectors::Write(out, test_cases::MatmulActivate(rand, i));
     for (int i = 0; i < cases; ++i) vectors::Write(out, test_cases::Vector(rand));
+    for (int i = 0; i < cases; ++i) vectors::Write(out, test_cases::Reduce(rand));
     if (!out.flush()) throw std::runtime_error(std::string("cannot write ") + argv[1]);
-    std::cout << "wrote " << 2 * cases << " cases for configuration " << config::kName << " to "
+    std::cout << "wrote " << 3 * cases << " cases for configuration " << config::kName << " to "
               << argv[1] << " (seed " << seed << ")\n";
   } catch (const std::exception& error) {
     std::cerr << argv[0] << ": " << error.what() << "\n";

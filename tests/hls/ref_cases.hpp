@@ -1,6 +1,6 @@
 // Random cases for the HLS tops of one configuration (-DSYSTOLE_HLS_CONFIG=NAME), each with the
 // golden model's answer: a program of LOAD, MATMUL (overwrite, then accumulate), ACTIVATE and
-// STORE, or of LOAD, VECTOR and STORE, run on the ref device. tops_test.cpp checks the kernels'
+// STORE, of LOAD, VECTOR and STORE, or of LOAD, REDUCE and STORE, run on the ref device. tops_test.cpp checks the kernels'
 // C simulation against them; golden_vectors.cpp writes them for the Vitis testbench.
 #pragma once
 
@@ -27,7 +27,9 @@ inline constexpr unsigned kElementBytes = sizeof(Element);
 inline constexpr const char* kDtype = config::kBf16 ? "bf16" : "int8";
 inline constexpr const char* kAccDtype = config::kBf16 ? "fp32" : "int32";
 inline const std::vector<std::string> kFunctionNames = {"none", "relu", "relu6", "clamp"};
-inline const std::vector<std::string> kOpNames = {"add", "sub", "mul", "max", "min"};
+inline const std::vector<std::string> kOpNames = {"add", "sub", "mul", "max", "min", "pass"};
+inline const std::vector<std::string> kMathNames = {"none", "exp", "recip", "rsqrt", "tanh",
+                                                    "sigmoid", "gelu_tanh", "gelu_erf"};
 
 inline vectors::Header HeaderOfThisConfig(std::uint32_t cases) {
   return {R, C, W, config::kBf16 ? 1u : 0u, kElementBytes, cases};
@@ -158,15 +160,18 @@ halt
   return c;
 }
 
-// A VECTOR case with random fields and the golden model's Y.
+// A VECTOR case with random fields (every op, broadcast, bcol, and on bf16 every math function)
+// and the golden model's Y.
 inline vectors::VectorCase Vector(Operands& rand) {
   vectors::VectorCase c;
   c.rows = 1 + rand.Below(24);
   c.broadcast = rand.Below(2);
-  c.op = rand.Below(5);
+  c.bcol = rand.Below(3) == 0 ? 1 : 0;
+  c.op = rand.Below(static_cast<std::uint32_t>(kOpNames.size()));
+  c.math = config::kBf16 && rand.Below(2) == 0 ? rand.Below(static_cast<std::uint32_t>(kMathNames.size())) : 0;
   c.function = rand.Below(4);
   c.shift = config::kBf16 ? 0 : rand.Below(10);
-  c.lo = config::kBf16 ? 0xC000 | rand.Below(0x100) : 0x10000 - rand.Below(100);
+  c.lo = config::kBf16 ? 0xC000 | rand.Below(0x100) : (0x10000 - rand.Below(100)) & 0xFFFF;  // int16 -99..0
   c.hi = config::kBf16 ? 0x4000 | rand.Below(0x100) : rand.Below(100);
   const unsigned b_rows = c.broadcast != 0 ? 1 : c.rows;
   c.a = rand.Elements(std::size_t{c.rows} * W);
@@ -178,16 +183,51 @@ inline vectors::VectorCase Vector(Operands& rand) {
 .output Y, at=0x40000, dtype={dt}, shape={rows}x{w}
 load mem=ub, dram=A, stride={s}, row=0, rows={rows}, elems={w}
 load mem=ub, dram=B, stride={s}, row={rows}, rows={brows}, elems={w}, signal=vector
-vector op={op}, a=0, b={rows}, dst={dst}, rows={rows}{bcast}, func={func}, shift={shift}, lo={lo}, hi={hi}, wait=load, signal=store
+vector op={op}, a=0, b={rows}, dst={dst}, rows={rows}{bcast}{bcol}, math={math}, func={func}, shift={shift}, lo={lo}, hi={hi}, wait=load, signal=store
 store mem=ub, dram=Y, stride={s}, row={dst}, rows={rows}, elems={w}, wait=vector
 halt
 )",
       fmt::arg("cfg", config::kName), fmt::arg("dt", kDtype), fmt::arg("rows", c.rows),
       fmt::arg("brows", b_rows), fmt::arg("w", W), fmt::arg("s", W * kElementBytes),
       fmt::arg("dst", c.rows + b_rows), fmt::arg("bcast", c.broadcast != 0 ? ", bcast" : ""),
+      fmt::arg("bcol", c.bcol != 0 ? ", bcol" : ""), fmt::arg("math", kMathNames[c.math]),
       fmt::arg("op", kOpNames[c.op]), fmt::arg("func", kFunctionNames[c.function]),
       fmt::arg("shift", c.shift), fmt::arg("lo", c.lo), fmt::arg("hi", c.hi));
   c.y = RunOnRef(source, {c.a, c.b});
+  return c;
+}
+
+// A REDUCE case with random fields (max and sum, over elements and over rows, any element
+// count, random scale and shift) and the golden model's Y.
+inline vectors::ReduceCase Reduce(Operands& rand) {
+  vectors::ReduceCase c;
+  c.rows = 1 + rand.Below(24);
+  c.elems = 1 + rand.Below(W);
+  c.over_rows = rand.Below(2);
+  c.op = rand.Below(2);
+  if constexpr (config::kBf16) {
+    c.scale = rand.Below(4) == 0 ? 0u : (127 - 5 + rand.Below(6)) << 23 | rand.Below(1u << 23);
+  } else {
+    c.scale = rand.Below(4) == 0 ? 0u : rand.Below(1u << 15);
+    c.shift = rand.Below(16);
+  }
+  c.src = rand.Elements(std::size_t{c.rows} * W);
+  const unsigned y_rows = c.over_rows != 0 ? 1 : c.rows;
+  const std::string source = fmt::format(
+      R"(.config {cfg}
+.input  S, at=0x10000, dtype={dt}, shape={rows}x{w}
+.output Y, at=0x40000, dtype={dt}, shape={yrows}x{w}
+load mem=ub, dram=S, stride={s}, row=0, rows={rows}, elems={w}, signal=vector
+reduce op={op}, over={over}, src=0, dst={dst}, rows={rows}, elems={elems}, scale={scale}, shift={shift}, wait=load, signal=store
+store mem=ub, dram=Y, stride={s}, row={dst}, rows={yrows}, elems={w}, wait=vector
+halt
+)",
+      fmt::arg("cfg", config::kName), fmt::arg("dt", kDtype), fmt::arg("rows", c.rows),
+      fmt::arg("yrows", y_rows), fmt::arg("w", W), fmt::arg("s", W * kElementBytes),
+      fmt::arg("dst", c.rows), fmt::arg("op", c.op == 0 ? "max" : "sum"),
+      fmt::arg("over", c.over_rows != 0 ? "rows" : "elems"), fmt::arg("elems", c.elems),
+      fmt::arg("scale", c.scale), fmt::arg("shift", c.shift));
+  c.y = RunOnRef(source, {c.src});
   return c;
 }
 

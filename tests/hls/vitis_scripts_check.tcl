@@ -16,7 +16,7 @@ foreach cmd {open_project set_top add_files open_solution set_part create_clock 
 rename exit exit_check  ;# the scripts end with `exit`: keep running after each
 proc exit {args} {}
 
-foreach kernel {mxu activate vector} {
+foreach kernel {mxu activate vector reduce} {
   foreach config {tiny small-int8} {
     set ::calls {}
     set ::env(SYSTOLE_CONFIG) $config
