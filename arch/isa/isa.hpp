@@ -118,8 +118,9 @@ enum class VecMath : std::uint8_t {
   kSigmoid = 5,
   kGeluTanh = 6,  // x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))): jax.nn.gelu's default
   kGeluErf = 7,   // x * 0.5 * (1 + erf(x / sqrt(2))): jax.nn.gelu(approximate=False)
+  kLog = 8,       // natural logarithm: jax.nn.log_softmax's log of the row sums
 };
-inline constexpr unsigned kNumVecMath = 8;
+inline constexpr unsigned kNumVecMath = 9;
 // POOL's and REDUCE's op.
 enum class PoolOp : std::uint8_t { kMax = 0, kSum = 1 };
 enum class ReduceOver : std::uint8_t { kElems = 0, kRows = 1 };

@@ -145,6 +145,27 @@ std::uint32_t GeluErfF32(std::uint32_t v) {
   return ScaleByPowerOfTwo(MulF32(v, phi), -shift);
 }
 
+std::uint32_t LogF32(std::uint32_t v) {
+  if (IsNanF32(v)) return kCanonicalNanF32;
+  v = FlushF32(v);
+  if (Magnitude(v) == 0) return kF32SignBit | kF32Infinity;  // log(+-0) = -inf
+  if ((v & kF32SignBit) != 0) return kCanonicalNanF32;
+  if (IsInfinity(v)) return v;
+  // v = m * 2^k with m in [sqrt(1/2), sqrt 2): exponent field 127 (k = e - 127), or 126 (k = e - 126)
+  // when the fraction is at or above sqrt 2's.
+  const bool high = (v & ~(kF32SignBit | kF32ExponentMask)) >= kSqrt2Fraction;
+  const std::uint32_t m = WithExponent(v, high ? 126 : 127);
+  const std::int32_t k = static_cast<std::int32_t>(ExponentField(v)) - (high ? 126 : 127);
+  // float(k), exactly: the bits of 1.5 * 2^23 + k, less 1.5 * 2^23 (exp's rounding trick reversed).
+  const std::uint32_t kf = SubF32(kRoundMagic + static_cast<std::uint32_t>(k), kRoundMagic);
+  const std::uint32_t s = MulF32(SubF32(m, kOne), ReciprocalF32(AddF32(m, kOne)));  // m - 1 is exact
+  const std::uint32_t w = MulF32(s, s);
+  std::uint32_t q = kLogQ.back();
+  for (std::size_t i = kLogQ.size() - 1; i-- > 0;) q = AddF32(MulF32(q, w), kLogQ[i]);
+  const std::uint32_t log_m = MulF32(AddF32(s, s), q);
+  return AddF32(MulF32(kf, kLn2Hi), AddF32(MulF32(kf, kLn2Lo), log_m));  // k ln2: the high part exact
+}
+
 std::uint32_t ApplyMathF32(isa::VecMath math, std::uint32_t v) {
   switch (math) {
     case isa::VecMath::kNone: return v;
@@ -155,6 +176,7 @@ std::uint32_t ApplyMathF32(isa::VecMath math, std::uint32_t v) {
     case isa::VecMath::kSigmoid: return SigmoidF32(v);
     case isa::VecMath::kGeluTanh: return GeluTanhF32(v);
     case isa::VecMath::kGeluErf: return GeluErfF32(v);
+    case isa::VecMath::kLog: return LogF32(v);
   }
   return v;
 }

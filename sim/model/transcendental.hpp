@@ -1,5 +1,5 @@
-// The transcendental step of VECTOR (`math=`): exp, reciprocal, rsqrt, tanh, sigmoid and the two
-// GELU forms, each written as the exact sequence of fp32 operations and bit manipulations of
+// The transcendental step of VECTOR (`math=`): exp, reciprocal, rsqrt, tanh, sigmoid, the two
+// GELU forms and log, each written as the exact sequence of fp32 operations and bit manipulations of
 // docs/NUMERICS.md ("Transcendental functions"). The RTL (rtl/vector/systole_vector_math*.sv)
 // performs the same sequence, so every function here is a specification, not an approximation
 // of one: change a constant or the order of two operations and the RTL must change with it.
@@ -51,6 +51,12 @@ inline constexpr std::uint32_t kTwoToMinusGeluShift = 0x1F800000;  // 2^-64
 inline constexpr std::array<std::uint32_t, 10> kErfcP = {
     0xBFA1FA33, 0x3F7FA666, 0x3EC5F5BB, 0x3D0DBBAA, 0x3AA62524,
     0xBDA46A11, 0xBF323D91, 0x3F940FDA, 0xBF2E4AB1, 0x3E146896};
+// log(v) = k ln2 + log(m), v = m 2^k with m in [sqrt(1/2), sqrt 2): a fraction field at or above
+// sqrt 2's takes m's exponent field 126 instead of 127.
+inline constexpr std::uint32_t kSqrt2Fraction = 0x3504F3;   // fraction field of sqrt 2 (0x3FB504F3)
+// log(m) = 2 atanh(s) = 2s (1 + s^2/3 + s^4/5 + ...), s = (m - 1) / (m + 1), |s| <= 0.1716:
+// kLogQ[i] = 1/(2i+1) rounded to fp32; the first term left out, s^10/11, is below 2e-9.
+inline constexpr std::array<std::uint32_t, 5> kLogQ = {0x3F800000, 0x3EAAAAAB, 0x3E4CCCCD, 0x3E124925, 0x3DE38E39};
 }  // namespace math_constants
 
 // p * 2^k on the exponent field: a result exponent field >= 255 is infinity, <= 0 is zero
@@ -69,6 +75,7 @@ std::uint32_t TanhF32(std::uint32_t v);
 std::uint32_t SigmoidF32(std::uint32_t v);
 std::uint32_t GeluTanhF32(std::uint32_t v);
 std::uint32_t GeluErfF32(std::uint32_t v);
+std::uint32_t LogF32(std::uint32_t v);
 
 // VECTOR's math step: `v` unchanged for kNone.
 std::uint32_t ApplyMathF32(isa::VecMath math, std::uint32_t v);

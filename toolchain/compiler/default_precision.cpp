@@ -39,6 +39,7 @@ bool ArithmeticOpcode(Opcode opcode) {
     case Opcode::kSqrt:
     case Opcode::kTanh:
     case Opcode::kLogistic:
+    case Opcode::kLog:
     case Opcode::kReduce:
       return true;
     default:

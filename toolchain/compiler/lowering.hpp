@@ -153,10 +153,22 @@ struct VectorGroup {
   // A whole function of `input` matched as one VECTOR math (GELU's tanh form): `chain` holds
   // its instructions, the last the result.
   std::optional<isa::VecMath> math;
+  // a / sqrt(b) = a · rsqrt(b), as XLA's algebraic simplifier rewrites it: a sqrt whose every use
+  // (through element copies: broadcasts, reshapes, …) is the divisor of a divide on the vector
+  // unit stores rsqrt(b) (`stores_rsqrt`), and those divides multiply by it (`divisor_rsqrt` is
+  // the sqrt): two roundings to bf16, as the HLO has, instead of four (sqrt = 1 / rsqrt and
+  // a · (1 / b)). Both sides run on the device or neither (compile.cpp).
+  bool stores_rsqrt = false;
+  const hlo::Instruction* divisor_rsqrt = nullptr;
 
   const hlo::Instruction* Result() const { return chain.empty() ? op : chain.back(); }
   std::vector<const hlo::Instruction*> Reads() const;  // the values the step reads
 };
+// The sqrt whose values the divisor of `divide` carries through element copies, when that sqrt
+// and `divide` compute a / sqrt(b) as a · rsqrt(b) (VectorGroup::divisor_rsqrt); else nullptr.
+const hlo::Instruction* DivisorRsqrt(const hlo::Instruction& divide, const Users& users, const hlo::Instruction* root,
+                                     const Config& config, const DefaultPrecisionOps& f32_ops = {});
+
 // The vector step starting at `i` (bf16 configurations, bf16 values), or nullopt; without
 // `fuse`, one binary op per step and no function.
 std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& users, const hlo::Instruction* root,
