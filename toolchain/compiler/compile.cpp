@@ -227,12 +227,14 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       rejected[i] = why_not;
     }
   }
-  // Vector-unit steps: GELU's tanh form as one math step; an elementwise op and the
+  // Vector-unit steps: GELU's tanh and erf forms as one math step each; an elementwise op and the
   // activation after it, or an activation alone.
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    if (std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, entry.root, config, options.fuse, f32_ops);
+    if (!g) g = detail::PlanGeluErf(*i, users, entry.root, config, options.fuse, f32_ops);
+    if (g) {
       fused.insert(g->chain.begin(), g->chain.end());
       vector_of_result.emplace(i, std::move(*g));
     }

@@ -99,6 +99,10 @@ DefaultPrecisionOps F32VectorOps(const hlo::Computation& entry, const Users& use
                mask && activation.contains(mask->data)) {
       activation.insert(i);  // a constant mask: an add of a constant bias
       ops.insert(i);
+    } else if (const std::optional<GeluErfMatch> gelu = IsF32(*i) ? MatchGeluErf(*i, users, entry.root) : std::nullopt;
+               gelu && activation.contains(gelu->x)) {
+      activation.insert(i);  // GELU's erf form: one VECTOR of x, its compares and selects inside
+      ops.insert(i);
     } else if (from_activation && IsF32(*i) && ArithmeticOpcode(i->opcode)) {
       const bool others_bias_like = std::all_of(i->operands.begin(), i->operands.end(), [&](const Instruction* o) {
         return activation.contains(o) || BiasLike(*o, i->shape.Rank());

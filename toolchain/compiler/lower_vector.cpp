@@ -288,7 +288,8 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     step.kernel = fmt::format("vector {}{} {}", name, function, result.shape.ToString());
     step.covers.push_back(group.op->name);
   } else if (group.math) {
-    step.kernel = fmt::format("vector gelu (tanh form) {}", result.shape.ToString());
+    step.kernel = fmt::format("vector gelu ({} form) {}", *group.math == isa::VecMath::kGeluErf ? "erf" : "tanh",
+                              result.shape.ToString());
   } else {
     step.kernel = fmt::format("vector activation{} {}", function, result.shape.ToString());
   }

@@ -150,8 +150,8 @@ struct VectorGroup {
   isa::ActFunc func = isa::ActFunc::kNone;
   std::uint16_t lo_bits = 0, hi_bits = 0;  // bf16
   std::optional<MaskBias> mask;
-  // A whole function of `input` matched as one VECTOR math (GELU's tanh form): `chain` holds
-  // its instructions, the last the result.
+  // A whole function of `input` matched as one VECTOR math (GELU's tanh or erf form): `chain`
+  // holds its instructions, the last the result.
   std::optional<isa::VecMath> math;
   // a / sqrt(b) = a · rsqrt(b), as XLA's algebraic simplifier rewrites it: a sqrt whose every use
   // (through element copies: broadcasts, reshapes, …) is the divisor of a divide on the vector
@@ -180,6 +180,19 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config);
 // only by the next (lower_gelu.cpp). bf16, or f32 in `f32_ops`; nullopt otherwise.
 std::optional<VectorGroup> PlanGeluTanh(const hlo::Instruction& result, const Users& users, const hlo::Instruction* root,
                                         const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
+
+// GELU in the erf form as JAX writes it (`jax.nn.gelu(x, approximate=False)`: (x · 0.5) ·
+// erfc((−x) · (1/√2)) with XLA's expansion of erfc) ending at `y`: x, and the instructions from
+// −x to y (the last) when nothing else reads them (lower_gelu_erf.cpp recognises the expansion by the
+// values it computes).
+struct GeluErfMatch {
+  const hlo::Instruction* x = nullptr;
+  std::vector<const hlo::Instruction*> chain;
+};
+std::optional<GeluErfMatch> MatchGeluErf(const hlo::Instruction& y, const Users& users, const hlo::Instruction* root);
+// That GELU as one VECTOR math=gelu_erf of x: bf16, or f32 in `f32_ops`; nullopt otherwise.
+std::optional<VectorGroup> PlanGeluErf(const hlo::Instruction& y, const Users& users, const hlo::Instruction* root,
+                                       const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
 
 // A reduction over contiguous dimensions that REDUCE computes (lower_reduce.cpp): the reduce of
 // `input` (bf16, through the reduce's convert to f32, or f32 in `f32_ops`) and the reshapes,
