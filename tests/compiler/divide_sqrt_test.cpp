@@ -21,12 +21,12 @@ using ::testing::HasSubstr;
 
 constexpr double kFloatTolerance = 1.0 / 64;  // docs/COMPILER.md, f32 / bf16 corpus files on small
 
-// Seed 9 is the RTL corpus tests' (ExpectRtlMatchesRefAndInterpreter), 2024 the golden-model
-// corpus tests', 7 the one a Python measurement used (docs/COMPILER.md gives all three errors).
+// Seed 9 is the RTL corpus tests' (ExpectRtlMatchesRefAndInterpreter), 7 the one a Python
+// measurement used; 2024, the golden-model corpus tests' (Corpus.*/f08), is checked there.
 TEST(DivideBySqrt, LayerNormMeetsTheBoundAtEverySeedTheTestsUse) {
   const std::string file = "08_layer_norm_bf16.hlo";
   const auto module = PrepareModule(ReadText(CorpusFile(file)), file);
-  for (const std::uint64_t seed : {7u, 9u, 2024u}) {
+  for (const std::uint64_t seed : {7u, 9u}) {
     const auto result = CompileRunCompare(CorpusFile(file), "small", "ref", hlo::RandomInputs(*module, seed));
     std::printf("%s on ref, seed %llu: error %.3e vs the interpreter\n", file.c_str(),
                 static_cast<unsigned long long>(seed), result.error);
