@@ -23,18 +23,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-bool NearConstant(const Instruction& i, double expected) {
-  const std::optional<double> c = UniformConstant(i);
-  return c && std::abs(*c - expected) <= std::abs(expected) / 256;  // bf16 keeps 8 significant bits
-}
-
-// `op` is `opcode`(v, constant c) in either order: v, else nullptr.
-const Instruction* WithConstantOperand(const Instruction* op, Opcode opcode, double c) {
-  if (op == nullptr || op->opcode != opcode || op->operands.size() != 2) return nullptr;
-  if (NearConstant(*op->operands[1], c)) return op->operands[0];
-  return NearConstant(*op->operands[0], c) ? op->operands[1] : nullptr;
-}
-
 bool ExpansionOpcode(Opcode opcode) {
   switch (opcode) {
     case Opcode::kAdd:
@@ -152,7 +140,7 @@ std::optional<GeluErfMatch> MatchGeluErf(const Instruction& y, const Users& user
   if (y.opcode != Opcode::kMultiply || y.operands.size() != 2 || y.operands[0] == y.operands[1]) return std::nullopt;
   for (std::size_t k = 0; k < 2; ++k) {
     const Instruction* h = y.operands[k];
-    const Instruction* x = WithConstantOperand(h, Opcode::kMultiply, 0.5);
+    const Instruction* x = WithConstant(h, Opcode::kMultiply, 0.5);
     const Instruction* e = y.operands[1 - k];
     if (x == nullptr || !x->shape.SameAs(y.shape)) continue;
     // z = (−x)·(1/√2), the expansion's only input (through a convert to f32 in bf16 programs).
@@ -160,7 +148,7 @@ std::optional<GeluErfMatch> MatchGeluErf(const Instruction& y, const Users& user
     for (const Instruction* u : users.contains(x) ? users.at(x) : std::vector<const Instruction*>{}) {
       if (u->opcode != Opcode::kNegate || !users.contains(u) || users.at(u).size() != 1) continue;
       const Instruction* m = users.at(u).front();
-      if (WithConstantOperand(m, Opcode::kMultiply, std::numbers::sqrt2 / 2) == u) z = m;
+      if (WithConstant(m, Opcode::kMultiply, std::numbers::sqrt2 / 2) == u) z = m;
     }
     if (z == nullptr) continue;
     Expansion expansion(z);

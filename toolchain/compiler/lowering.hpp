@@ -174,6 +174,11 @@ const hlo::Instruction* DivisorRsqrt(const hlo::Instruction& divide, const Users
 std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& users, const hlo::Instruction* root,
                                       const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops = {});
 DeviceStep LowerVector(const VectorGroup& group, const Config& config);
+// `i` is a constant (or a broadcast of one) equal to `expected` after rounding to bf16 (within
+// 1/256: a bf16 program writes 0.04468 for 0.044715) (lower_gelu.cpp).
+bool IsConstant(const hlo::Instruction& i, double expected);
+// `op` is `opcode`(v, constant c) in either order: v, else nullptr.
+const hlo::Instruction* WithConstant(const hlo::Instruction* op, hlo::Opcode opcode, double c);
 // GELU in the tanh form as JAX writes it (`jax.nn.gelu(x, approximate=True)`: x · 0.5 · (1 +
 // tanh(√(2/π) · (x + 0.044715 · x³))), operands in either order, constants in the element
 // type) ending at `result`: one VECTOR math=gelu_tanh of x, when every intermediate is read
