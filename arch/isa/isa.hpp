@@ -113,7 +113,7 @@ enum class VecOp : std::uint8_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin =
 // The transcendental step of VECTOR (docs/NUMERICS.md gives each algorithm bit by bit): defined
 // with the algorithms in arch/numerics/transcendental.hpp, which the HLS kernels share.
 using VecMath = numerics::MathFunction;
-inline constexpr unsigned kNumVecMath = 8;
+inline constexpr unsigned kNumVecMath = 9;
 // POOL's and REDUCE's op.
 enum class PoolOp : std::uint8_t { kMax = 0, kSum = 1 };
 enum class ReduceOver : std::uint8_t { kElems = 0, kRows = 1 };

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, 2> kMemNames = {"ub", "acc"};
 constexpr std::array<std::string_view, 4> kFuncNames = {"none", "relu", "relu6", "clamp"};
 constexpr std::array<std::string_view, 6> kVecOpNames = {"add", "sub", "mul", "max", "min", "pass"};
 constexpr std::array<std::string_view, kNumVecMath> kVecMathNames = {
-    "none", "exp", "recip", "rsqrt", "tanh", "sigmoid", "gelu_tanh", "gelu_erf"};
+    "none", "exp", "recip", "rsqrt", "tanh", "sigmoid", "gelu_tanh", "gelu_erf", "log"};
 constexpr std::array<std::string_view, 2> kReduceOverNames = {"elems", "rows"};
 constexpr std::array<std::string_view, 2> kPoolOpNames = {"max", "sum"};
 
@@ -64,7 +64,7 @@ constexpr std::array kVectorFields = std::to_array<FieldSpec>({
   {Field::kFunc,  "func",   22,  3, K::kEnum,     0, 3, kFuncNames, "activation applied to the result"},
   {Field::kBcast, "bcast",  25,  1, K::kFlag,     0, 1, {}, "operand b is the single row b, used for every row"},
   {Field::kBcol,  "bcol",   26,  1, K::kFlag,     0, 1, {}, "operand b is element 0 of its row, used for every element"},
-  {Field::kMath,  "math",   27,  4, K::kEnum,     0, 7, kVecMathNames, "bf16 only: exp, recip, rsqrt, tanh, sigmoid, gelu_tanh or gelu_erf of (a op b), before func"},
+  {Field::kMath,  "math",   27,  4, K::kEnum,     0, 8, kVecMathNames, "bf16 only: exp, recip, rsqrt, tanh, sigmoid, gelu_tanh, gelu_erf or log of (a op b), before func"},
   {Field::kA,     "a",      32, 24, K::kUnsigned, 0, ~0ull, {}, "first row of operand a"},
   {Field::kB,     "b",      56, 24, K::kUnsigned, 0, ~0ull, {}, "first row of operand b"},
   {Field::kDst,   "dst",    80, 24, K::kUnsigned, 0, ~0ull, {}, "first destination row"},

@@ -1,5 +1,5 @@
-// The transcendental step of VECTOR (`math=`): exp, reciprocal, rsqrt, tanh, sigmoid and the two
-// GELU forms, each written once as the exact sequence of fp32 operations and bit manipulations of
+// The transcendental step of VECTOR (`math=`): exp, reciprocal, rsqrt, tanh, sigmoid, the two
+// GELU forms and log, each written once as the exact sequence of fp32 operations and bit manipulations of
 // docs/NUMERICS.md ("Transcendental functions"). Two implementations of fp32 arithmetic run it:
 //  * the golden model's (sim/model/numerics.hpp: the host's IEEE operations, then flush to zero
 //    and a canonical NaN), in sim/model/transcendental.cpp;
@@ -33,6 +33,7 @@ enum class MathFunction : std::uint8_t {
   kSigmoid = 5,
   kGeluTanh = 6,  // x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))): jax.nn.gelu's default
   kGeluErf = 7,   // x * 0.5 * (1 + erf(x / sqrt(2))): jax.nn.gelu(approximate=False)
+  kLog = 8,       // natural logarithm: jax.nn.log_softmax's log of the row sums
 };
 
 // The constants of the algorithms, as fp32 bits (docs/NUMERICS.md lists the same values).
@@ -70,6 +71,12 @@ inline constexpr std::uint32_t kTwoToMinusGeluShift = 0x1F800000;  // 2^-64
 inline constexpr std::array<std::uint32_t, 10> kErfcP = {
     0xBFA1FA33, 0x3F7FA666, 0x3EC5F5BB, 0x3D0DBBAA, 0x3AA62524,
     0xBDA46A11, 0xBF323D91, 0x3F940FDA, 0xBF2E4AB1, 0x3E146896};
+// log(v) = k ln2 + log(m), v = m 2^k with m in [sqrt(1/2), sqrt 2): a fraction field at or above
+// sqrt 2's takes m's exponent field 126 instead of 127.
+inline constexpr std::uint32_t kSqrt2Fraction = 0x3504F3;   // fraction field of sqrt 2 (0x3FB504F3)
+// log(m) = 2 atanh(s) = 2s (1 + s^2/3 + s^4/5 + ...), s = (m - 1) / (m + 1), |s| <= 0.1716:
+// kLogQ[i] = 1/(2i+1) rounded to fp32; the first term left out, s^10/11, is below 2e-9.
+inline constexpr std::array<std::uint32_t, 5> kLogQ = {0x3F800000, 0x3EAAAAAB, 0x3E4CCCCD, 0x3E124925, 0x3DE38E39};
 }  // namespace math_constants
 
 namespace transcendental_detail {
@@ -236,6 +243,30 @@ struct Transcendental {
     return ScaleByPowerOfTwo(Fp::Mul(v, phi), -shift);
   }
 
+  static constexpr std::uint32_t Log(std::uint32_t v) {
+    using namespace math_constants;
+    using namespace transcendental_detail;
+    if (IsNanF32(v)) return kCanonicalNanF32;
+    v = FlushF32(v);
+    if (Magnitude(v) == 0) return kF32SignBit | kInfinity;  // log(+-0) = -inf
+    if ((v & kF32SignBit) != 0) return kCanonicalNanF32;
+    if (IsInfinity(v)) return v;
+    // v = m * 2^k with m in [sqrt(1/2), sqrt 2): exponent field 127 (k = e - 127), or 126
+    // (k = e - 126) when the fraction is at or above sqrt 2's.
+    const bool high = (v & ~(kF32SignBit | kF32ExponentMask)) >= kSqrt2Fraction;
+    const std::uint32_t m = WithExponent(v, high ? 126 : 127);
+    const std::int32_t k = static_cast<std::int32_t>(ExponentField(v)) - (high ? 126 : 127);
+    // float(k), exactly: the bits of 1.5 * 2^23 + k, less 1.5 * 2^23 (exp's rounding trick reversed).
+    const std::uint32_t kf = Fp::Sub(kRoundMagic + static_cast<std::uint32_t>(k), kRoundMagic);
+    const std::uint32_t s = Fp::Mul(Fp::Sub(m, kOne), Reciprocal(Fp::Add(m, kOne)));  // m - 1 is exact
+    const std::uint32_t w = Fp::Mul(s, s);
+    std::uint32_t q = kLogQ[kLogQ.size() - 1];
+    for (unsigned i = kLogQ.size() - 1; i-- > 0;) q = Fp::Add(Fp::Mul(q, w), kLogQ[i]);
+    const std::uint32_t log_m = Fp::Mul(Fp::Add(s, s), q);
+    // k ln2 with its high part exact.
+    return Fp::Add(Fp::Mul(kf, kLn2Hi), Fp::Add(Fp::Mul(kf, kLn2Lo), log_m));
+  }
+
   // VECTOR's math step: `v` unchanged for kNone.
   static constexpr std::uint32_t Apply(MathFunction math, std::uint32_t v) {
     switch (math) {
@@ -247,6 +278,7 @@ struct Transcendental {
       case MathFunction::kSigmoid: return Sigmoid(v);
       case MathFunction::kGeluTanh: return GeluTanh(v);
       case MathFunction::kGeluErf: return GeluErf(v);
+      case MathFunction::kLog: return Log(v);
     }
     return v;
   }

@@ -41,7 +41,7 @@ void systole_activate(const systole::hls::Accumulator* acc, const systole::hls::
 
 // VECTOR: out[i] = function(math(a[i] op b[i])) (b[0] for every row with broadcast; element 0
 // of b's row for every element with bcol); op 0..5 = add, sub, mul, max, min, pass (a alone);
-// math 0..7 = none, exp, recip, rsqrt, tanh, sigmoid, gelu_tanh, gelu_erf (bf16 only).
+// math 0..8 = none, exp, recip, rsqrt, tanh, sigmoid, gelu_tanh, gelu_erf, log (bf16 only).
 void systole_vector(const systole::hls::Element* a, const systole::hls::Element* b, bool broadcast,
                     bool bcol, unsigned rows, std::uint8_t op, std::uint8_t math,
                     std::uint8_t function, std::uint8_t shift, std::uint16_t lo, std::uint16_t hi,

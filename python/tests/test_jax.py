@@ -169,9 +169,11 @@ def test_mlp_on_rtl_equals_ref(rtl_available):
     assert on_rtl.stats["cycles"] > 0
 
 
-def test_softmax_logsumexp_gelu_on_the_host_match_jax():
-    """Ops without a device kernel run on Systole's interpreter: the results are JAX's to f32
-    rounding (is-finite from logsumexp and erf from jax.scipy.special.erf included)."""
+def test_erf_and_logsumexp_on_the_host_match_jax():
+    """Ops without a device kernel run on Systole's interpreter (is-finite from logsumexp, erf
+    from jax.scipy.special.erf), beside the device steps of the dot and of the softmax of its
+    erf-form GELU (one VECTOR gelu_erf, docs/COMPILER.md; here on the host, since logsumexp's
+    is-finite reads it at full precision): every output within the f32 tolerance of JAX."""
     def f(x, w):
         y = jax.nn.gelu(x @ w, approximate=False)
         return jax.nn.softmax(y, axis=-1), jax.nn.logsumexp(y, axis=-1), jax.scipy.special.erf(y)
@@ -181,7 +183,8 @@ def test_softmax_logsumexp_gelu_on_the_host_match_jax():
     fast = systole.jax.jit(f)
     for out, ref in zip(fast(x, w), jax.jit(f)(x, w)):
         assert relative_error(out, ref) <= F32_TOLERANCE
-    assert fast.program.device_steps == 1  # the dot; the rest on the host
+    # The dot, and the max, subtract, exp, sum and divide of the softmax and of logsumexp: 10 steps.
+    assert fast.program.device_steps == 10
     host = {s["opcode"] for s in fast.placement if s["kind"] == "host"}
     assert {"erf", "is-finite", "exponential"} <= host
 

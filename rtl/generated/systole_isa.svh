@@ -210,6 +210,7 @@ localparam integer VECTOR_MATH_TANH = 4;
 localparam integer VECTOR_MATH_SIGMOID = 5;
 localparam integer VECTOR_MATH_GELU_TANH = 6;
 localparam integer VECTOR_MATH_GELU_ERF = 7;
+localparam integer VECTOR_MATH_LOG = 8;
 localparam integer POOL_OP_MAX = 0;
 localparam integer POOL_OP_SUM = 1;
 localparam integer REDUCE_OP_MAX = 0;
@@ -312,7 +313,7 @@ function automatic logic isa_field_illegal(input logic [255:0] insn);
     OP_VECTOR: isa_field_illegal =
         insn[VECTOR_OP_LSB +: VECTOR_OP_WIDTH] > 4'd5 ||
         insn[VECTOR_FUNC_LSB +: VECTOR_FUNC_WIDTH] > 3'd3 ||
-        insn[VECTOR_MATH_LSB +: VECTOR_MATH_WIDTH] > 4'd7 ||
+        insn[VECTOR_MATH_LSB +: VECTOR_MATH_WIDTH] > 4'd8 ||
         insn[VECTOR_ROWS_LSB +: VECTOR_ROWS_WIDTH] < 16'd1 ||
         insn[VECTOR_SHIFT_LSB +: VECTOR_SHIFT_WIDTH] > 8'd62;
     OP_POOL: isa_field_illegal =

@@ -38,7 +38,7 @@ module systole_vector_decode #(
     output logic [15:0]  hi_o,
     output logic         bcast_o,       // VECTOR: row b is read for every output row
     output logic         bcol_o,        // VECTOR: element 0 of row b is every lane's operand
-    output logic [2:0]   math_o,        // VECTOR: transcendental function (0 none; bf16 only)
+    output logic [3:0]   math_o,        // VECTOR: transcendental function (0 none; bf16 only)
     output logic [15:0]  elems_o,       // REDUCE: elements per row (over=elems: reduced)
     output logic         zero_en_o,     // REDUCE: lanes zero_from_o.. of the result are zero
     output logic [15:0]  zero_from_o,   // ... from elems (over=rows) or 1 (over=elems)
@@ -135,7 +135,7 @@ module systole_vector_decode #(
     hi_o = 16'd0;
     bcast_o = 1'b0;
     bcol_o = 1'b0;
-    math_o = 3'd0;
+    math_o = 4'd0;
     elems_o = 16'd0;
     zero_en_o = 1'b0;
     zero_from_o = 16'd0;
@@ -170,7 +170,7 @@ module systole_vector_decode #(
         hi_o = insn_i[VECTOR_HI_LSB +: 16];
         bcast_o = insn_i[VECTOR_BCAST_LSB];
         bcol_o = insn_i[VECTOR_BCOL_LSB];
-        math_o = insn_i[VECTOR_MATH_LSB +: 3];
+        math_o = insn_i[VECTOR_MATH_LSB +: 4];
         ra_o = f_vec_a;
         // op=pass reads no b: its group reads row a twice (the lane takes x), so b's field,
         // which the sequencer does not check, never reaches the port.

@@ -1,5 +1,5 @@
 // systole_vector_math — VECTOR's transcendental step (`math=`: exp, recip, rsqrt, tanh, sigmoid,
-// gelu_tanh, gelu_erf) for the W lanes of a row at once, bit-exact against
+// gelu_tanh, gelu_erf, log) for the W lanes of a row at once, bit-exact against
 // sim/model/transcendental.cpp (the algorithms of docs/NUMERICS.md).
 //
 // Micro-programmed: systole_vector_math_rom holds each function as a sequence of single fp32
@@ -7,7 +7,7 @@
 // every lane executes the word on its own registers (R0..R7, K, S, RS and its input's sign),
 // with one fp32 adder, one multiplier and one min/max unit per lane — the same units the rest
 // of the vector unit is built from, one operation deep per cycle, so the clock is unchanged.
-// A row takes the program's length in cycles (26 for exp, 73 for gelu_erf; see
+// A row takes the program's length in cycles (26 for exp, 73 for gelu_erf, 38 for log; see
 // docs/ISA.md), which the vector unit waits for: transcendental rows trade throughput for an
 // area of three fp32 units per lane instead of a pipeline of ~70.
 //
@@ -26,7 +26,7 @@ module systole_vector_math #(
     input  logic            clk,
     input  logic            rst,
     input  logic            start_i,
-    input  logic [2:0]      func_i,   // VECTOR math (1 exp .. 7 gelu_erf), held while busy
+    input  logic [3:0]      func_i,   // VECTOR math (1 exp .. 8 log), held while busy
     input  logic [W*32-1:0] v_i,      // fp32 inputs (already flushed: results of fp32 ops)
     output logic            busy_o,
     output logic            done_o,
@@ -36,27 +36,28 @@ module systole_vector_math #(
   if (ROWS < 1 || COLS < 1) begin : g_shape_check
     systole_param_error_vector_math_ROWS_and_COLS_must_be_at_least_1 u_error ();
   end
-  localparam logic [2:0] FUNC_RECIP = 3'd2, FUNC_RSQRT = 3'd3;
+  localparam logic [3:0] FUNC_RECIP = 4'd2, FUNC_RSQRT = 4'd3, FUNC_LOG = 4'd8;
   localparam logic [31:0] CANONICAL_NAN = 32'h7FC0_0000, ROUND_MAGIC = 32'h4B40_0000;
   localparam logic [31:0] RSQRT_MAGIC = 32'h5F37_59DF;
+  localparam logic [22:0] SQRT2_FRACTION = 23'h35_04F3;  // log's reduction: m < sqrt 2
 
   // ---- Sequencer: walks the ROM --------------------------------------------------------------
-  logic [6:0] pc_q, pc_d, ret_q, ret_d, entry;
+  logic [7:0] pc_q, pc_d, ret_q, ret_d, entry;
   logic       run_q, run_d, done_q, done_d;
   logic       op_add, op_sub, op_mul, op_min, op_max, op_pass, op_subk, op_mantr, op_rsqp;
-  logic       op_seedrs, op_scale, op_selneg, op_selk0, op_orsign, op_sets, we;
+  logic       op_seedrs, op_scale, op_selneg, op_selk0, op_orsign, op_sets, op_logr, op_kflt, we;
   logic [2:0] dst, a_reg, b_reg;
   logic       a_imm, a_immsel, a_abs, a_neg, b_imm, use_k, use_s, neg_s, or_rs;
   logic       ctl_call, ctl_ret, ctl_end;
   logic [31:0] imm, imm2;
-  logic [6:0] target;
+  logic [7:0] target;
 
   systole_vector_math_rom u_rom (
       .func_i(func_i), .pc_i(pc_q), .entry_o(entry),
       .add_o(op_add), .sub_o(op_sub), .mul_o(op_mul), .min_o(op_min), .max_o(op_max),
       .pass_o(op_pass), .subk_o(op_subk), .mantr_o(op_mantr), .rsqp_o(op_rsqp),
       .seedrs_o(op_seedrs), .scale_o(op_scale), .selneg_o(op_selneg), .selk0_o(op_selk0),
-      .orsign_o(op_orsign), .sets_o(op_sets), .we_o(we), .dst_o(dst),
+      .orsign_o(op_orsign), .sets_o(op_sets), .logr_o(op_logr), .kflt_o(op_kflt), .we_o(we), .dst_o(dst),
       .a_reg_o(a_reg), .a_imm_o(a_imm), .a_immsel_o(a_immsel), .a_abs_o(a_abs),
       .a_neg_o(a_neg), .b_reg_o(b_reg), .b_imm_o(b_imm), .imm_o(imm), .imm2_o(imm2),
       .use_k_o(use_k), .use_s_o(use_s), .neg_s_o(neg_s), .or_rs_o(or_rs),
@@ -76,11 +77,11 @@ module systole_vector_math #(
         done_d = 1'b1;
       end else if (ctl_call) begin
         pc_d = target;
-        ret_d = pc_q + 7'd1;
+        ret_d = pc_q + 8'd1;
       end else if (ctl_ret) begin
         pc_d = ret_q;
       end else begin
-        pc_d = pc_q + 7'd1;
+        pc_d = pc_q + 8'd1;
       end
     end
   end
@@ -110,8 +111,9 @@ module systole_vector_math #(
     logic        rs_q, rs_d, neg_q, neg_d, spec_q, spec_d;
     logic [31:0] spec_val_q, spec_val_d;
     logic [31:0] v, a_raw, a, b, add_b, add_y, mul_y, mm_y, result;
-    logic [31:0] scaled, mant, rsq_d, seed;
-    logic signed [9:0] rsq_k, mantr_k, subk_k, shift;
+    logic [31:0] scaled, mant, rsq_d, seed, log_m, k_float;
+    logic signed [9:0] rsq_k, mantr_k, subk_k, log_k, shift;
+    logic        log_high;
     logic signed [10:0] field;
     logic        v_nan, v_zero, v_inf;
 
@@ -141,6 +143,11 @@ module systole_vector_math #(
       seed = RSQRT_MAGIC - {1'b0, a[31:1]};
       // exp: K = bits(t + M) - bits(M), the integer of rint(t).
       subk_k = $signed(a[9:0] - ROUND_MAGIC[9:0]);
+      // log: v = m * 2^K with m in [sqrt(1/2), sqrt 2); bits(M) + K, whose value less M is K.
+      log_high = a[22:0] >= SQRT2_FRACTION;
+      log_m = {1'b0, log_high ? 8'd126 : 8'd127, a[22:0]};
+      log_k = $signed({2'b00, a[30:23]}) - (log_high ? 10'sd126 : 10'sd127);
+      k_float = ROUND_MAGIC + {{22{k_q[9]}}, k_q};
       // SCALE: A * 2^shift on the exponent field; zero, infinity pass, NaN becomes canonical.
       shift = (use_k ? k_q : 10'sd0) + (use_s ? (neg_s ? -s_q : s_q) : 10'sd0);
       field = $signed({3'b000, a[30:23]}) + 11'(shift);
@@ -165,10 +172,12 @@ module systole_vector_math #(
       else if (op_selneg) result = neg_q ? a : b;
       else if (op_selk0) result = (k_q == 10'sd0) ? a : b;
       else if (op_orsign) result = {a[31] | neg_q, a[30:0]};
+      else if (op_logr) result = log_m;
+      else if (op_kflt) result = k_float;
     end
 
-    // The function's direct results: NaN in, NaN out; recip and rsqrt of zeros, infinities
-    // and (rsqrt) negative numbers.
+    // The function's direct results: NaN in, NaN out; recip, rsqrt and log of zeros,
+    // infinities and (rsqrt, log) negative numbers.
     assign v_nan = v[30:23] == 8'hFF && v[22:0] != 23'd0;
     assign v_inf = v[30:23] == 8'hFF && v[22:0] == 23'd0;
     assign v_zero = v[30:23] == 8'h00;
@@ -184,6 +193,9 @@ module systole_vector_math #(
         else if (func_i == FUNC_RSQRT && v_zero) spec_val_d = {v[31], 8'hFF, 23'd0};
         else if (func_i == FUNC_RSQRT && v[31]) spec_val_d = CANONICAL_NAN;
         else if (func_i == FUNC_RSQRT && v_inf) spec_val_d = 32'd0;
+        else if (func_i == FUNC_LOG && v_zero) spec_val_d = 32'hFF80_0000;  // log(+-0) = -inf
+        else if (func_i == FUNC_LOG && v[31]) spec_val_d = CANONICAL_NAN;
+        else if (func_i == FUNC_LOG && v_inf) spec_val_d = v;
         else spec_d = 1'b0;
       end
     end
@@ -210,6 +222,7 @@ module systole_vector_math #(
           rs_d = a[31];
         end
         if (op_rsqp) k_d = rsq_k;
+        if (op_logr) k_d = log_k;
         if (op_sets) s_d = neg_q ? 10'($signed(imm[7:0])) : 10'sd0;
       end
     end

@@ -130,7 +130,7 @@ module systole_vector_unit #(
   logic [2:0]  dec_vop;
   logic [1:0]  dec_func;
   logic        dec_bias, dec_pool_sum, dec_bcast, dec_bcol;
-  logic [2:0]  dec_math;
+  logic [3:0]  dec_math;
   logic [15:0] dec_elems, dec_zero_from;
   logic        dec_zero_en;
   logic [31:0] dec_scale;
@@ -158,7 +158,7 @@ module systole_vector_unit #(
   logic        pool_sum_q, pool_sum_d;
   logic        bcast_q, bcast_d;
   logic        bcol_q, bcol_d;
-  logic [2:0]  math_q, math_d;
+  logic [3:0]  math_q, math_d;
   logic [15:0] elems_q, elems_d, zero_from_q, zero_from_d;
   logic        zero_en_q, zero_en_d;
   logic [31:0] scale_q, scale_d;
@@ -212,7 +212,7 @@ module systole_vector_unit #(
   // A VECTOR with math: from its group's last read until the function's result is back, no
   // further read is issued (the function takes one row at a time).
   logic             math_en, math_busy_q, math_busy_d, math_done;
-  assign math_en = mode_q == MODE_VEC && math_q != 3'd0;
+  assign math_en = mode_q == MODE_VEC && math_q != 4'd0;
   assign math_busy_d = (math_busy_q && !math_done) || (alloc && math_en);
   always_ff @(posedge clk) begin
     if (rst) math_busy_q <= 1'b0;

@@ -27,6 +27,7 @@ std::uint32_t TanhF32(std::uint32_t v) { return Math::Tanh(v); }
 std::uint32_t SigmoidF32(std::uint32_t v) { return Math::Sigmoid(v); }
 std::uint32_t GeluTanhF32(std::uint32_t v) { return Math::GeluTanh(v); }
 std::uint32_t GeluErfF32(std::uint32_t v) { return Math::GeluErf(v); }
+std::uint32_t LogF32(std::uint32_t v) { return Math::Log(v); }
 std::uint32_t ApplyMathF32(isa::VecMath math, std::uint32_t v) { return Math::Apply(math, v); }
 
 }  // namespace systole::model

@@ -300,7 +300,7 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       // prints for rtl/vector/systole_vector_math_rom.sv) after its two reads, and no read is
       // issued meanwhile.
       static constexpr std::array<std::uint64_t, isa::kNumVecMath> kMathRowCycles = {
-          0, 27, 19, 17, 50, 46, 53, 74};
+          0, 27, 19, 17, 50, 46, 53, 74, 39};
       const std::uint64_t per_row = kMathRowCycles.at(insn[Field::kMath]) + 4;
       complete = start + rows * per_row + parameters_.vector_pipeline - 2;
       unit_free = complete - 1;

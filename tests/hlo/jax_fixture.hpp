@@ -32,6 +32,18 @@ inline Literal LiteralFromNpy(const npy::Array& array, const Shape& shape) {
   return literal;
 }
 
+// The first run of NAME.npz: the inputs of `module`'s parameters, and JAX's output.
+inline std::pair<std::vector<Literal>, npy::Array> FirstJaxRun(const Module& module, const std::string& name) {
+  const std::vector<npy::Array> arrays = npy::ReadNpz(kJaxData / (name + ".npz"));
+  const std::vector<Instruction*> parameters = module.entry->Parameters();
+  std::vector<Literal> inputs;
+  for (std::size_t k = 0; k < parameters.size() && k < arrays.size(); ++k) {
+    inputs.push_back(LiteralFromNpy(arrays[k], parameters[k]->shape));
+  }
+  EXPECT_GT(arrays.size(), parameters.size()) << name << ".npz: no output after the inputs";
+  return {std::move(inputs), arrays.size() > parameters.size() ? arrays[parameters.size()] : npy::Array{}};
+}
+
 // Parses and verifies NAME.hlo and runs the interpreter on every run of NAME.npz.
 inline std::vector<JaxRun> RunJaxFixture(const std::string& name) {
   std::vector<Module> modules = ParseModuleFile(kJaxData / (name + ".hlo"));

@@ -29,7 +29,7 @@ inline constexpr const char* kAccDtype = config::kBf16 ? "fp32" : "int32";
 inline const std::vector<std::string> kFunctionNames = {"none", "relu", "relu6", "clamp"};
 inline const std::vector<std::string> kOpNames = {"add", "sub", "mul", "max", "min", "pass"};
 inline const std::vector<std::string> kMathNames = {"none", "exp", "recip", "rsqrt", "tanh",
-                                                    "sigmoid", "gelu_tanh", "gelu_erf"};
+                                                    "sigmoid", "gelu_tanh", "gelu_erf", "log"};
 
 inline vectors::Header HeaderOfThisConfig(std::uint32_t cases) {
   return {R, C, W, config::kBf16 ? 1u : 0u, kElementBytes, cases};

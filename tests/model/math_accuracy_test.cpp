@@ -60,6 +60,7 @@ double Reference(VecMath math, double x) {
     case VecMath::kGeluTanh:
       return x / (1.0 + std::exp(-2.0 * kSqrt2OverPi * (x + 0.044715 * x * x * x)));
     case VecMath::kGeluErf: return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    case VecMath::kLog: return std::log(x);  // -inf at +-0, NaN below, inf at inf
   }
   return x;
 }
@@ -114,16 +115,17 @@ struct Errors {
 
 constexpr std::array kFunctions = {VecMath::kExp,     VecMath::kRecip,    VecMath::kRsqrt,
                                    VecMath::kTanh,    VecMath::kSigmoid,  VecMath::kGeluTanh,
-                                   VecMath::kGeluErf};
+                                   VecMath::kGeluErf, VecMath::kLog};
 
 std::string_view Name(VecMath math) {
   static constexpr std::array<std::string_view, isa::kNumVecMath> kNames = {
-      "none", "exp", "recip", "rsqrt", "tanh", "sigmoid", "gelu_tanh", "gelu_erf"};
+      "none", "exp", "recip", "rsqrt", "tanh", "sigmoid", "gelu_tanh", "gelu_erf", "log"};
   return kNames[static_cast<unsigned>(math)];
 }
 
 // Edge cases: signed zeros, subnormals, the normal limits, infinities, NaNs and the overflow
-// and underflow ranges of exp (and through it sigmoid, tanh and the GELUs).
+// and underflow ranges of exp (and through it sigmoid, tanh and the GELUs); for log the inputs
+// around 1 (a result near 0) and around sqrt 2 (where its reduction changes exponent).
 std::vector<std::uint32_t> EdgeCases() {
   std::vector<std::uint32_t> bits = {
       0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000, 0x7F7FFFFF,
@@ -131,7 +133,8 @@ std::vector<std::uint32_t> EdgeCases() {
       0xBF800000, 0x7E800000, 0x7F000000, 0x01000000, 0x3F000000};
   for (const float x : {88.72283f, 88.72284f, 88.8f, 89.0f, 89.1f, 100.0f, -87.33654f, -87.4f,
                         -103.97f, -104.0f, -104.1f, -200.0f, 9.0f, 9.1f, 10.0f, -13.0f, -13.3f,
-                        -14.0f, -5.0f, 0.1733f, 0.1734f, 1e-20f, -1e-20f, 1e20f, -1e20f}) {
+                        -14.0f, -5.0f, 0.1733f, 0.1734f, 1e-20f, -1e-20f, 1e20f, -1e20f, 1.0f,
+                        1.41421354f, 0.70710677f}) {
     const std::uint32_t b = BitsFromFloat(x);
     for (std::uint32_t d = 0; d < 5; ++d) bits.insert(bits.end(), {b + d, b - d});
   }

@@ -73,8 +73,16 @@ TEST(VectorMath, DirectedValues) {
   EXPECT_EQ(SigmoidF32(0x00000000), 0x3F000000u);         // 0.5
   EXPECT_EQ(GeluTanhF32(0x7F800000), 0x7F800000u);
   EXPECT_EQ(GeluErfF32(0xFF800000), 0x7FC00000u);         // -inf * 0, as JAX
+  EXPECT_EQ(LogF32(0x3F800000), 0x00000000u);             // log 1 = +0
+  EXPECT_EQ(LogF32(0x40000000), 0x3F317218u);             // log 2, correctly rounded
+  EXPECT_EQ(LogF32(0x00000000), 0xFF800000u);             // log(+0) = -inf
+  EXPECT_EQ(LogF32(0x80000000), 0xFF800000u);             // log(-0) = -inf
+  EXPECT_EQ(LogF32(0x00000001), 0xFF800000u);             // a subnormal is a zero
+  EXPECT_EQ(LogF32(0xBF800000), 0x7FC00000u);             // negative: NaN
+  EXPECT_EQ(LogF32(0xFF800000), 0x7FC00000u);             // log(-inf): NaN
+  EXPECT_EQ(LogF32(0x7F800000), 0x7F800000u);             // log(inf) = inf
   for (VecMath math : {VecMath::kExp, VecMath::kRecip, VecMath::kRsqrt, VecMath::kTanh,
-                       VecMath::kSigmoid, VecMath::kGeluTanh, VecMath::kGeluErf}) {
+                       VecMath::kSigmoid, VecMath::kGeluTanh, VecMath::kGeluErf, VecMath::kLog}) {
     EXPECT_EQ(ApplyMathF32(math, 0x7F812345), 0x7FC00000u) << "NaN in, canonical NaN out";
   }
   EXPECT_EQ(ApplyMathF32(VecMath::kNone, 0x12345678), 0x12345678u);
@@ -89,7 +97,7 @@ TEST(VectorMath, OpThenMathThenFunctionWithBroadcastColumn) {
   for (auto& x : a) x = RandomBf16(rng, true);
   for (auto& x : b) x = RandomBf16(rng, true);
   for (VecMath math : {VecMath::kExp, VecMath::kRecip, VecMath::kRsqrt, VecMath::kTanh,
-                       VecMath::kSigmoid, VecMath::kGeluTanh, VecMath::kGeluErf}) {
+                       VecMath::kSigmoid, VecMath::kGeluTanh, VecMath::kGeluErf, VecMath::kLog}) {
     for (const auto& [bcast, bcol] : {std::pair{false, true}, std::pair{true, true},
                                       std::pair{true, false}, std::pair{false, false}}) {
       SCOPED_TRACE(fmt::format("math {} bcast {} bcol {}", static_cast<int>(math), bcast, bcol));

@@ -5,6 +5,7 @@
 // depends on becomes a host step, evaluated by the interpreter.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <unordered_set>
@@ -23,7 +24,7 @@ using hlo::Opcode;
 // A unary instruction the vector unit computes with its `math` (lower_vector.cpp).
 bool VectorMathOpcode(Opcode opcode) {
   return opcode == Opcode::kExp || opcode == Opcode::kRsqrt || opcode == Opcode::kSqrt || opcode == Opcode::kTanh ||
-         opcode == Opcode::kLogistic;
+         opcode == Opcode::kLogistic || opcode == Opcode::kLog;
 }
 
 // Why an instruction that is not a dot or convolution runs on the host.
@@ -85,6 +86,48 @@ std::optional<detail::PoolPlan> PlacePool(
                              "(the POOL's element type is bf16)",
                              hlo::ElementTypeName(type));
   return std::nullopt;
+}
+
+// A sqrt that stores rsqrt and the divides that multiply by it (VectorGroup::stores_rsqrt) run
+// on the device together or not at all: when a kernel refused one of them (or the divide went to
+// another step), the others' programs are dropped too and the host computes a / sqrt(b) as the
+// HLO writes it.
+void KeepRsqrtDivisionsWhole(std::unordered_map<const Instruction*, detail::VectorGroup>& vector_of_result,
+                             std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>>& programs,
+                             std::unordered_map<const Instruction*, std::string>& rejected) {
+  const auto drop = [&](const Instruction* result, const std::string& why) {
+    programs.erase(result);
+    vector_of_result.erase(result);
+    rejected[result] = why;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::unordered_map<const Instruction*, std::vector<const Instruction*>> divides_of;  // sqrt -> divides
+    for (const auto& [result, group] : vector_of_result) {
+      if (group.divisor_rsqrt != nullptr) divides_of[group.divisor_rsqrt].push_back(result);
+    }
+    std::vector<std::pair<const Instruction*, std::string>> dropped;
+    for (const auto& [result, group] : vector_of_result) {
+      if (group.divisor_rsqrt != nullptr && !programs.contains(group.divisor_rsqrt)) {
+        dropped.emplace_back(result, fmt::format("its divisor's {} runs on the host (a / sqrt(b) runs on the "
+                                                 "device as a · rsqrt(b), both or neither)",
+                                                 group.divisor_rsqrt->name));
+      }
+      if (group.stores_rsqrt) {
+        const std::size_t on_device = static_cast<std::size_t>(std::count_if(
+            divides_of[result].begin(), divides_of[result].end(), [&](const Instruction* d) { return programs.contains(d); }));
+        if (on_device != divides_of[result].size() || divides_of[result].empty()) {
+          dropped.emplace_back(result, "a divide by it runs on the host (a / sqrt(b) runs on the device as "
+                                       "a · rsqrt(b), both or neither)");
+        }
+      }
+    }
+    for (const auto& [result, why] : dropped) {
+      if (!programs.contains(result)) continue;
+      drop(result, why);
+      changed = true;
+    }
+  }
 }
 
 }  // namespace
@@ -184,12 +227,14 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       rejected[i] = why_not;
     }
   }
-  // Vector-unit steps: GELU's tanh form as one math step; an elementwise op and the
+  // Vector-unit steps: GELU's tanh and erf forms as one math step each; an elementwise op and the
   // activation after it, or an activation alone.
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    if (std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, entry.root, config, options.fuse, f32_ops);
+    if (!g) g = detail::PlanGeluErf(*i, users, entry.root, config, options.fuse, f32_ops);
+    if (g) {
       fused.insert(g->chain.begin(), g->chain.end());
       vector_of_result.emplace(i, std::move(*g));
     }
@@ -230,6 +275,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       if (!vector && !pool && !reduction) group_of_result.erase(g);
     }
   }
+
+  KeepRsqrtDivisionsWhole(vector_of_result, programs, rejected);
 
   // Only what the result needs, walking back from the root.
   std::unordered_set<const Instruction*> needed{entry.root};

@@ -39,6 +39,7 @@ bool ArithmeticOpcode(Opcode opcode) {
     case Opcode::kSqrt:
     case Opcode::kTanh:
     case Opcode::kLogistic:
+    case Opcode::kLog:
     case Opcode::kReduce:
       return true;
     default:
@@ -97,6 +98,10 @@ DefaultPrecisionOps F32VectorOps(const hlo::Computation& entry, const Users& use
                                                                                                : std::nullopt;
                mask && activation.contains(mask->data)) {
       activation.insert(i);  // a constant mask: an add of a constant bias
+      ops.insert(i);
+    } else if (const std::optional<GeluErfMatch> gelu = IsF32(*i) ? MatchGeluErf(*i, users, entry.root) : std::nullopt;
+               gelu && activation.contains(gelu->x)) {
+      activation.insert(i);  // GELU's erf form: one VECTOR of x, its compares and selects inside
       ops.insert(i);
     } else if (from_activation && IsF32(*i) && ArithmeticOpcode(i->opcode)) {
       const bool others_bias_like = std::all_of(i->operands.begin(), i->operands.end(), [&](const Instruction* o) {

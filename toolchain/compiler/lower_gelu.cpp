@@ -18,11 +18,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-bool IsConstant(const Instruction& i, double expected) {
-  const std::optional<double> c = UniformConstant(i);
-  return c && std::abs(*c - expected) <= std::abs(expected) / 256;  // bf16 keeps 8 significant bits
-}
-
 // The operand of the binary `op` that is not `other` (nullptr when neither or both are it).
 const Instruction* OtherOperand(const Instruction& op, const Instruction* other) {
   if (op.operands.size() != 2 || op.operands[0] == op.operands[1]) return nullptr;
@@ -30,7 +25,13 @@ const Instruction* OtherOperand(const Instruction& op, const Instruction* other)
   return op.operands[1] == other ? op.operands[0] : nullptr;
 }
 
-// `op` is `opcode`(v, constant c) in either order: v, else nullptr.
+}  // namespace
+
+bool IsConstant(const Instruction& i, double expected) {
+  const std::optional<double> c = UniformConstant(i);
+  return c && std::abs(*c - expected) <= std::abs(expected) / 256;  // bf16 keeps 8 significant bits
+}
+
 const Instruction* WithConstant(const Instruction* op, Opcode opcode, double c) {
   if (op == nullptr || op->opcode != opcode || op->operands.size() != 2) return nullptr;
   for (int k = 0; k < 2; ++k) {
@@ -38,8 +39,6 @@ const Instruction* WithConstant(const Instruction* op, Opcode opcode, double c) 
   }
   return nullptr;
 }
-
-}  // namespace
 
 std::optional<VectorGroup> PlanGeluTanh(const Instruction& y, const Users& users, const Instruction* root,
                                         const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops) {

@@ -5,10 +5,11 @@
 // applies the function and rounds to bf16 (docs/NUMERICS.md); XLA's bf16 ops round each result,
 // and since rounding is monotone, f(round(x op y)) = round(f(x op y)) for these functions with
 // bf16 bounds: the fused step gives the bits of one step per instruction. bf16 exponential,
-// rsqrt, tanh and logistic are one VECTOR with its transcendental `math` (docs/NUMERICS.md gives
-// their accuracy); sqrt is 1 / rsqrt and divide a · (1 / b), two VECTORs each (the intermediate
-// rounded to bf16). f32 programs keep other f32 ops on the host: the vector unit's element type is
-// bf16: they run here at the MXU's DEFAULT precision only on an inference path
+// rsqrt, tanh, logistic and log are one VECTOR with its transcendental `math` (docs/NUMERICS.md
+// gives their accuracy); sqrt is 1 / rsqrt and divide a · (1 / b), two VECTORs each (the
+// intermediate rounded to bf16), except a / sqrt(b), which is a · rsqrt(b)
+// (VectorGroup::stores_rsqrt). f32 programs keep other f32 ops on the host: the vector unit's
+// element type is bf16: they run here at the MXU's DEFAULT precision only on an inference path
 // (default_precision.cpp), and residual adds (IsResidualAdd).
 #include <fmt/core.h>
 
@@ -44,6 +45,7 @@ std::optional<isa::VecMath> UnaryMathOf(Opcode opcode) {
     case Opcode::kRsqrt: return isa::VecMath::kRsqrt;
     case Opcode::kTanh: return isa::VecMath::kTanh;
     case Opcode::kLogistic: return isa::VecMath::kSigmoid;
+    case Opcode::kLog: return isa::VecMath::kLog;
     default: return std::nullopt;
   }
 }
@@ -54,7 +56,57 @@ std::uint16_t Bf16Bits(double v) {
   return numerics::F32ToBf16(std::bit_cast<std::uint32_t>(static_cast<float>(v)));
 }
 
+// Data movement whose every result element is one element of its single operand: a value and
+// its copies hold the same numbers (1 / x of a copy is the copy of 1 / x).
+bool CopiesElements(const Instruction& i) {
+  switch (i.opcode) {
+    case Opcode::kBitcast:
+    case Opcode::kBroadcast:
+    case Opcode::kCopy:
+    case Opcode::kReshape:
+    case Opcode::kReverse:
+    case Opcode::kSlice:
+    case Opcode::kTranspose:
+      return i.operands.size() == 1 && i.shape.type == i.operands[0]->shape.type;
+    default:
+      return false;
+  }
+}
+
+// Every use of `value`, through element copies, is the divisor (only) of a divide the vector
+// unit computes, and neither `value` nor a copy of it is the root.
+bool FeedsOnlyDivisors(const Instruction& value, const Users& users, const Instruction* root, const Config& config,
+                       const DefaultPrecisionOps& f32_ops, int depth) {
+  constexpr int kMaxDepth = 16;  // a row result is broadcast back in a few reshapes
+  const auto it = users.find(&value);
+  if (&value == root || depth > kMaxDepth || it == users.end() || it->second.empty()) return false;
+  for (const Instruction* user : it->second) {
+    if (CopiesElements(*user)) {
+      if (!FeedsOnlyDivisors(*user, users, root, config, f32_ops, depth + 1)) return false;
+    } else if (user->opcode != Opcode::kDivide || user->operands.size() != 2 || user->operands[0] == &value ||
+               user->operands[1] != &value || !RunsOnVectorUnit(*user, config, f32_ops)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `sqrt` is a sqrt the vector unit computes whose every use is a divisor (FeedsOnlyDivisors).
+bool SqrtFeedsOnlyDivisors(const Instruction& sqrt, const Users& users, const Instruction* root, const Config& config,
+                           const DefaultPrecisionOps& f32_ops) {
+  return sqrt.opcode == Opcode::kSqrt && RunsOnVectorUnit(sqrt, config, f32_ops) &&
+         FeedsOnlyDivisors(sqrt, users, root, config, f32_ops, 0);
+}
+
 }  // namespace
+
+const Instruction* DivisorRsqrt(const Instruction& divide, const Users& users, const Instruction* root,
+                                const Config& config, const DefaultPrecisionOps& f32_ops) {
+  if (divide.opcode != Opcode::kDivide || divide.operands.size() != 2) return nullptr;
+  const Instruction* source = divide.operands[1];
+  while (CopiesElements(*source)) source = source->operands[0];
+  return SqrtFeedsOnlyDivisors(*source, users, root, config, f32_ops) ? source : nullptr;
+}
 
 std::optional<std::pair<double, double>> ClampBounds(const Instruction& user, const Instruction& value) {
   if (user.opcode == Opcode::kMaximum || user.opcode == Opcode::kMinimum) {
@@ -145,6 +197,8 @@ std::optional<VectorGroup> PlanVector(const Instruction& i, const Users& users, 
   const bool f32 = fuse && f32_ops.contains(&i);
   if (config.dtype != DType::kBf16 || (!IsBf16(i) && !residual && !f32)) return std::nullopt;
   VectorGroup group;
+  group.stores_rsqrt = SqrtFeedsOnlyDivisors(i, users, root, config, f32_ops);
+  group.divisor_rsqrt = DivisorRsqrt(i, users, root, config, f32_ops);
   if (!fuse) {  // one step per instruction: a max / min with a broadcast constant is a binary op
     if (!RunsOnVectorUnit(i, config)) return std::nullopt;
     group.op = &i;
@@ -228,11 +282,14 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
   DeviceStep step;
   const std::string function = group.chain.empty() ? "" : fmt::format(" + {}", hlo::OpcodeName(group.chain.back()->opcode));
   if (group.op != nullptr) {
-    const std::string name = group.mask ? "add mask bias (select)" : std::string(hlo::OpcodeName(group.op->opcode));
+    std::string name = group.mask ? "add mask bias (select)" : std::string(hlo::OpcodeName(group.op->opcode));
+    if (group.stores_rsqrt) name = "sqrt as rsqrt (its uses divide by it)";
+    if (group.divisor_rsqrt != nullptr) name = "divide as multiply by rsqrt";
     step.kernel = fmt::format("vector {}{} {}", name, function, result.shape.ToString());
     step.covers.push_back(group.op->name);
   } else if (group.math) {
-    step.kernel = fmt::format("vector gelu (tanh form) {}", result.shape.ToString());
+    step.kernel = fmt::format("vector gelu ({} form) {}", *group.math == isa::VecMath::kGeluErf ? "erf" : "tanh",
+                              result.shape.ToString());
   } else {
     step.kernel = fmt::format("vector activation{} {}", function, result.shape.ToString());
   }
@@ -261,6 +318,10 @@ DeviceStep LowerVector(const VectorGroup& group, const Config& config) {
     codegen::Elementwise(builder, inputs.at(0), inputs.at(1), y, ElementwiseOf(group, *VectorOpOf(opcode)));
   } else if (const std::optional<isa::VecMath> math = UnaryMathOf(opcode); group.op != nullptr && math) {
     codegen::Unary(builder, inputs.at(0), y, *math, group.func, group.lo_bits, group.hi_bits);
+  } else if (group.stores_rsqrt) {
+    codegen::Unary(builder, inputs.at(0), y, isa::VecMath::kRsqrt, group.func, group.lo_bits, group.hi_bits);
+  } else if (group.divisor_rsqrt != nullptr) {
+    codegen::Elementwise(builder, inputs.at(0), inputs.at(1), y, ElementwiseOf(group, isa::VecOp::kMul));
   } else if (opcode == Opcode::kSqrt) {
     // sqrt(x) = 1 / rsqrt(x) (exact at 0 and inf: rsqrt gives inf and 0): two roundings to bf16.
     const codegen::Tensor r = builder.AddScratch(bf16, dims);

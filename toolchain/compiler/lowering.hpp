@@ -150,24 +150,54 @@ struct VectorGroup {
   isa::ActFunc func = isa::ActFunc::kNone;
   std::uint16_t lo_bits = 0, hi_bits = 0;  // bf16
   std::optional<MaskBias> mask;
-  // A whole function of `input` matched as one VECTOR math (GELU's tanh form): `chain` holds
-  // its instructions, the last the result.
+  // A whole function of `input` matched as one VECTOR math (GELU's tanh or erf form): `chain`
+  // holds its instructions, the last the result.
   std::optional<isa::VecMath> math;
+  // a / sqrt(b) = a · rsqrt(b), as XLA's algebraic simplifier rewrites it: a sqrt whose every use
+  // (through element copies: broadcasts, reshapes, …) is the divisor of a divide on the vector
+  // unit stores rsqrt(b) (`stores_rsqrt`), and those divides multiply by it (`divisor_rsqrt` is
+  // the sqrt): two roundings to bf16, as the HLO has, instead of four (sqrt = 1 / rsqrt and
+  // a · (1 / b)). Both sides run on the device or neither (compile.cpp).
+  bool stores_rsqrt = false;
+  const hlo::Instruction* divisor_rsqrt = nullptr;
 
   const hlo::Instruction* Result() const { return chain.empty() ? op : chain.back(); }
   std::vector<const hlo::Instruction*> Reads() const;  // the values the step reads
 };
+// The sqrt whose values the divisor of `divide` carries through element copies, when that sqrt
+// and `divide` compute a / sqrt(b) as a · rsqrt(b) (VectorGroup::divisor_rsqrt); else nullptr.
+const hlo::Instruction* DivisorRsqrt(const hlo::Instruction& divide, const Users& users, const hlo::Instruction* root,
+                                     const Config& config, const DefaultPrecisionOps& f32_ops = {});
+
 // The vector step starting at `i` (bf16 configurations, bf16 values), or nullopt; without
 // `fuse`, one binary op per step and no function.
 std::optional<VectorGroup> PlanVector(const hlo::Instruction& i, const Users& users, const hlo::Instruction* root,
                                       const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops = {});
 DeviceStep LowerVector(const VectorGroup& group, const Config& config);
+// `i` is a constant (or a broadcast of one) equal to `expected` after rounding to bf16 (within
+// 1/256: a bf16 program writes 0.04468 for 0.044715) (lower_gelu.cpp).
+bool IsConstant(const hlo::Instruction& i, double expected);
+// `op` is `opcode`(v, constant c) in either order: v, else nullptr.
+const hlo::Instruction* WithConstant(const hlo::Instruction* op, hlo::Opcode opcode, double c);
 // GELU in the tanh form as JAX writes it (`jax.nn.gelu(x, approximate=True)`: x · 0.5 · (1 +
 // tanh(√(2/π) · (x + 0.044715 · x³))), operands in either order, constants in the element
 // type) ending at `result`: one VECTOR math=gelu_tanh of x, when every intermediate is read
 // only by the next (lower_gelu.cpp). bf16, or f32 in `f32_ops`; nullopt otherwise.
 std::optional<VectorGroup> PlanGeluTanh(const hlo::Instruction& result, const Users& users, const hlo::Instruction* root,
                                         const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
+
+// GELU in the erf form as JAX writes it (`jax.nn.gelu(x, approximate=False)`: (x · 0.5) ·
+// erfc((−x) · (1/√2)) with XLA's expansion of erfc) ending at `y`: x, and the instructions from
+// −x to y (the last) when nothing else reads them (lower_gelu_erf.cpp recognises the expansion by the
+// values it computes).
+struct GeluErfMatch {
+  const hlo::Instruction* x = nullptr;
+  std::vector<const hlo::Instruction*> chain;
+};
+std::optional<GeluErfMatch> MatchGeluErf(const hlo::Instruction& y, const Users& users, const hlo::Instruction* root);
+// That GELU as one VECTOR math=gelu_erf of x: bf16, or f32 in `f32_ops`; nullopt otherwise.
+std::optional<VectorGroup> PlanGeluErf(const hlo::Instruction& y, const Users& users, const hlo::Instruction* root,
+                                       const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
 
 // A reduction over contiguous dimensions that REDUCE computes (lower_reduce.cpp): the reduce of
 // `input` (bf16, through the reduce's convert to f32, or f32 in `f32_ops`) and the reshapes,

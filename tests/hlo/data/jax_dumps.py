@@ -78,6 +78,17 @@ def encoder_layer(x, wq, wk, wv, wo, g1, b1, w1, c1, w2, c2, g2, b2, pad):
     return norm(h + f, g2, b2)
 
 
+def dense_log_softmax(x, w):
+    """A classifier's log-probabilities: `jax.nn.log_softmax` of a dense layer (the row max, the
+    subtraction, exp, the row sums and their log, a second subtraction)."""
+    return jax.nn.log_softmax(x @ w, axis=-1)
+
+
+def dense_gelu_erf(x, w):
+    """GELU in its erf form after a dense layer: JAX expands erf into a polynomial with selects."""
+    return jax.nn.gelu(x @ w, approximate=False)
+
+
 def fori(x, w):
     def body(i, h):
         return jnp.tanh(h @ w) + i.astype(jnp.float32)
@@ -211,6 +222,17 @@ def indexed_runs(rng):
     }
 
 
+def vector_math_runs(rng):
+    """log-softmax and erf-GELU of a [8, 64] dense layer, in bf16 and f32 (JAX's outputs kept)."""
+    runs = {}
+    for dtype, suffix in ((jnp.bfloat16, "bf16"), (jnp.float32, "f32")):
+        x = rng.standard_normal((8, 32)).astype(dtype)
+        w = (rng.standard_normal((32, 64)) / 4).astype(dtype)
+        runs["jax_log_softmax_" + suffix] = (dense_log_softmax, [[x, w]])
+        runs["jax_gelu_erf_" + suffix] = (dense_gelu_erf, [[x, w]])
+    return runs
+
+
 def as_npy(value):
     """bf16 as float32 (exact), as .npz files carry it (docs/HLO.md)."""
     array = np.asarray(value)
@@ -268,6 +290,7 @@ def main():
         "jax_cond": (cond, [[np.int32(3), x], [np.int32(-2), x]]),
         "jax_switch": (switch, [[np.int32(0), x], [np.int32(1), x], [np.int32(2), x], [np.int32(7), x]]),
     }
+    runs.update(vector_math_runs(np.random.default_rng(18)))
     runs.update(indexed_runs(np.random.default_rng(16)))
     runs.update(pool_runs(np.random.default_rng(17)))
     for name, (fn, input_sets) in runs.items():

@@ -24,7 +24,7 @@ using isa::VecMath;
 constexpr unsigned kLanes = 16;  // the test top's W
 constexpr std::array kFunctions = {VecMath::kExp,     VecMath::kRecip,    VecMath::kRsqrt,
                                    VecMath::kTanh,    VecMath::kSigmoid,  VecMath::kGeluTanh,
-                                   VecMath::kGeluErf};
+                                   VecMath::kGeluErf, VecMath::kLog};
 
 class MathBench {
  public:
@@ -103,7 +103,7 @@ TEST(VectorMath, RandomFp32InputsAndEdgeCases) {
                                       0xFFC00001, 0x00800000, 0x80800000, 0x7F7FFFFF, 0xFF7FFFFF,
                                       0x3F800000, 0xBF800000, 0x7F000000, 0x00FFFFFF};
   for (const float x : {88.72283f, 88.72284f, 89.0f, -87.33654f, -104.0f, -150.0f, 134.0f,
-                        -13.3f, -10.05f, 9.0f, 10.0f, 0.1733f, 1e-20f, -1e-20f}) {
+                        -13.3f, -10.05f, 9.0f, 10.0f, 0.1733f, 1e-20f, -1e-20f, 1.0f, 1.41421354f}) {
     for (std::uint32_t d = 0; d < 3; ++d) {
       edges.push_back(model::BitsFromFloat(x) + d);
       edges.push_back(model::BitsFromFloat(x) - d);

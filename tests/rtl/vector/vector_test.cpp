@@ -155,8 +155,9 @@ class VECTOR_SUITE : public ::testing::Test {
           default: break;
         }
         // A transcendental function now and then (bf16: a row takes up to ~75 cycles).
-        const auto math = bench_->bf16() && pick(4) == 0 ? static_cast<isa::VecMath>(1 + pick(7))
-                                                          : isa::VecMath::kNone;
+        const auto math = bench_->bf16() && pick(4) == 0
+                              ? static_cast<isa::VecMath>(1 + pick(isa::kNumVecMath - 1))
+                              : isa::VecMath::kNone;
         return Vector(static_cast<VecOp>(pick(6)), static_cast<ActFunc>(pick(4)), bcast, a, b,
                       dst, rows, pick(4) == 0, math);
       }
@@ -217,7 +218,7 @@ TEST_F(VECTOR_SUITE, VectorPassBroadcastColumnAndMath) {
   }
   bench_->Run(Vector(VecOp::kPass, ActFunc::kNone, false, 3, 0xFFFFFF, 120, 5));
   if (!bench_->bf16()) return;  // int8 has no math (the sequencer faults it)
-  for (int math = 1; math <= 7; ++math) {
+  for (unsigned math = 1; math < isa::kNumVecMath; ++math) {
     for (const VecOp op : {VecOp::kSub, VecOp::kMul, VecOp::kPass, VecOp::kMax}) {
       bench_->Run(Vector(op, static_cast<ActFunc>(R(4)), false, R(20), 40 + R(20), 100 + R(50),
                          1 + R(6), op == VecOp::kSub, static_cast<isa::VecMath>(math)),
