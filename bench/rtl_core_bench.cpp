@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "arch/regs/regmap.hpp"
+#include "bench/rtl_bare_array.hpp"
 #include "bench/rtl_core_bench_onchip.hpp"
 #include "bench/rtl_gemm_workload.hpp"
 #include "sim/model/golden_model.hpp"
@@ -251,12 +252,16 @@ void GemmTable(const Config& config, const std::vector<Shape>& shapes, const std
              double(rtl_total) / double(scalesim_total), model_total, seconds);
 }
 
-// Simulation speed of each built core on one GEMM, against a baseline in the same run: the
-// same core clocked with nothing to do (the floor cost of evaluating the model).
+// Simulation speed of each built core on one GEMM, against two baselines in the same run: the
+// same core clocked with nothing to do (the floor cost of evaluating the model), and the bare
+// systolic array of the same element type (rtl_bare_array.hpp; the ceiling). "vs bare array"
+// is the core's PE-updates per second over the bare array's.
 void SpeedTable(const Shape& shape) {
   fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}; idle: the core clocked "
-             "with no launch)\n\n| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s |\n"
-             "|---|---:|---:|---:|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
+             "with no launch; bare array: the systolic array alone, busy every cycle)\n\n"
+             "| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s | bare array | "
+             "bare array PE-updates/s | vs bare array |\n"
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
   for (const std::string& name : BuiltRtlConfigs(MemoryBackend::kIdeal)) {
     if (name == "v2") continue;  // minutes per GEMM: the long test covers it
     const Config config = LoadConfig(name);
@@ -266,8 +271,11 @@ void SpeedTable(const Shape& shape) {
     rtl->Run(r.rtl_cycles);
     const double idle = CpuSeconds() - start;
     const double rate = double(r.rtl_cycles) / r.seconds;
-    fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} |\n", name, r.rtl_cycles, r.seconds,
-               rate, rate * config.rows * config.cols, double(r.rtl_cycles) / idle);
+    const double pe_rate = rate * config.rows * config.cols;
+    const BareArraySpeed bare = MeasureBareArray(config.dtype, r.rtl_cycles);
+    fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} | {} | {:.3g} | {:.3f} |\n", name,
+               r.rtl_cycles, r.seconds, rate, pe_rate, double(r.rtl_cycles) / idle, bare.shape,
+               bare.pe_updates_per_second, pe_rate / bare.pe_updates_per_second);
     std::fflush(stdout);
   }
 }
