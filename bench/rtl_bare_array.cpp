@@ -11,6 +11,7 @@
 #include "Vvl_bench_array_int8.h"
 #include "sim/rtl/harness.hpp"
 #include "sim/rtl/signals.hpp"
+#include "sim/rtl/verilator_context.hpp"
 
 namespace systole::rtl::bench {
 namespace {
@@ -53,8 +54,12 @@ BareArraySpeed Measure(const char* dtype, std::uint64_t cycles) {
 }  // namespace
 
 BareArraySpeed MeasureBareArray(DType dtype, std::uint64_t cycles) {
-  if (dtype == DType::kBf16) return Measure<Vvl_bench_array_bf16>("bf16", cycles);
-  return Measure<Vvl_bench_array_int8>("int8", cycles);
+  const BareArraySpeed speed = dtype == DType::kBf16
+                                   ? Measure<Vvl_bench_array_bf16>("bf16", cycles)
+                                   : Measure<Vvl_bench_array_int8>("int8", cycles);
+  // The array's context is gone: models destroyed later must not reach it (verilator_context.hpp).
+  ForgetThreadContext();
+  return speed;
 }
 
 }  // namespace systole::rtl::bench

@@ -7,6 +7,7 @@
 //   build/bench/rtl_core_bench                       # shapes + ResNet-50 on small-int8, speed
 //   build/bench/rtl_core_bench --config small --layers 8
 //   build/bench/rtl_core_bench --config small --onchip   # operands on chip: steady-state util
+//   build/bench/rtl_core_bench --speed-only           # simulation speed, bare array beside
 //
 // MXU util = useful MACs (M*K*N) / (R*C*RTL cycles); RTL cycles = PERF_CYCLES of the launch;
 // model cycles = the golden model's analytic estimate (PERF_CYCLES).
@@ -289,7 +290,7 @@ int main(int argc, char** argv) {
   std::string config_name = "small-int8";
   std::string topology = std::string(SYSTOLE_SHARED_DIR) + "/corpus/scalesim/topologies/Resnet50.csv";
   std::size_t layers = 0;
-  bool skip_speed = false, skip_topology = false, units = false, onchip = false;
+  bool skip_speed = false, skip_topology = false, units = false, onchip = false, speed_only = false;
   app.add_option("--config", config_name, "configuration for the GEMM tables")->capture_default_str();
   app.add_option("--topology", topology, "SCALE-Sim topology CSV")->capture_default_str();
   app.add_option("--layers", layers, "only the first N layers of the topology (0: all)");
@@ -297,6 +298,7 @@ int main(int argc, char** argv) {
   app.add_flag("--skip-topology", skip_topology, "no topology table");
   app.add_flag("--units", units, "also a table of per-unit throughput (LOAD, STORE, ...)");
   app.add_flag("--onchip", onchip, "only GEMMs with operands on chip (back-to-back folds)");
+  app.add_flag("--speed-only", speed_only, "only the simulation-speed table");
   CLI11_PARSE(app, argc, argv);
   try {
     const Config config = LoadConfig(config_name);
@@ -305,6 +307,10 @@ int main(int argc, char** argv) {
                                        {"256x512x128", 256, 512, 128},
                                        {"128x1024x256", 128, 1024, 256},
                                        {"short folds", 64, 512, 512}});
+      return 0;
+    }
+    if (speed_only) {
+      rtl::bench::SpeedTable({"speed", 512, 128, 64});
       return 0;
     }
     if (units) rtl::bench::UnitTable(config);
