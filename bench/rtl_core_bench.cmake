@@ -16,4 +16,8 @@ if(SYSTOLE_RTL)
     systole_arch systole_rtl_harness vl_bench_array_int8 vl_bench_array_bf16 CLI11::CLI11 fmt::fmt)
   target_compile_definitions(rtl_core_bench PRIVATE SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
   systole_warnings(rtl_core_bench)
+  # Built by `make bench` (or `--target rtl_core_bench`), not by `make build`: the two bare
+  # arrays cost minutes of a cold build that `make test` does not need.
+  set_target_properties(vl_bench_array_int8 vl_bench_array_bf16 rtl_core_bench
+    PROPERTIES EXCLUDE_FROM_ALL ON)
 endif()
