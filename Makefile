@@ -105,6 +105,7 @@ fuzz-long: fuzz-configure ## Run each fuzzer to FUZZ_RUNS (10 M) executions in F
 	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L '^fuzz_long$$' -j $(JOBS)
 
 bench: build ## Run the benchmarks (golden-model GEMM throughput, …, Python's overhead: docs/PYTHON.md)
+	cmake --build $(BUILD) -j $(JOBS) --target rtl_core_bench
 	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
 	$(BUILD)/bench/driver_link_bench
 	$(BUILD)/bench/rtl_core_bench

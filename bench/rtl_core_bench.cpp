@@ -7,6 +7,7 @@
 //   build/bench/rtl_core_bench                       # shapes + ResNet-50 on small-int8, speed
 //   build/bench/rtl_core_bench --config small --layers 8
 //   build/bench/rtl_core_bench --config small --onchip   # operands on chip: steady-state util
+//   build/bench/rtl_core_bench --speed-only           # simulation speed, bare array beside
 //
 // MXU util = useful MACs (M*K*N) / (R*C*RTL cycles); RTL cycles = PERF_CYCLES of the launch;
 // model cycles = the golden model's analytic estimate (PERF_CYCLES).
@@ -29,6 +30,7 @@
 #include <vector>
 
 #include "arch/regs/regmap.hpp"
+#include "bench/rtl_bare_array.hpp"
 #include "bench/rtl_core_bench_onchip.hpp"
 #include "bench/rtl_gemm_workload.hpp"
 #include "sim/model/golden_model.hpp"
@@ -251,12 +253,16 @@ void GemmTable(const Config& config, const std::vector<Shape>& shapes, const std
              double(rtl_total) / double(scalesim_total), model_total, seconds);
 }
 
-// Simulation speed of each built core on one GEMM, against a baseline in the same run: the
-// same core clocked with nothing to do (the floor cost of evaluating the model).
+// Simulation speed of each built core on one GEMM, against two baselines in the same run: the
+// same core clocked with nothing to do (the floor cost of evaluating the model), and the bare
+// systolic array of the same element type (rtl_bare_array.hpp; the ceiling). "vs bare array"
+// is the core's PE-updates per second over the bare array's.
 void SpeedTable(const Shape& shape) {
   fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}; idle: the core clocked "
-             "with no launch)\n\n| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s |\n"
-             "|---|---:|---:|---:|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
+             "with no launch; bare array: the systolic array alone, busy every cycle)\n\n"
+             "| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s | bare array | "
+             "bare array PE-updates/s | vs bare array |\n"
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
   for (const std::string& name : BuiltRtlConfigs(MemoryBackend::kIdeal)) {
     if (name == "v2") continue;  // minutes per GEMM: the long test covers it
     const Config config = LoadConfig(name);
@@ -266,8 +272,11 @@ void SpeedTable(const Shape& shape) {
     rtl->Run(r.rtl_cycles);
     const double idle = CpuSeconds() - start;
     const double rate = double(r.rtl_cycles) / r.seconds;
-    fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} |\n", name, r.rtl_cycles, r.seconds,
-               rate, rate * config.rows * config.cols, double(r.rtl_cycles) / idle);
+    const double pe_rate = rate * config.rows * config.cols;
+    const BareArraySpeed bare = MeasureBareArray(config.dtype, r.rtl_cycles);
+    fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} | {} | {:.3g} | {:.3f} |\n", name,
+               r.rtl_cycles, r.seconds, rate, pe_rate, double(r.rtl_cycles) / idle, bare.shape,
+               bare.pe_updates_per_second, pe_rate / bare.pe_updates_per_second);
     std::fflush(stdout);
   }
 }
@@ -281,7 +290,7 @@ int main(int argc, char** argv) {
   std::string config_name = "small-int8";
   std::string topology = std::string(SYSTOLE_SHARED_DIR) + "/corpus/scalesim/topologies/Resnet50.csv";
   std::size_t layers = 0;
-  bool skip_speed = false, skip_topology = false, units = false, onchip = false;
+  bool skip_speed = false, skip_topology = false, units = false, onchip = false, speed_only = false;
   app.add_option("--config", config_name, "configuration for the GEMM tables")->capture_default_str();
   app.add_option("--topology", topology, "SCALE-Sim topology CSV")->capture_default_str();
   app.add_option("--layers", layers, "only the first N layers of the topology (0: all)");
@@ -289,6 +298,7 @@ int main(int argc, char** argv) {
   app.add_flag("--skip-topology", skip_topology, "no topology table");
   app.add_flag("--units", units, "also a table of per-unit throughput (LOAD, STORE, ...)");
   app.add_flag("--onchip", onchip, "only GEMMs with operands on chip (back-to-back folds)");
+  app.add_flag("--speed-only", speed_only, "only the simulation-speed table");
   CLI11_PARSE(app, argc, argv);
   try {
     const Config config = LoadConfig(config_name);
@@ -297,6 +307,10 @@ int main(int argc, char** argv) {
                                        {"256x512x128", 256, 512, 128},
                                        {"128x1024x256", 128, 1024, 256},
                                        {"short folds", 64, 512, 512}});
+      return 0;
+    }
+    if (speed_only) {
+      rtl::bench::SpeedTable({"speed", 512, 128, 64});
       return 0;
     }
     if (units) rtl::bench::UnitTable(config);

@@ -113,6 +113,12 @@ function(systole_tune_verilated_target target)
   endif()
 endfunction()
 
+# Extra Verilator arguments for every model of the build: for measuring, e.g. --prof-cfuncs
+# (functions split per module, so that a profile names the blocks; docs/MODEL.md, "Simulation
+# speed"). Empty in every build the tests and CI use.
+set(SYSTOLE_VERILATOR_EXTRA_ARGS "" CACHE STRING
+    "Extra Verilator arguments for every Verilated model (profiling, experiments)")
+
 function(systole_verilate name)
   cmake_parse_arguments(ARG "HIERARCHICAL" "TOP;CONFIG" "SOURCES;PARAMS;ARGS;HIERARCHICAL_CONFIGS"
                         ${ARGN})
@@ -123,7 +129,8 @@ function(systole_verilate name)
       set(ARG_HIERARCHICAL ON)
     endif()
   endif()
-  set(args -Wall --assert -O3 --x-assign unique --x-initial unique ${params} ${ARG_ARGS})
+  set(args -Wall --assert -O3 --x-assign unique --x-initial unique ${params} ${ARG_ARGS}
+      ${SYSTOLE_VERILATOR_EXTRA_ARGS})
   add_library(${name} STATIC)
   if(ARG_HIERARCHICAL)
     systole_verilate_hierarchical(${name} TOP ${ARG_TOP} SOURCES ${ARG_SOURCES} ARGS ${args})

@@ -1,0 +1,25 @@
+// The systolic array alone (rtl/mxu/systole_systolic_array, no control, buffers or memory),
+// Verilated with the same options as the whole core and kept fully busy: the ceiling that the
+// whole core's simulated PE-updates per second are measured against (issue 19's aim: the core
+// at >= 0.5 of the bare array of its element type).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "arch/config/config.hpp"
+
+namespace systole::rtl::bench {
+
+struct BareArraySpeed {
+  std::string shape;           // "16x16 int8"
+  std::uint64_t cycles = 0;    // clocked
+  double seconds = 0;          // CPU time
+  double pe_updates_per_second = 0;
+};
+
+// Clocks the bare array of `dtype` for `cycles` cycles with a new input row every cycle and a
+// weight tile row shifting in every other cycle (so both banks and both skews are live).
+BareArraySpeed MeasureBareArray(DType dtype, std::uint64_t cycles);
+
+}  // namespace systole::rtl::bench
