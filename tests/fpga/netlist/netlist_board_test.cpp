@@ -93,6 +93,22 @@ TEST(IcebreakerNetlist, IdentityAndMemoryThroughThePty) {
   std::printf("icebreaker netlist: %llu cycles\n", static_cast<unsigned long long>(board->cycles()));
 }
 
+// The cheapest program (a few hundred bytes over the line): 2x4 int8 through the MXU, the
+// vector unit's requantizer and the store. icebreaker is tiny with another memory and clock, so
+// tiny's program runs on it unchanged.
+TEST(IcebreakerNetlist, AsmProgramMatchesRef) {
+  const Config config = LoadConfig(kConfig);
+  const auto board = StartBoard(config);
+  Device device = Device::Open(board->Uri(), config);
+  Device ref = Device::Open("ref", config);
+  const image::Program program = driver_test::ScaleProgram(3);
+  const driver_test::Outcome expected = driver_test::RunOnce(ref, program, 0);
+  const driver_test::Outcome got = driver_test::RunOnce(device, program, 0);
+  EXPECT_EQ(got.outputs, expected.outputs);
+  driver_test::ExpectSameFunctionalCounters(got.counters, expected.counters, "netlist vs ref");
+  board->CheckHealthy();
+}
+
 TEST(IcebreakerNetlist, CompiledHloMatchesRef) {
   const Config config = LoadConfig(kConfig);
   const auto board = StartBoard(config);
