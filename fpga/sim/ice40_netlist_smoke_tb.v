@@ -1,5 +1,5 @@
 // A smoke check of the iCEBreaker netlist under Icarus 11, by hand (not in CTest: Icarus runs
-// this gate-level netlist at about 20 cycles a second here, far too slow for programs; the test
+// this gate-level netlist at about 100 cycles a second here, far too slow for programs; the test
 // is tests/fpga/netlist under Verilator). After systole_board_reset's 4 096 cycles it sends a
 // line of garbage over RX at 12 clocks per bit and prints every byte the netlist sends back on
 // TX: the bridge must answer with one kError frame ("SYLK", version 1, type 0x7F, code 5 =
