@@ -76,12 +76,12 @@ test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan an
 # 90 MB of generated C++ take a while to compile (rtl/README.md); LONG_V2=OFF leaves it out.
 LONG_V2 ?= ON
 .PHONY: test-long
-test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50, v2, the CNN trained; not in `make test`)
+test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50, v2, the CNN trained, the iCEBreaker netlist; not in `make test`)
 	@test -f build-long/CMakeCache.txt || cmake -S . -B build-long -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_BENCH=OFF -DSYSTOLE_COMPILER_LONG=ON \
 	  -DSYSTOLE_RTL_LONG=$(LONG_V2)
 	cmake --build build-long -j $(JOBS) --target compiler_resnet_tests compiler_corpus_rtl_long_tests \
-	  driver_serial_board_long_tests systemc_long_tests training_long_tests \
+	  driver_serial_board_long_tests systemc_long_tests training_long_tests fpga_netlist_tests \
 	  $(if $(filter ON,$(LONG_V2)),rtl_core_long_test)
 	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
 

@@ -64,16 +64,19 @@ class FrameCounter {
 
 }  // namespace
 
-PtyBoard::PtyBoard(const Config& config) : clock_hz_(config.clock_mhz * 1e6) {
-  const Make make = FindBoard(config);
+PtyBoard::PtyBoard(const Config& config)
+    : PtyBoard([make = FindBoard(config), config] { return make(config); },
+               config.clock_mhz * 1e6) {}
+
+PtyBoard::PtyBoard(MakeBoard make, double clock_hz) : clock_hz_(clock_hz) {
   // The model is built, clocked and destroyed on the board's thread (Verilator ties a model's
   // teardown to the thread's context; sim/rtl/verilator_context.hpp).
   std::promise<void> ready;
   std::future<void> started = ready.get_future();
-  thread_ = std::thread([this, make, config, &ready] {
+  thread_ = std::thread([this, make = std::move(make), &ready] {
     std::unique_ptr<UartBoard> board;
     try {
-      board = make(config);
+      board = make();
       baud_ = board->Baud();
       clocks_per_bit_ = board->ClocksPerBit();
     } catch (...) {

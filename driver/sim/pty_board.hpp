@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +35,10 @@ class PtyBoard {
   // Starts the board of `config` (a configuration this build Verilated a serial top for:
   // SYSTOLE_SERIAL_SIM_CONFIGS). Throws LinkError("serial+sim", …) when there is none.
   explicit PtyBoard(const Config& config);
+  // Starts the board that `make` builds (on the board's thread), e.g. a board top's synthesized
+  // netlist (tests/fpga/netlist); `clock_hz` is its clock, for measurements in board time.
+  using MakeBoard = std::function<std::unique_ptr<UartBoard>()>;
+  PtyBoard(MakeBoard make, double clock_hz);
   ~PtyBoard();
   PtyBoard(const PtyBoard&) = delete;
   PtyBoard& operator=(const PtyBoard&) = delete;

@@ -1,35 +1,10 @@
 // Port-exact stand-ins for the FPGA primitives the board tops instantiate, for Verilator's
 // lint of the tops (tests/fpga: fpga.<board>.verilator_lint): Verilator cannot read the
-// families' cell libraries with -Wall. Nothing here is simulated or synthesized.
+// families' cell libraries with -Wall. Nothing here is simulated or synthesized. The iCE40 PLL's
+// stand-in is fpga/sim/sb_pll40_pad.sv, which the netlist simulation uses too.
 /* verilator lint_off DECLFILENAME */
 /* verilator lint_off UNUSEDSIGNAL */
 /* verilator lint_off UNUSEDPARAM */
-module SB_PLL40_PAD #(
-    parameter FEEDBACK_PATH = "SIMPLE",
-    parameter logic [3:0] DIVR = 4'd0,
-    parameter logic [6:0] DIVF = 7'd0,
-    parameter logic [2:0] DIVQ = 3'd0,
-    parameter logic [2:0] FILTER_RANGE = 3'd0
-) (
-    input  logic       PACKAGEPIN,
-    output logic       PLLOUTGLOBAL,
-    output logic       PLLOUTCORE,
-    output logic       LOCK,
-    input  logic       RESETB,
-    input  logic       BYPASS,
-    input  logic       EXTFEEDBACK,
-    input  logic [7:0] DYNAMICDELAY,
-    input  logic       LATCHINPUTVALUE,
-    input  logic       SDI,
-    input  logic       SCLK,
-    output logic       SDO
-);
-  assign PLLOUTGLOBAL = PACKAGEPIN;
-  assign PLLOUTCORE = PACKAGEPIN;
-  assign LOCK = 1'b1;
-  assign SDO = 1'b0;
-endmodule
-
 module SB_SPRAM256KA (
     input  logic [13:0] ADDRESS,
     input  logic [15:0] DATAIN,
