@@ -260,7 +260,8 @@ TEST(IsaGolden, OutOfRangeFields) {
       {"vector", 18, 4, 6, "op"},        // enum: 6 of 0..5
       {"vector", 18, 4, 15, "op"},
       {"vector", 22, 3, 6, "func"},
-      {"vector", 27, 4, 8, "math"},      // enum: 8 of 0..7
+      {"vector", 27, 4, 9, "math"},      // enum: 9 of 0..8
+      {"vector", 27, 4, 15, "math"},
       {"activate", 152, 8, 63, "shift"},  // shift: 0..62
       {"vector", 120, 8, 200, "shift"},
       {"pool", 192, 8, 255, "shift"},
