@@ -95,6 +95,15 @@ void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
 // result is one REDUCE over=rows of m values, summed in fp32 and rounded to bf16 once.
 void ColumnReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params);
 
+// out[r, j] = e^(in[r,j] − max_j in[r,j]) / Σ_j e^(in[r,j] − max_j in[r,j]) along the last
+// dimension (bf16 configurations), every intermediate in the unified buffer: REDUCE max, one
+// VECTOR sub+exp (the subtraction in fp32, one rounding), REDUCE sum, VECTOR recip and mul, as
+// RowReduce and Elementwise would round them but without their device-memory round trips.
+void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out);
+// Rows of n elements one Softmax block holds (two blocks fit the unified buffer); 0 when a row
+// does not fit.
+std::uint64_t SoftmaxRowsPerBlock(const Config& config, std::uint64_t n);
+
 // out = func(math(a)): VECTOR op=pass with a transcendental function (bf16 configurations).
 void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::VecMath math,
            isa::ActFunc func = isa::ActFunc::kNone, std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);

@@ -1,0 +1,175 @@
+// Softmax along the last dimension, fused: out[r, j] = e^(x[r,j] − M_r) / Σ_j e^(x[r,j] − M_r)
+// with M_r = max_j x[r, j], every intermediate kept in the unified buffer — one LOAD of the
+// input and one STORE of the result per block of rows, instead of a device-memory round trip
+// per operation (docs/CODEGEN.md, "Fused softmax").
+//
+// A row of n elements is k = ⌈n / W⌉ UB rows (W elements each); per block of rows:
+//
+//   LOAD x                                   k UB rows per row (a tail row is padded with −∞)
+//   REDUCE max over=rows, then over=elems    M_r in element 0 of one UB row per row
+//   VECTOR sub bcol math=exp (x, M) → E      e^(x − M), the subtraction in fp32, one rounding
+//   REDUCE sum over=rows, then over=elems    S_r
+//   VECTOR pass math=recip (S) → S           1 / S_r
+//   VECTOR mul bcol (E, S) → E               the normalisation
+//   STORE E
+//
+// The −∞ padding of a tail row gives e^(−∞ − M) = 0, so it adds nothing to the sum; E is a
+// separate region so that the padding, LOADed once per slot, is never overwritten. A row that
+// fits one UB row (k = 1) needs no padding: REDUCE over=elems reads its n elements only. Two
+// slots let the next block load while one is computed.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "toolchain/codegen/kernels.hpp"
+
+namespace systole::codegen {
+namespace {
+
+using isa::Field;
+using isa::MemSpace;
+
+void Require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("codegen: softmax: " + what);
+}
+
+isa::Instruction Reduce(isa::PoolOp op, isa::ReduceOver over, std::uint64_t src, std::uint64_t dst, std::uint64_t rows,
+                        std::uint64_t elems) {
+  return isa::MakeInstruction(isa::Opcode::kReduce, {{Field::kOp, static_cast<std::uint64_t>(op)},
+                                                     {Field::kOver, static_cast<std::uint64_t>(over)},
+                                                     {Field::kSrc, src},
+                                                     {Field::kDst, dst},
+                                                     {Field::kRows, rows},
+                                                     {Field::kElems, elems}});
+}
+
+// VECTOR dst = math(a op b) over `rows` rows; `per_row_b`: b is element 0 of row b + i (bcol),
+// or with `one_b` element 0 of row b for every row (bcast + bcol).
+isa::Instruction Vector(isa::VecOp op, isa::VecMath math, std::uint64_t a, std::uint64_t b, std::uint64_t dst,
+                        std::uint64_t rows, bool one_b) {
+  return isa::MakeInstruction(isa::Opcode::kVector, {{Field::kOp, static_cast<std::uint64_t>(op)},
+                                                     {Field::kMath, static_cast<std::uint64_t>(math)},
+                                                     {Field::kBcol, op == isa::VecOp::kPass ? 0u : 1u},
+                                                     {Field::kBcast, one_b ? 1u : 0u},
+                                                     {Field::kA, a},
+                                                     {Field::kB, b},
+                                                     {Field::kDst, dst},
+                                                     {Field::kRows, rows}});
+}
+
+// Where one slot's regions start (UB rows): the input, the exponentials, the partial rows of a
+// reduction over k > 1 UB rows, the maxima and the sums.
+struct Slot {
+  std::uint64_t x, e, partials, max, sum;
+};
+
+}  // namespace
+
+std::uint64_t SoftmaxRowsPerBlock(const Config& config, std::uint64_t n) {
+  const std::uint64_t width = config.UbRowElems(), k = (n + width - 1) / width;
+  if (n == 0 || k > 65535) return 0;
+  return std::min<std::uint64_t>(config.UbRows() / (2 * (2 * k + 3)), 65535 / k);
+}
+
+void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out) {
+  Require(builder.IsBf16(), "the vector unit's exp and recip need a bf16 configuration");
+  Require(in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+          "in and out must have the configuration's element type");
+  Require(!in.shape.empty() && in.Elements() > 0 && out.Elements() == in.Elements(),
+          "in must not be empty and out must have its elements");
+  const std::uint64_t n = in.shape.back(), rows = in.Elements() / n;
+  const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes();
+  const std::uint64_t full = n / width, tail = n % width, k = full + (tail != 0 ? 1 : 0);
+  const std::uint64_t block = std::min(SoftmaxRowsPerBlock(builder.config(), n), rows);
+  Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
+  const auto slot_at = [&](std::uint64_t s) {
+    const std::uint64_t base = s * block * (2 * k + 3);
+    return Slot{base, base + block * k, base + 2 * block * k, base + 2 * block * k + block,
+                base + 2 * block * k + 2 * block};
+  };
+  builder.BeginKernel(fmt::format("softmax {}x{}", rows, n));
+  const bool padded_tail = tail != 0 && full > 0;  // a tail row that REDUCE over=rows reads whole
+  if (padded_tail) {
+    const Tensor minus_infinity = builder.FillRow(0xFF80);
+    for (std::uint64_t s = 0; s < 2; ++s) {
+      for (std::uint64_t r = 0; r < block; ++r) {
+        const std::uint64_t row = slot_at(s).x + r * k + full;
+        builder.Emit(LoadInsn(MemSpace::kUb, minus_infinity.address, 0, row, 0, 1, width),
+                     {{Space::kUb, row, row + 1, true}, ReadOf(minus_infinity)});
+      }
+    }
+  }
+  // A reduction of each row of x (or E) into element 0 of one UB row per row, at `dst`.
+  const auto reduce_rows = [&](isa::PoolOp op, std::uint64_t src, const Slot& slot, std::uint64_t dst,
+                               std::uint64_t count) {
+    std::uint64_t partials = src;
+    if (k > 1) {
+      for (std::uint64_t r = 0; r < count; ++r) {
+        builder.Emit(Reduce(op, isa::ReduceOver::kRows, src + r * k, slot.partials + r, k, width),
+                     {{Space::kUb, src + r * k, src + (r + 1) * k, false},
+                      {Space::kUb, slot.partials + r, slot.partials + r + 1, true}});
+      }
+      partials = slot.partials;
+    }
+    builder.Emit(Reduce(op, isa::ReduceOver::kElems, partials, dst, count, full == 0 ? n : width),
+                 {{Space::kUb, partials, partials + count, false}, {Space::kUb, dst, dst + count, true}});
+  };
+  // dst = math(a op row scalar) for every row: one VECTOR when a row is one UB row, else one
+  // per row with that row's scalar broadcast to its k UB rows.
+  const auto per_row = [&](isa::VecOp op, isa::VecMath math, std::uint64_t a, std::uint64_t scalars,
+                           std::uint64_t dst, std::uint64_t count) {
+    if (k == 1) {
+      builder.Emit(Vector(op, math, a, scalars, dst, count, false),
+                   {{Space::kUb, a, a + count, false}, {Space::kUb, scalars, scalars + count, false},
+                    {Space::kUb, dst, dst + count, true}});
+      return;
+    }
+    for (std::uint64_t r = 0; r < count; ++r) {
+      builder.Emit(Vector(op, math, a + r * k, scalars + r, dst + r * k, k, true),
+                   {{Space::kUb, a + r * k, a + (r + 1) * k, false}, {Space::kUb, scalars + r, scalars + r + 1, false},
+                    {Space::kUb, dst + r * k, dst + (r + 1) * k, true}});
+    }
+  };
+  // LOAD (from `in`) or STORE (to `out`) of `count` rows starting at row r0, between device
+  // memory and the k UB rows per row at `ub`.
+  const auto transfer = [&](bool load, std::uint64_t r0, std::uint64_t count, std::uint64_t ub) {
+    const Tensor& t = load ? in : out;
+    const auto emit = [&](std::uint64_t address, std::uint64_t stride, std::uint64_t row, std::uint64_t n_rows,
+                          std::uint64_t elems) {
+      if (load) {
+        builder.Emit(LoadInsn(MemSpace::kUb, address, stride, row, 0, n_rows, elems),
+                     {{Space::kUb, row, row + n_rows, true}, ReadOf(t)});
+      } else {
+        builder.Emit(StoreInsn(MemSpace::kUb, address, stride, row, 0, n_rows, elems),
+                     {{Space::kUb, row, row + n_rows, false}, WriteOf(t)});
+      }
+    };
+    const std::uint64_t address = t.address + r0 * n * e;
+    if (tail == 0) {
+      emit(address, width * e, ub, count * k, width);  // rows are W-aligned: one burst
+    } else if (full == 0) {
+      emit(address, n * e, ub, count, n);  // one short row per row
+    } else {
+      for (std::uint64_t r = 0; r < count; ++r) {
+        emit(address + r * n * e, width * e, ub + r * k, full, width);
+        emit(address + r * n * e + full * width * e, tail * e, ub + r * k + full, 1, tail);
+      }
+    }
+  };
+  std::uint64_t s = 0;
+  for (std::uint64_t r0 = 0; r0 < rows; r0 += block, ++s) {
+    const std::uint64_t count = std::min(block, rows - r0);
+    const Slot slot = slot_at(s % 2);
+    transfer(true, r0, count, slot.x);
+    reduce_rows(isa::PoolOp::kMax, slot.x, slot, slot.max, count);
+    per_row(isa::VecOp::kSub, isa::VecMath::kExp, slot.x, slot.max, slot.e, count);
+    reduce_rows(isa::PoolOp::kSum, slot.e, slot, slot.sum, count);
+    builder.Emit(Vector(isa::VecOp::kPass, isa::VecMath::kRecip, slot.sum, slot.sum, slot.sum, count, false),
+                 {{Space::kUb, slot.sum, slot.sum + count, false}, {Space::kUb, slot.sum, slot.sum + count, true}});
+    per_row(isa::VecOp::kMul, isa::VecMath::kNone, slot.e, slot.sum, slot.e, count);
+    transfer(false, r0, count, slot.e);
+  }
+}
+
+}  // namespace systole::codegen
