@@ -39,7 +39,7 @@ std::uint32_t ReduceRow(bool max, const std::vector<std::uint32_t>& row, std::ui
 }
 
 std::vector<std::uint32_t> SoftmaxReference(const std::vector<std::uint32_t>& in, std::uint64_t rows, std::uint64_t n,
-                                            std::uint64_t width) {
+                                            std::uint64_t width, bool round_difference) {
   constexpr std::uint32_t kMinusInf = 0xFF800000u;
   std::vector<std::uint32_t> out;
   for (std::uint64_t r = 0; r < rows; ++r) {
@@ -47,7 +47,11 @@ std::vector<std::uint32_t> SoftmaxReference(const std::vector<std::uint32_t>& in
     for (std::uint64_t j = 0; j < n; ++j) x.push_back(Widen(in[r * n + j]));
     const std::uint32_t m = ReduceRow(true, x, width, kMinusInf);
     std::vector<std::uint32_t> e;
-    for (const std::uint32_t v : x) e.push_back(Widen(Bf16(model::ExpF32(model::SubF32(v, m)))));
+    for (const std::uint32_t v : x) {
+      std::uint32_t d = model::SubF32(v, m);
+      if (round_difference) d = Widen(Bf16(d));
+      e.push_back(Widen(Bf16(model::ExpF32(d))));
+    }
     // The padding is −∞ in x, so e^(−∞ − M) = +0 in E.
     const std::uint32_t s = ReduceRow(false, e, width, 0u);
     const std::uint32_t reciprocal = Widen(Bf16(model::ReciprocalF32(s)));
@@ -70,17 +74,21 @@ TEST_P(SoftmaxTest, RowsOfAnyLengthMatchTheReference) {
   const std::uint64_t long_rows = 2 * SoftmaxRowsPerBlock(config, long_n) + 3;
   if (long_rows * long_n <= 500'000) shapes.emplace_back(long_rows, long_n);
   for (const auto& [rows, n] : shapes) {
-    SCOPED_TRACE(::testing::Message() << config.name << " rows " << rows << " n " << n);
-    ProgramBuilder builder(config);
-    const Tensor in = builder.AddInput("in", DataType::kBf16, {rows, n});
-    const Tensor out = builder.AddOutput("out", DataType::kBf16, {rows, n});
-    Softmax(builder, in, out);
-    const image::Program program = builder.Finish();
-    HostTensor h{in, RandomBits(rng, DataType::kBf16, in.Elements(), 8.0)};
-    // The first row all negative: a padding of 0 instead of −∞ would win its max.
-    for (std::uint64_t j = 0; j < n; ++j) h.bits[j] |= 0x8000u;
-    auto device = RunOnModel(config, program, {h});
-    ExpectSameBits(SoftmaxReference(h.bits, rows, n, w), ReadTensor(*device, out), "softmax output");
+    for (const bool round_difference : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << config.name << " rows " << rows << " n " << n << " round_difference "
+                                        << round_difference);
+      ProgramBuilder builder(config);
+      const Tensor in = builder.AddInput("in", DataType::kBf16, {rows, n});
+      const Tensor out = builder.AddOutput("out", DataType::kBf16, {rows, n});
+      Softmax(builder, in, out, round_difference);
+      const image::Program program = builder.Finish();
+      HostTensor h{in, RandomBits(rng, DataType::kBf16, in.Elements(), 8.0)};
+      // The first row all negative: a padding of 0 instead of −∞ would win its max.
+      for (std::uint64_t j = 0; j < n; ++j) h.bits[j] |= 0x8000u;
+      auto device = RunOnModel(config, program, {h});
+      ExpectSameBits(SoftmaxReference(h.bits, rows, n, w, round_difference), ReadTensor(*device, out),
+                     "softmax output");
+    }
   }
 }
 

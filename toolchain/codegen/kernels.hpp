@@ -99,7 +99,9 @@ void ColumnReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, 
 // dimension (bf16 configurations), every intermediate in the unified buffer: REDUCE max, one
 // VECTOR sub+exp (the subtraction in fp32, one rounding), REDUCE sum, VECTOR recip and mul, as
 // RowReduce and Elementwise would round them but without their device-memory round trips.
-void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out);
+// `round_difference`: x − max is rounded to bf16 before the exponential (VECTOR sub, then
+// VECTOR exp), as a bf16 program computes it: then the result equals those kernels' bit for bit.
+void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool round_difference = false);
 // Rows of n elements one Softmax block holds (two blocks fit the unified buffer); 0 when a row
 // does not fit.
 std::uint64_t SoftmaxRowsPerBlock(const Config& config, std::uint64_t n);

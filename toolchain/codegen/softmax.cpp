@@ -8,6 +8,9 @@
 //   LOAD x                                   k UB rows per row (a tail row is padded with −∞)
 //   REDUCE max over=rows, then over=elems    M_r in element 0 of one UB row per row
 //   VECTOR sub bcol math=exp (x, M) → E      e^(x − M), the subtraction in fp32, one rounding
+//                                            (with `round_difference`: VECTOR sub bcol, then
+//                                            VECTOR pass math=exp — x − M rounded to bf16 first,
+//                                            as a bf16 program's subtract is)
 //   REDUCE sum over=rows, then over=elems    S_r
 //   VECTOR pass math=recip (S) → S           1 / S_r
 //   VECTOR mul bcol (E, S) → E               the normalisation
@@ -72,7 +75,7 @@ std::uint64_t SoftmaxRowsPerBlock(const Config& config, std::uint64_t n) {
   return std::min<std::uint64_t>(config.UbRows() / (2 * (2 * k + 3)), 65535 / k);
 }
 
-void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out) {
+void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool round_difference) {
   Require(builder.IsBf16(), "the vector unit's exp and recip need a bf16 configuration");
   Require(in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
           "in and out must have the configuration's element type");
@@ -163,7 +166,14 @@ void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out) {
     const Slot slot = slot_at(s % 2);
     transfer(true, r0, count, slot.x);
     reduce_rows(isa::PoolOp::kMax, slot.x, slot, slot.max, count);
-    per_row(isa::VecOp::kSub, isa::VecMath::kExp, slot.x, slot.max, slot.e, count);
+    if (round_difference) {
+      per_row(isa::VecOp::kSub, isa::VecMath::kNone, slot.x, slot.max, slot.e, count);
+      const std::uint64_t e_rows = count * k;
+      builder.Emit(Vector(isa::VecOp::kPass, isa::VecMath::kExp, slot.e, slot.e, slot.e, e_rows, false),
+                   {{Space::kUb, slot.e, slot.e + e_rows, false}, {Space::kUb, slot.e, slot.e + e_rows, true}});
+    } else {
+      per_row(isa::VecOp::kSub, isa::VecMath::kExp, slot.x, slot.max, slot.e, count);
+    }
     reduce_rows(isa::PoolOp::kSum, slot.e, slot, slot.sum, count);
     builder.Emit(Vector(isa::VecOp::kPass, isa::VecMath::kRecip, slot.sum, slot.sum, slot.sum, count, false),
                  {{Space::kUb, slot.sum, slot.sum + count, false}, {Space::kUb, slot.sum, slot.sum + count, true}});

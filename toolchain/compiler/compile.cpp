@@ -216,6 +216,26 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
   // Reductions along rows (REDUCE), with their scale and convert.
   const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(entry, users, config, options.fuse);
+  // Softmaxes along the last dimension, each one step with its intermediates in the unified
+  // buffer; lowered here, so that one the kernel refuses is planned instruction by instruction.
+  std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> softmax_of_result;
+  std::unordered_map<const Instruction*, const Instruction*> softmax_input;
+  for (const Instruction* i : order) {
+    if (i->opcode != Opcode::kDivide || fused.contains(i)) continue;
+    const std::optional<detail::SoftmaxPlan> plan =
+        detail::PlanSoftmax(*i, users, entry.root, config, options.fuse, f32_ops);
+    if (!plan || std::any_of(plan->covers.begin(), plan->covers.end(),
+                             [&](const Instruction* c) { return fused.contains(c); })) {
+      continue;
+    }
+    try {
+      softmax_of_result[i] = std::make_shared<DeviceStep>(detail::LowerSoftmax(*plan, config));
+    } catch (const std::invalid_argument&) {
+      continue;  // the instructions go their own ways
+    }
+    softmax_input[i] = plan->input;
+    fused.insert(plan->covers.begin(), plan->covers.end());
+  }
   std::unordered_map<const Instruction*, detail::RowReducePlan> reduce_of_result;
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
@@ -250,6 +270,11 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   std::unordered_map<const Instruction*, detail::PoolPlan> pools;
   std::size_t built = 0;
   for (const Instruction* i : order) {
+    if (const auto softmax = softmax_of_result.find(i); softmax != softmax_of_result.end()) {
+      if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
+      programs[i] = softmax->second;
+      continue;
+    }
     const auto g = group_of_result.find(i);
     const auto v = vector_of_result.find(i);
     const bool vector = v != vector_of_result.end();
@@ -283,7 +308,9 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* i = *it;
     if (!needed.contains(i)) continue;
-    if (const auto g = group_of_result.find(i); g != group_of_result.end()) {
+    if (const auto softmax = softmax_input.find(i); softmax != softmax_input.end()) {
+      needed.insert(softmax->second);
+    } else if (const auto g = group_of_result.find(i); g != group_of_result.end()) {
       needed.insert(g->second.input);
       needed.insert(g->second.anchor->operands.at(1));
       if (g->second.residual != nullptr) needed.insert(g->second.residual);

@@ -222,6 +222,21 @@ std::optional<RowReducePlan> PlanRowReduce(const hlo::Instruction& reduce, const
                                            const DefaultPrecisionOps& f32_ops, std::string& why_not);
 DeviceStep LowerRowReduce(const RowReducePlan& plan, const Config& config);
 
+// Softmax along the last dimension as JAX writes it (max, subtract, exp, sum, divide, with the
+// broadcasts and converts between them) ending at the divide `y`: one device step that keeps
+// every intermediate in the unified buffer (lower_softmax.cpp, codegen Softmax). bf16, or f32
+// in `f32_ops`; nullopt otherwise, and when a row does not fit the unified buffer twice.
+struct SoftmaxPlan {
+  const hlo::Instruction* input = nullptr;   // x
+  const hlo::Instruction* result = nullptr;  // y, the divide
+  std::vector<const hlo::Instruction*> covers;  // every instruction from the reductions to y
+  std::uint64_t rows = 0, n = 0;             // x as [rows, n]: n is its last dimension
+  bool round_difference = false;             // a bf16 subtract: x − max rounded before exp
+};
+std::optional<SoftmaxPlan> PlanSoftmax(const hlo::Instruction& y, const Users& users, const hlo::Instruction* root,
+                                       const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
+DeviceStep LowerSoftmax(const SoftmaxPlan& plan, const Config& config);
+
 // The last part of every Lower*: the builder's program, tagged with its configuration, and its
 // estimate (the whole program's, from the golden model's timing).
 inline void FinishStep(DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {
