@@ -198,16 +198,25 @@ TEST(ClockedSoc, AClockAtAnotherPeriodScalesSimulatedTimeAndNothingElse) {
 }
 
 // Launches per speed measurement: enough cycles that elaboration and loading do not dominate.
-constexpr unsigned kSpeedLaunches = 200;
+constexpr unsigned kSpeedLaunches = 100;
+
+// One example per configuration, for the speed measurements.
+class SpeedExample : public ::testing::TestWithParam<std::string> {};
+const auto kSpeedExamples = ::testing::Values("gemm_tiny.s", "mlp_bf16.s", "mlp_int8.s");
+std::string SpeedName(const ::testing::TestParamInfo<std::string>& param) {
+  return param.param.substr(0, param.param.find('.'));
+}
 
 // The simulation speed of the clocked bridge: one process switch and one model evaluation per
 // edge, the clock's own processes besides (docs/SYSTEMC.md quotes the figures printed here and
 // by the slice-based test below).
-TEST(ClockedSoc, SpeedOverRepeatedLaunches) {
-  const std::string file = ExampleForABuiltConfig();
-  if (file.empty()) GTEST_SKIP() << "no Verilated SoC for tiny, small or small-int8 in this build";
+using ClockedSpeed = SpeedExample;
+
+TEST_P(ClockedSpeed, OverRepeatedLaunches) {
+  const std::string file = GetParam();
   const image::Program program = Assemble(file);
   const Config config = LoadConfig(*program.config);
+  if (!RtlBuilt(config.name)) GTEST_SKIP() << "no Verilated SoC for " << config.name << " in this build";
   driver_test::Outcome on_ref;
   {
     Device ref = Device::Open("ref", config);
@@ -226,11 +235,13 @@ TEST(ClockedSoc, SpeedOverRepeatedLaunches) {
 // The slice-based `rtl` model (the driver's systemc?model=rtl) behind a SystoleDevice, same
 // runner, same program: the same outputs and functional counters as `ref`, with its annotated
 // timing (a launch takes at least its CYCLES of simulated time), and its speed (printed).
-TEST(SliceBasedRtlModel, RunsTheSameProgramAsTheClockedBridge) {
-  const std::string file = ExampleForABuiltConfig();
-  if (file.empty()) GTEST_SKIP() << "no Verilated SoC for tiny, small or small-int8 in this build";
+using SliceBasedRtlModel = SpeedExample;
+
+TEST_P(SliceBasedRtlModel, RunsTheSameProgramAsTheClockedBridge) {
+  const std::string file = GetParam();
   const image::Program program = Assemble(file);
   const Config config = LoadConfig(*program.config);
+  if (!RtlBuilt(config.name)) GTEST_SKIP() << "no Verilated SoC for " << config.name << " in this build";
   driver_test::Outcome on_ref;
   {
     Device ref = Device::Open("ref", config);
@@ -259,6 +270,9 @@ TEST(SliceBasedRtlModel, RunsTheSameProgramAsTheClockedBridge) {
               "time = %.0f cycles/s\n",
               file.c_str(), config.name.c_str(), kSpeedLaunches, simulated_cycles, wall, simulated_cycles / wall);
 }
+
+INSTANTIATE_TEST_SUITE_P(Examples, ClockedSpeed, kSpeedExamples, SpeedName);
+INSTANTIATE_TEST_SUITE_P(Examples, SliceBasedRtlModel, kSpeedExamples, SpeedName);
 
 }  // namespace
 }  // namespace systole::systemc
