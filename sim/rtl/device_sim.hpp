@@ -103,6 +103,33 @@ class DeviceSim final : public RtlDevice {
     return sim_->irq != 0;
   }
 
+  HostPinsOut ClockEdge(const HostPinsIn& pins) override {
+    sim_->reg_valid = pins.reg_valid;
+    sim_->reg_write = pins.reg_write;
+    sim_->reg_addr = pins.reg_addr;
+    sim_->reg_wdata = pins.reg_wdata;
+    sim_->host_req_valid = pins.host_req_valid;
+    sim_->host_req_write = pins.host_req_write;
+    sim_->host_req_addr = pins.host_req_addr;
+    sim_->host_req_wstrb = pins.host_req_wstrb;
+    SetSignalBytes(sim_->host_req_wdata, pins.host_req_wdata);
+    memory_.BeforeEdge(sim_.dut(), sim_.Cycle());  // evaluates the model with the pins above
+    HostPinsOut out;
+    out.reg_rvalid = sim_->reg_rvalid != 0;
+    out.reg_rdata = sim_->reg_rdata;
+    out.host_req_ready = sim_->host_req_ready != 0;
+    out.host_rsp_valid = sim_->host_rsp_valid != 0;
+    for (unsigned b = 0; b < kHostWordBytes; ++b) out.host_rsp_rdata[b] = SignalByte(sim_->host_rsp_rdata, b);
+    if (sampler_) sampler_->Sample(sim_.Cycle(), sim_->trace_accept, sim_->trace_done, sim_->trace_stall);
+    sim_.Tick();
+    memory_.AfterEdge();
+    out.irq_after_edge = sim_->irq != 0;  // Tick left the model evaluated
+    sim_->reg_valid = 0;
+    sim_->reg_write = 0;
+    sim_->host_req_valid = 0;
+    return out;
+  }
+
   void RecordWaveform(const std::filesystem::path& path) override {
     if (path.empty()) {
       sim_.StopTrace();

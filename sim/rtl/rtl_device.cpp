@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "sim/rtl/built_models.hpp"
+#include "sim/rtl/verilator_context.hpp"
 
 namespace systole::rtl {
 
@@ -50,6 +51,11 @@ std::unique_ptr<RtlDevice> MakeRtlDevice(const Config& config, const RtlDeviceOp
   const Make make = FindBuiltModel<Make>(built, config, hbm ? "rtl" : "rtl?memory=ideal",
                                          hbm ? "SYSTOLE_RTL_CONFIGS" : "SYSTOLE_RTL_IDEAL_CONFIGS");
   return make(config, options);
+}
+
+void DestroyRtlDevice(std::unique_ptr<RtlDevice> device) {
+  ForgetThreadContext();
+  device.reset();
 }
 
 }  // namespace systole::rtl

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "arch/config/config.hpp"
+#include "sim/rtl/host_pins.hpp"
 #include "sim/trace/timeline.hpp"
 
 namespace systole::rtl {
@@ -61,6 +62,11 @@ class RtlDevice {
   virtual void Run(std::uint64_t cycles) = 0;
   virtual bool InterruptLine() = 0;
   virtual std::uint64_t Cycle() const = 0;
+  // One rising edge with `pins` on the register bus and host port (host_pins.hpp), device
+  // memory serviced as in every other cycle; returns the outputs the edge sampled and the
+  // interrupt line after it. The pins fall back to idle after the edge, so the methods above
+  // drive the bus as before. For a master clocked from outside (sim/systemc/clocked_soc.hpp).
+  virtual HostPinsOut ClockEdge(const HostPinsIn& pins) = 0;
   // Samples the core's trace ports every cycle into `timeline` (nullptr: stop). Costs an extra
   // evaluation per cycle while recording; the simulated behaviour is unchanged.
   virtual void Record(trace::Timeline* timeline) = 0;
@@ -76,5 +82,10 @@ const char* MemoryBackendName(MemoryBackend memory);  // "hbm", "ideal"
 // Throws std::invalid_argument naming the configuration, the backend and the built ones when
 // `config` is not one of them (by name and contents: an edited configuration needs a new Verilation).
 std::unique_ptr<RtlDevice> MakeRtlDevice(const Config& config, const RtlDeviceOptions& options = {});
+// Destroys `device` whatever models were built or destroyed before it: Verilator 5.006 tears a
+// model down through the thread's current context, which may belong to a model already gone
+// (verilator_context.hpp). For code that cannot include verilated.h (a SystemC translation unit:
+// verilated.h switches to SystemC time when SystemC's headers come first).
+void DestroyRtlDevice(std::unique_ptr<RtlDevice> device);
 
 }  // namespace systole::rtl

@@ -7,8 +7,6 @@
 #include <limits>
 #include <vector>
 
-#include "arch/regs/regmap.hpp"
-
 namespace systole::systemc {
 
 namespace {
@@ -16,18 +14,8 @@ namespace {
 using sc_core::sc_time;
 using tlm::tlm_generic_payload;
 
-constexpr std::uint64_t kWordBytes = 4;
-
 sc_time PeriodOf(const DeviceModel* model) {
-  if (model == nullptr || model->config().clock_mhz == 0) return sc_time(1, sc_core::SC_NS);
-  return sc_time(1.0 / model->config().clock_mhz, sc_core::SC_US);
-}
-
-// Byte `i` of the transaction is enabled (TLM-2.0's repeating byte-enable pattern).
-bool Enabled(const tlm_generic_payload& trans, std::uint64_t i) {
-  const unsigned char* enables = trans.get_byte_enable_ptr();
-  if (enables == nullptr) return true;
-  return enables[i % trans.get_byte_enable_length()] == TLM_BYTE_ENABLED;
+  return model == nullptr ? sc_time(1, sc_core::SC_NS) : ClockPeriodOf(model->config());
 }
 
 }  // namespace
@@ -147,48 +135,26 @@ void SystoleDevice::Run() {
 void SystoleDevice::RegistersTransport(tlm_generic_payload& trans, sc_time& delay) {
   const std::uint64_t address = trans.get_address();
   const std::uint64_t length = trans.get_data_length();
-  if (length == 0 || length % kWordBytes != 0 || trans.get_streaming_width() != length) {
-    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-    return;
-  }
-  // Every word must name a register before any is touched.
-  const bool inside = model_ != nullptr && address % kWordBytes == 0 &&
-                      address < kRegisterWindowBytes && length <= kRegisterWindowBytes - address;
-  for (std::uint64_t i = 0; inside && i < length; i += kWordBytes) {
-    if (regs::FindRegister(static_cast<std::uint32_t>(address + i)) == nullptr) {
-      trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      return;
-    }
-  }
-  if (!inside) {
-    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  if (const tlm::tlm_response_status status = CheckRegisterAccess(trans, model_ != nullptr);
+      status != tlm::TLM_OK_RESPONSE) {
+    trans.set_response_status(status);
     return;
   }
   if (failed_) {
     trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
-  unsigned char* data = trans.get_data_ptr();
-  if (trans.is_write()) {
-    for (std::uint64_t i = 0; i < length; ++i) {
-      if (!Enabled(trans, i)) {
-        trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
-        return;
-      }
-    }
+  if (trans.is_write() && !AllBytesEnabled(trans)) {
+    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return;
   }
   const bool ok = Guarded([&] {
-    for (std::uint64_t i = 0; i < length && trans.get_command() != tlm::TLM_IGNORE_COMMAND; i += kWordBytes) {
-      const auto offset = static_cast<std::uint32_t>(address + i);
+    for (std::uint64_t i = 0; i < length / kRegisterWordBytes && trans.get_command() != tlm::TLM_IGNORE_COMMAND; ++i) {
+      const auto offset = static_cast<std::uint32_t>(address + i * kRegisterWordBytes);
       if (trans.is_read()) {
-        const std::uint32_t value = model_->ReadRegister(offset);
-        for (std::uint64_t b = 0; b < kWordBytes; ++b) {
-          if (Enabled(trans, i + b)) data[i + b] = static_cast<unsigned char>(value >> (8 * b));
-        }
+        PutRegisterWord(trans, i, model_->ReadRegister(offset));
       } else {
-        std::uint32_t value = 0;
-        for (std::uint64_t b = 0; b < kWordBytes; ++b) value |= std::uint32_t{data[i + b]} << (8 * b);
-        model_->WriteRegister(offset, value);
+        model_->WriteRegister(offset, RegisterWordOf(trans, i));
       }
     }
   });
@@ -203,7 +169,7 @@ void SystoleDevice::RegistersTransport(tlm_generic_payload& trans, sc_time& dela
     idle_ = idle_ && model_->Idle();
     kick_.notify(delay);
   }
-  delay += period_ * static_cast<double>(AccessCycles(kRegisterAccessCycles * (length / kWordBytes)));
+  delay += period_ * static_cast<double>(AccessCycles(kRegisterAccessCycles * (length / kRegisterWordBytes)));
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -212,13 +178,10 @@ unsigned SystoleDevice::RegistersDebug(tlm_generic_payload&) { return 0; }
 void SystoleDevice::MemoryTransport(tlm_generic_payload& trans, sc_time& delay) {
   const std::uint64_t address = trans.get_address();
   const std::uint64_t length = trans.get_data_length();
-  if (trans.get_streaming_width() != length) {
-    trans.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
-    return;
-  }
-  const std::uint64_t size = model_ == nullptr ? 0 : model_->config().memory_bytes;
-  if (length > size || address > size - length) {
-    trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  if (const tlm::tlm_response_status status =
+          CheckMemoryAccess(trans, model_ == nullptr ? 0 : model_->config().memory_bytes);
+      status != tlm::TLM_OK_RESPONSE) {
+    trans.set_response_status(status);
     return;
   }
   if (failed_) {
@@ -236,7 +199,7 @@ void SystoleDevice::MemoryTransport(tlm_generic_payload& trans, sc_time& delay) 
       std::vector<std::uint8_t> all(length);
       model_->ReadMemory(address, all);
       for (std::uint64_t i = 0; i < length; ++i) {
-        if (Enabled(trans, i)) bytes[i] = all[i];
+        if (ByteEnabled(trans, i)) bytes[i] = all[i];
       }
     } else if (trans.is_write()) {
       // Merge with what memory holds (read through the debug back door, uncounted), then write
@@ -247,7 +210,7 @@ void SystoleDevice::MemoryTransport(tlm_generic_payload& trans, sc_time& delay) 
         return;
       }
       for (std::uint64_t i = 0; i < length; ++i) {
-        if (Enabled(trans, i)) merged[i] = bytes[i];
+        if (ByteEnabled(trans, i)) merged[i] = bytes[i];
       }
       model_->WriteMemory(address, merged);
     }

@@ -54,13 +54,14 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "sim/systemc/device_model.hpp"
+#include "sim/systemc/socket_rules.hpp"
 
 namespace systole::systemc {
 
 class SystoleDevice : public sc_core::sc_module {
  public:
-  // Every register of arch/regs/regmap.hpp lies below this offset.
-  static constexpr std::uint64_t kRegisterWindowBytes = 0x1000;
+  // Every register of arch/regs/regmap.hpp lies below this offset (socket_rules.hpp).
+  static constexpr std::uint64_t kRegisterWindowBytes = systemc::kRegisterWindowBytes;
   static constexpr std::uint64_t kRegisterAccessCycles = 2;
   static constexpr std::uint64_t kMemoryAccessCycles = 4;
   static constexpr std::uint64_t kMemoryBeatBytes = 32;
