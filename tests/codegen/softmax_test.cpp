@@ -7,36 +7,12 @@
 
 #include "sim/model/transcendental.hpp"
 #include "tests/codegen/codegen_test_util.hpp"
+#include "tests/codegen/row_reference.hpp"
 
 namespace systole::codegen::testing {
 namespace {
 
 std::uint32_t Bf16(std::uint32_t f32_bits) { return numerics::F32ToBf16(f32_bits); }
-
-// REDUCE over one row's values in order: max from the first, sum from +0 (fp32).
-std::uint32_t Combine(bool max, const std::vector<std::uint32_t>& values) {
-  std::uint32_t acc = max ? values.front() : 0u;
-  for (std::size_t j = max ? 1 : 0; j < values.size(); ++j) {
-    acc = max ? model::MaxF32(acc, values[j]) : model::AddF32(acc, values[j]);
-  }
-  return Widen(Bf16(acc));
-}
-
-// A REDUCE of a row of n fp32-widened bf16 values laid out as k UB rows of W: directly when
-// k = 1, else over rows into W partials (missing elements `identity`), each rounded to bf16,
-// then over those.
-std::uint32_t ReduceRow(bool max, const std::vector<std::uint32_t>& row, std::uint64_t width,
-                        std::uint32_t identity) {
-  const std::uint64_t n = row.size(), k = (n + width - 1) / width;
-  if (k == 1) return Combine(max, row);
-  std::vector<std::uint32_t> partials;
-  for (std::uint64_t j = 0; j < width; ++j) {
-    std::vector<std::uint32_t> column;
-    for (std::uint64_t u = 0; u < k; ++u) column.push_back(u * width + j < n ? row[u * width + j] : identity);
-    partials.push_back(Combine(max, column));
-  }
-  return Combine(max, partials);
-}
 
 std::vector<std::uint32_t> SoftmaxReference(const std::vector<std::uint32_t>& in, std::uint64_t rows, std::uint64_t n,
                                             std::uint64_t width, bool round_difference) {

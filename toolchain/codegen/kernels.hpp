@@ -106,6 +106,19 @@ void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool 
 // does not fit.
 std::uint64_t SoftmaxRowsPerBlock(const Config& config, std::uint64_t n);
 
+struct LayerNormParams {
+  std::uint32_t inverse_n_bits = 0;  // fp32 bits of 1/n, REDUCE's scale for both means
+  std::uint16_t epsilon_bits = 0;    // bf16 bits of ε
+  std::optional<Tensor> gamma, beta;  // [n] each, or none
+};
+// out[r, :] = (in[r, :] − mean) · rsqrt(var + ε) [· γ] [+ β] along the last dimension (bf16
+// configurations), mean and var REDUCE sums scaled by 1/n, every intermediate in the unified
+// buffer, with the roundings RowReduce and Elementwise give step by step (bit for bit).
+void LayerNorm(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const LayerNormParams& params);
+// Rows of n elements one LayerNorm block holds (two blocks and γ, β fit the unified buffer); 0
+// when a row does not fit.
+std::uint64_t LayerNormRowsPerBlock(const Config& config, std::uint64_t n);
+
 // out = func(math(a)): VECTOR op=pass with a transcendental function (bf16 configurations).
 void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::VecMath math,
            isa::ActFunc func = isa::ActFunc::kNone, std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);
