@@ -67,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(
     Hlo, Corpus,
     ::testing::Values(Case{"01_mlp_fc_relu_tf.hlo", 1}, Case{"03_conv7x7s2_bias_nhwc.hlo", 1},
                       Case{"05_depthwise_conv3x3_nchw_bf16.hlo", 1}, Case{"07_mha_softmax_attention_bf16.hlo", 4},
-                      Case{"08_layer_norm_bf16.hlo", 8}, Case{"10_mean_reduce_bf16.hlo", 1},
+                      Case{"08_layer_norm_bf16.hlo", 1}, Case{"10_mean_reduce_bf16.hlo", 1},
                       Case{"13_add_dot_legacy_operand_shapes.hlo", 1}),
     [](const ::testing::TestParamInfo<Case>& param) { return "f" + param.param.file.substr(0, 2); });
 

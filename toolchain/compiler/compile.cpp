@@ -214,28 +214,36 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   // instruction at a time, so it is dissolved before deciding what is needed.
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
-  // Reductions along rows (REDUCE), with their scale and convert.
   const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(entry, users, config, options.fuse);
-  // Softmaxes along the last dimension, each one step with its intermediates in the unified
-  // buffer; lowered here, so that one the kernel refuses is planned instruction by instruction.
-  std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> softmax_of_result;
-  std::unordered_map<const Instruction*, const Instruction*> softmax_input;
-  for (const Instruction* i : order) {
-    if (i->opcode != Opcode::kDivide || fused.contains(i)) continue;
-    const std::optional<detail::SoftmaxPlan> plan =
-        detail::PlanSoftmax(*i, users, entry.root, config, options.fuse, f32_ops);
-    if (!plan || std::any_of(plan->covers.begin(), plan->covers.end(),
-                             [&](const Instruction* c) { return fused.contains(c); })) {
-      continue;
-    }
+  // Softmaxes and layer norms along the last dimension, each one step with its intermediates in
+  // the unified buffer (the fused row kernels); lowered here, so that one the kernel refuses is
+  // planned instruction by instruction instead.
+  std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> row_kernel_of_result;
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> row_kernel_reads;
+  const auto fuse_row_kernel = [&](const Instruction* result, const std::vector<const Instruction*>& covers,
+                                   std::vector<const Instruction*> reads, const auto& lower) {
+    if (std::any_of(covers.begin(), covers.end(), [&](const Instruction* c) { return fused.contains(c); })) return;
     try {
-      softmax_of_result[i] = std::make_shared<DeviceStep>(detail::LowerSoftmax(*plan, config));
+      row_kernel_of_result[result] = std::make_shared<DeviceStep>(lower());
     } catch (const std::invalid_argument&) {
-      continue;  // the instructions go their own ways
+      return;  // the instructions go their own ways
     }
-    softmax_input[i] = plan->input;
-    fused.insert(plan->covers.begin(), plan->covers.end());
+    row_kernel_reads[result] = std::move(reads);
+    fused.insert(covers.begin(), covers.end());
+  };
+  for (const Instruction* i : order) {
+    if (fused.contains(i)) continue;
+    if (const auto softmax = detail::PlanSoftmax(*i, users, entry.root, config, options.fuse, f32_ops)) {
+      fuse_row_kernel(softmax->result, softmax->covers, {softmax->input},
+                      [&] { return detail::LowerSoftmax(*softmax, config); });
+    } else if (const auto norm = detail::PlanLayerNorm(*i, users, entry.root, config, options.fuse, f32_ops)) {
+      std::vector<const Instruction*> reads{norm->input};
+      if (norm->gamma != nullptr) reads.push_back(norm->gamma);
+      if (norm->beta != nullptr) reads.push_back(norm->beta);
+      fuse_row_kernel(norm->result, norm->covers, std::move(reads), [&] { return detail::LowerLayerNorm(*norm, config); });
+    }
   }
+  // Reductions along rows (REDUCE), with their scale and convert.
   std::unordered_map<const Instruction*, detail::RowReducePlan> reduce_of_result;
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
@@ -270,9 +278,9 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   std::unordered_map<const Instruction*, detail::PoolPlan> pools;
   std::size_t built = 0;
   for (const Instruction* i : order) {
-    if (const auto softmax = softmax_of_result.find(i); softmax != softmax_of_result.end()) {
+    if (const auto row_kernel = row_kernel_of_result.find(i); row_kernel != row_kernel_of_result.end()) {
       if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
-      programs[i] = softmax->second;
+      programs[i] = row_kernel->second;
       continue;
     }
     const auto g = group_of_result.find(i);
@@ -308,8 +316,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* i = *it;
     if (!needed.contains(i)) continue;
-    if (const auto softmax = softmax_input.find(i); softmax != softmax_input.end()) {
-      needed.insert(softmax->second);
+    if (const auto row_kernel = row_kernel_reads.find(i); row_kernel != row_kernel_reads.end()) {
+      needed.insert(row_kernel->second.begin(), row_kernel->second.end());
     } else if (const auto g = group_of_result.find(i); g != group_of_result.end()) {
       needed.insert(g->second.input);
       needed.insert(g->second.anchor->operands.at(1));

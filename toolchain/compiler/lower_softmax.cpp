@@ -23,66 +23,12 @@
 
 #include "toolchain/codegen/kernels.hpp"
 #include "toolchain/compiler/lowering.hpp"
+#include "toolchain/compiler/row_patterns.hpp"
 
 namespace systole::compiler::detail {
-namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
-
-// `reduce` is a max (init −∞) or sum (init 0) over the last dimension of its operand.
-bool ReducesLastDimension(const Instruction& reduce, bool max) {
-  if (reduce.opcode != Opcode::kReduce || reduce.operands.size() != 2 || reduce.called.size() != 1 ||
-      reduce.called[0]->root == nullptr || reduce.dimensions.size() != 1) {
-    return false;
-  }
-  const Instruction& data = *reduce.operands[0];
-  if (data.shape.Rank() == 0 || reduce.dimensions[0] != static_cast<std::int64_t>(data.shape.Rank() - 1)) return false;
-  const Instruction& combiner = *reduce.called[0]->root;
-  if (combiner.opcode != (max ? Opcode::kMaximum : Opcode::kAdd) || combiner.operands.size() != 2 ||
-      combiner.operands[0]->opcode != Opcode::kParameter || combiner.operands[1]->opcode != Opcode::kParameter ||
-      combiner.operands[0] == combiner.operands[1]) {
-    return false;
-  }
-  const std::optional<double> init = UniformConstant(*reduce.operands[1]);
-  return init && (max ? *init == -INFINITY : *init == 0.0);
-}
-
-bool KeepsElementOrder(const Instruction& i) {
-  if (i.opcode == Opcode::kReshape || i.opcode == Opcode::kBitcast || i.opcode == Opcode::kConvert) return true;
-  // A broadcast that only adds unit dimensions: its dimensions increase.
-  if (i.opcode != Opcode::kBroadcast || i.shape.Elements() != i.operands[0]->shape.Elements()) return false;
-  for (std::size_t d = 1; d < i.dimensions.size(); ++d) {
-    if (i.dimensions[d] <= i.dimensions[d - 1]) return false;
-  }
-  return true;
-}
-
-// The per-row value that `operand` (of x's shape) broadcasts along x's last dimension: walks
-// back through one broadcast of x's leading dimensions and element-order-preserving copies of
-// `rows` elements, appending them to `path`. nullptr when `operand` is not such a broadcast.
-const Instruction* RowValueOf(const Instruction& operand, const hlo::Shape& x, std::vector<const Instruction*>& path) {
-  const std::size_t rank = x.Rank();
-  const std::int64_t rows = x.Elements() / x.dims.back();
-  const Instruction* v = &operand;
-  // The broadcast along the last dimension: [leading dims] -> x's shape, dimensions {0 … rank−2}.
-  if (v->opcode != Opcode::kBroadcast || v->shape.dims != x.dims || v->operands[0]->shape.Elements() != rows ||
-      v->dimensions.size() != rank - 1) {
-    return nullptr;
-  }
-  for (std::size_t d = 0; d + 1 < rank; ++d) {
-    if (v->dimensions[d] != static_cast<std::int64_t>(d) || v->operands[0]->shape.dims[d] != x.dims[d]) return nullptr;
-  }
-  path.push_back(v);
-  v = v->operands[0];
-  while (KeepsElementOrder(*v) && v->shape.Elements() == rows) {
-    path.push_back(v);
-    v = v->operands[0];
-  }
-  return v;
-}
-
-}  // namespace
 
 std::optional<SoftmaxPlan> PlanSoftmax(const Instruction& y, const Users& users, const Instruction* root,
                                        const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops) {
@@ -132,16 +78,7 @@ std::optional<SoftmaxPlan> PlanSoftmax(const Instruction& y, const Users& users,
   covers.push_back(s);
   covers.insert(covers.end(), sum_path.rbegin(), sum_path.rend());
   covers.push_back(&y);
-  // Nothing outside the pattern reads an intermediate.
-  for (const Instruction* i : covers) {
-    if (i == &y) continue;
-    if (i == root) return std::nullopt;
-    const auto it = users.find(i);
-    if (it == users.end()) return std::nullopt;
-    for (const Instruction* user : it->second) {
-      if (std::find(covers.begin(), covers.end(), user) == covers.end()) return std::nullopt;
-    }
-  }
+  if (!IntermediatesArePrivate(covers, &y, users, root)) return std::nullopt;  // nothing outside reads them
   plan.round_difference = t.shape.type == hlo::ElementType::kBf16;
   plan.n = static_cast<std::uint64_t>(x.shape.dims.back());
   plan.rows = static_cast<std::uint64_t>(x.shape.Elements()) / plan.n;

@@ -237,6 +237,24 @@ std::optional<SoftmaxPlan> PlanSoftmax(const hlo::Instruction& y, const Users& u
                                        const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
 DeviceStep LowerSoftmax(const SoftmaxPlan& plan, const Config& config);
 
+// Layer norm along the last dimension as JAX writes it ((x − mean) · rsqrt(var + ε) or
+// (x − mean) / sqrt(var + ε), then optionally · γ and + β) matched from its normalising multiply
+// or divide: one device step that keeps every intermediate in the unified buffer
+// (lower_layer_norm.cpp, codegen LayerNorm), bit-identical to the step-by-step lowering.
+struct LayerNormPlan {
+  const hlo::Instruction* input = nullptr;   // x
+  const hlo::Instruction* gamma = nullptr;   // [n] or null
+  const hlo::Instruction* beta = nullptr;    // [n] or null
+  const hlo::Instruction* result = nullptr;  // the last instruction covered
+  std::vector<const hlo::Instruction*> covers;
+  std::uint64_t rows = 0, n = 0;
+  std::uint32_t inverse_n_bits = 0;  // fp32: the means' scale
+  std::uint16_t epsilon_bits = 0;    // bf16
+};
+std::optional<LayerNormPlan> PlanLayerNorm(const hlo::Instruction& norm, const Users& users, const hlo::Instruction* root,
+                                           const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
+DeviceStep LowerLayerNorm(const LayerNormPlan& plan, const Config& config);
+
 // The last part of every Lower*: the builder's program, tagged with its configuration, and its
 // estimate (the whole program's, from the golden model's timing).
 inline void FinishStep(DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {
