@@ -132,5 +132,22 @@ TEST(LayerNormFusion, AVarianceOfSomethingElseIsNotMatched) {
   EXPECT_GT(model.DeviceStepCount(), 3u);
 }
 
+// Scalar multiplies and divides (no last dimension to normalise over) are looked at and left
+// alone; a rank-0 shape once crashed the matcher (a training step's learning-rate arithmetic).
+TEST(LayerNormFusion, ScalarArithmeticIsLeftAlone) {
+  const auto model = Compile(R"(HloModule scalars
+ENTRY e {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  m = f32[] multiply(a, b)
+  r = f32[] rsqrt(b)
+  q = f32[] multiply(m, r)
+  ROOT d = f32[] divide(q, a)
+}
+)",
+                             "test.hlo", LoadConfig("small"));
+  EXPECT_EQ(model.DeviceStepCount(), 0u);
+}
+
 }  // namespace
 }  // namespace systole::compiler

@@ -43,6 +43,7 @@ bool KeepsElementOrder(const Instruction& i) {
 // `rows` elements, appending them to `path`. nullptr when `operand` is not such a broadcast.
 const Instruction* RowValueOf(const Instruction& operand, const hlo::Shape& x, std::vector<const Instruction*>& path) {
   const std::size_t rank = x.Rank();
+  if (rank == 0 || x.dims.back() == 0) return nullptr;
   const std::int64_t rows = x.Elements() / x.dims.back();
   const Instruction* v = &operand;
   // The broadcast along the last dimension: [leading dims] -> x's shape, dimensions {0 … rank−2}.
@@ -64,6 +65,7 @@ const Instruction* RowValueOf(const Instruction& operand, const hlo::Shape& x, s
 
 const Instruction* ColumnVectorOf(const Instruction& operand, const hlo::Shape& x) {
   const std::size_t rank = x.Rank();
+  if (rank == 0) return nullptr;
   const std::int64_t n = x.dims.back();
   const Instruction* v = &operand;
   if (v->opcode != Opcode::kBroadcast || v->shape.dims != x.dims || v->operands[0]->shape.Elements() != n ||
