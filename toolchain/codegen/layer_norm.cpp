@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/row_blocks.hpp"
 
 namespace systole::codegen {
 namespace {
@@ -31,17 +32,6 @@ using isa::MemSpace;
 
 void Require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("codegen: layer norm: " + what);
-}
-
-isa::Instruction Reduce(std::uint64_t src, std::uint64_t dst, std::uint64_t rows, std::uint64_t elems,
-                        isa::ReduceOver over, std::uint32_t scale_bits) {
-  return isa::MakeInstruction(isa::Opcode::kReduce, {{Field::kOp, static_cast<std::uint64_t>(isa::PoolOp::kSum)},
-                                                     {Field::kOver, static_cast<std::uint64_t>(over)},
-                                                     {Field::kSrc, src},
-                                                     {Field::kDst, dst},
-                                                     {Field::kRows, rows},
-                                                     {Field::kElems, elems},
-                                                     {Field::kScale, scale_bits}});
 }
 
 struct VectorOperands {
@@ -79,27 +69,18 @@ void LayerNorm(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
     Require(t == nullptr || (t->dtype == in.dtype && t->Elements() == n),
             fmt::format("gamma and beta must be {} elements of the element type", n));
   }
-  const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes();
-  const std::uint64_t full = n / width, tail = n % width, k = full + (tail != 0 ? 1 : 0);
+  const RowLayout layout(n, builder.UbRowElems());
+  const std::uint64_t width = layout.width, full = layout.full, tail = layout.tail, k = layout.k;
   const std::uint64_t block = std::min(LayerNormRowsPerBlock(builder.config(), n), rows);
   Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
-  const bool padded_tail = tail != 0 && full > 0;  // a tail row that REDUCE over=rows reads whole
+  const bool padded_tail = layout.PaddedTail();
   builder.BeginKernel(fmt::format("layer norm {}x{}", rows, n));
 
   // Shared rows: γ (k), β (k), ε (element 0), the tail mask (1 for the t elements, 0 after).
   const std::uint64_t gamma_row = 0, beta_row = k, eps_row = 2 * k, mask_row = 2 * k + 1, slots = 2 * k + 2;
-  const auto load_vector = [&](const Tensor& v, std::uint64_t row) {
-    if (full > 0) {
-      builder.Emit(LoadInsn(MemSpace::kUb, v.address, width * e, row, 0, full, width),
-                   {{Space::kUb, row, row + full, true}, ReadOf(v)});
-    }
-    if (tail > 0) {
-      builder.Emit(LoadInsn(MemSpace::kUb, v.address + full * width * e, tail * e, row + full, 0, 1, tail),
-                   {{Space::kUb, row + full, row + k, true}, ReadOf(v)});
-    }
-  };
-  if (params.gamma) load_vector(*params.gamma, gamma_row);
-  if (params.beta) load_vector(*params.beta, beta_row);
+  // γ and β as one row of n elements each.
+  if (params.gamma) TransferRows(builder, true, *params.gamma, layout, 0, 1, gamma_row);
+  if (params.beta) TransferRows(builder, true, *params.beta, layout, 0, 1, beta_row);
   const Tensor eps = builder.FillRow(params.epsilon_bits);
   builder.Emit(LoadInsn(MemSpace::kUb, eps.address, 0, eps_row, 0, 1, width),
                {{Space::kUb, eps_row, eps_row + 1, true}, ReadOf(eps)});
@@ -120,29 +101,9 @@ void LayerNorm(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
                 base + 3 * block * k + 2 * block};
   };
   if (padded_tail) {  // x's tail padding: +0, which adds nothing to a sum
-    for (std::uint64_t s = 0; s < 2; ++s) {
-      for (std::uint64_t r = 0; r < block; ++r) {
-        const std::uint64_t row = slot_at(s).x + r * k + full;
-        builder.Emit(LoadInsn(MemSpace::kUb, zero.address, 0, row, 0, 1, width),
-                     {{Space::kUb, row, row + 1, true}, ReadOf(zero)});
-      }
-    }
+    for (std::uint64_t s = 0; s < 2; ++s) FillTailRows(builder, layout, 0x0000, slot_at(s).x, block);
   }
 
-  // The scaled row sums of `src` (k UB rows per row) into element 0 of one UB row per row.
-  const auto mean_of = [&](std::uint64_t src, const Slot& slot, std::uint64_t dst, std::uint64_t count) {
-    std::uint64_t partials = src;
-    if (k > 1) {
-      for (std::uint64_t r = 0; r < count; ++r) {
-        builder.Emit(Reduce(src + r * k, slot.partials + r, k, width, isa::ReduceOver::kRows, 0),
-                     {{Space::kUb, src + r * k, src + (r + 1) * k, false},
-                      {Space::kUb, slot.partials + r, slot.partials + r + 1, true}});
-      }
-      partials = slot.partials;
-    }
-    builder.Emit(Reduce(partials, dst, count, full == 0 ? n : width, isa::ReduceOver::kElems, params.inverse_n_bits),
-                 {{Space::kUb, partials, partials + count, false}, {Space::kUb, dst, dst + count, true}});
-  };
   // One VECTOR over `count` rows of k UB rows: a op b into dst, where b is, per `kind`, the same
   // rows (elementwise), one scalar per row (bcol) or a shared vector of k rows (γ, β).
   enum class B { kSame, kRowScalar, kSharedVector };
@@ -169,38 +130,12 @@ void LayerNorm(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
       }
     }
   };
-  // LOAD (from `in`) or STORE (to `out`) of `count` rows from row r0, k UB rows each at `ub`.
-  const auto transfer = [&](bool load, std::uint64_t r0, std::uint64_t count, std::uint64_t ub) {
-    const Tensor& t = load ? in : out;
-    const auto emit = [&](std::uint64_t address, std::uint64_t stride, std::uint64_t row, std::uint64_t n_rows,
-                          std::uint64_t elems) {
-      if (load) {
-        builder.Emit(LoadInsn(MemSpace::kUb, address, stride, row, 0, n_rows, elems),
-                     {{Space::kUb, row, row + n_rows, true}, ReadOf(t)});
-      } else {
-        builder.Emit(StoreInsn(MemSpace::kUb, address, stride, row, 0, n_rows, elems),
-                     {{Space::kUb, row, row + n_rows, false}, WriteOf(t)});
-      }
-    };
-    const std::uint64_t address = t.address + r0 * n * e;
-    if (tail == 0) {
-      emit(address, width * e, ub, count * k, width);
-    } else if (full == 0) {
-      emit(address, n * e, ub, count, n);
-    } else {
-      for (std::uint64_t r = 0; r < count; ++r) {
-        emit(address + r * n * e, width * e, ub + r * k, full, width);
-        emit(address + r * n * e + full * width * e, tail * e, ub + r * k + full, 1, tail);
-      }
-    }
-  };
-
   std::uint64_t s = 0;
   for (std::uint64_t r0 = 0; r0 < rows; r0 += block, ++s) {
     const std::uint64_t count = std::min(block, rows - r0);
     const Slot slot = slot_at(s % 2);
-    transfer(true, r0, count, slot.x);
-    mean_of(slot.x, slot, slot.mean, count);
+    TransferRows(builder, true, in, layout, r0, count, slot.x);
+    ReduceEachRow(builder, isa::PoolOp::kSum, layout, slot.x, slot.partials, slot.mean, count, params.inverse_n_bits);
     vector(isa::VecOp::kSub, slot.x, B::kRowScalar, slot.mean, slot.d, count);
     vector(isa::VecOp::kMul, slot.d, B::kSame, slot.d, slot.q, count);
     if (padded_tail) {  // (0 − mean)² in the tail rows' padding: back to +0 (d² ≥ 0, so · 0 is +0)
@@ -211,7 +146,7 @@ void LayerNorm(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
                       {Space::kUb, row, row + 1, true}});
       }
     }
-    mean_of(slot.q, slot, slot.var, count);
+    ReduceEachRow(builder, isa::PoolOp::kSum, layout, slot.q, slot.partials, slot.var, count, params.inverse_n_bits);
     builder.Emit(Vector(isa::VecOp::kAdd, isa::VecMath::kNone, {slot.var, eps_row, slot.var, count, true, true}),
                  {{Space::kUb, slot.var, slot.var + count, false}, {Space::kUb, eps_row, eps_row + 1, false},
                   {Space::kUb, slot.var, slot.var + count, true}});
@@ -220,7 +155,7 @@ void LayerNorm(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
     vector(isa::VecOp::kMul, slot.d, B::kRowScalar, slot.var, slot.d, count);
     if (params.gamma) vector(isa::VecOp::kMul, slot.d, B::kSharedVector, gamma_row, slot.d, count);
     if (params.beta) vector(isa::VecOp::kAdd, slot.d, B::kSharedVector, beta_row, slot.d, count);
-    transfer(false, r0, count, slot.d);
+    TransferRows(builder, false, out, layout, r0, count, slot.d);
   }
 }
 

@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/row_blocks.hpp"
 
 namespace systole::codegen {
 namespace {
@@ -31,17 +32,6 @@ void Require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("codegen: row reduce: " + what);
 }
 
-isa::Instruction ReduceInsn(isa::PoolOp op, isa::ReduceOver over, std::uint64_t src, std::uint64_t dst,
-                            std::uint64_t rows, std::uint64_t elems, std::uint32_t scale_bits) {
-  return isa::MakeInstruction(isa::Opcode::kReduce, {{Field::kOp, static_cast<std::uint64_t>(op)},
-                                                     {Field::kOver, static_cast<std::uint64_t>(over)},
-                                                     {Field::kSrc, src},
-                                                     {Field::kDst, dst},
-                                                     {Field::kRows, rows},
-                                                     {Field::kElems, elems},
-                                                     {Field::kScale, scale_bits}});
-}
-
 }  // namespace
 
 void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params) {
@@ -51,54 +41,22 @@ void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
   Require(!in.shape.empty() && in.Elements() > 0, "in must not be empty");
   const std::uint64_t n = in.shape.back(), rows = in.Elements() / n;
   Require(out.Elements() == rows, fmt::format("out must have {} elements, one per row", rows));
-  const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes();
-  const std::uint64_t full = n / width, tail = n % width;
-  const std::uint64_t k = full + (tail != 0 ? 1 : 0);  // UB rows per row of `in`
+  const RowLayout layout(n, builder.UbRowElems());
+  const std::uint64_t e = in.ElementBytes(), k = layout.k;
   // Two input slots of block·k rows and two result slots of block rows.
   const std::uint64_t block = std::min<std::uint64_t>({builder.UbRows() / (2 * k + 2), 65535 / k, rows});
   Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
   const std::uint64_t result_base = 2 * block * k;
-  const bool filled_tail = tail != 0 && full > 0;  // a tail row that REDUCE over=rows reads whole
   builder.BeginKernel(fmt::format("reduce {} {}x{}", params.op == isa::PoolOp::kMax ? "max" : "sum", rows, n));
-  if (filled_tail) {
-    // op's identity in every tail row of both slots; the tail LOADs write elements 0 … t−1 only.
-    const Tensor identity = builder.FillRow(params.op == isa::PoolOp::kMax ? 0xFF80 : 0x0000);
-    for (std::uint64_t r = 0; r < 2 * block; ++r) {
-      const std::uint64_t row = r * k + full;
-      builder.Emit(LoadInsn(MemSpace::kUb, identity.address, 0, row, 0, 1, width),
-                   {{Space::kUb, row, row + 1, true}, ReadOf(identity)});
-    }
+  if (layout.PaddedTail()) {  // op's identity in every tail row of both slots, LOADed once
+    FillTailRows(builder, layout, params.op == isa::PoolOp::kMax ? 0xFF80 : 0x0000, 0, 2 * block);
   }
   std::uint64_t slot = 0;
   for (std::uint64_t r0 = 0; r0 < rows; r0 += block, ++slot) {
     const std::uint64_t count = std::min(block, rows - r0);
     const std::uint64_t src = (slot % 2) * block * k, res = result_base + (slot % 2) * block;
-    if (tail == 0) {
-      builder.Emit(LoadInsn(MemSpace::kUb, in.address + r0 * n * e, width * e, src, 0, count * k, width),
-                   {{Space::kUb, src, src + count * k, true}, ReadOf(in)});
-    } else if (full == 0) {  // one short row per row of `in`: one strided LOAD brings them all
-      builder.Emit(LoadInsn(MemSpace::kUb, in.address + r0 * n * e, n * e, src, 0, count, n),
-                   {{Space::kUb, src, src + count, true}, ReadOf(in)});
-    } else {  // rows are not W-aligned in memory: each one's full UB rows, then its tail
-      for (std::uint64_t r = 0; r < count; ++r) {
-        const std::uint64_t address = in.address + (r0 + r) * n * e, row = src + r * k;
-        builder.Emit(LoadInsn(MemSpace::kUb, address, width * e, row, 0, full, width),
-                     {{Space::kUb, row, row + full, true}, ReadOf(in)});
-        builder.Emit(LoadInsn(MemSpace::kUb, address + full * width * e, tail * e, row + full, 0, 1, tail),
-                     {{Space::kUb, row + full, row + k, true}, ReadOf(in)});
-      }
-    }
-    std::uint64_t partials = src;  // rows of W partial results, one per row of `in`
-    if (k > 1) {
-      for (std::uint64_t r = 0; r < count; ++r) {
-        builder.Emit(ReduceInsn(params.op, isa::ReduceOver::kRows, src + r * k, res + r, k, width, 0),
-                     {{Space::kUb, src + r * k, src + (r + 1) * k, false}, {Space::kUb, res + r, res + r + 1, true}});
-      }
-      partials = res;
-    }
-    const std::uint64_t elems = full == 0 ? n : width;
-    builder.Emit(ReduceInsn(params.op, isa::ReduceOver::kElems, partials, res, count, elems, params.scale_bits),
-                 {{Space::kUb, partials, partials + count, false}, {Space::kUb, res, res + count, true}});
+    TransferRows(builder, true, in, layout, r0, count, src);
+    ReduceEachRow(builder, params.op, layout, src, res, res, count, params.scale_bits);
     builder.Emit(StoreInsn(MemSpace::kUb, out.address + r0 * e, e, res, 0, count, 1),
                  {{Space::kUb, res, res + count, false}, WriteOf(out)});
   }

@@ -26,6 +26,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/row_blocks.hpp"
 
 namespace systole::codegen {
 namespace {
@@ -35,16 +36,6 @@ using isa::MemSpace;
 
 void Require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("codegen: softmax: " + what);
-}
-
-isa::Instruction Reduce(isa::PoolOp op, isa::ReduceOver over, std::uint64_t src, std::uint64_t dst, std::uint64_t rows,
-                        std::uint64_t elems) {
-  return isa::MakeInstruction(isa::Opcode::kReduce, {{Field::kOp, static_cast<std::uint64_t>(op)},
-                                                     {Field::kOver, static_cast<std::uint64_t>(over)},
-                                                     {Field::kSrc, src},
-                                                     {Field::kDst, dst},
-                                                     {Field::kRows, rows},
-                                                     {Field::kElems, elems}});
 }
 
 // VECTOR dst = math(a op b) over `rows` rows; `per_row_b`: b is element 0 of row b + i (bcol),
@@ -81,9 +72,8 @@ void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool 
           "in and out must have the configuration's element type");
   Require(!in.shape.empty() && in.Elements() > 0 && out.Elements() == in.Elements(),
           "in must not be empty and out must have its elements");
-  const std::uint64_t n = in.shape.back(), rows = in.Elements() / n;
-  const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes();
-  const std::uint64_t full = n / width, tail = n % width, k = full + (tail != 0 ? 1 : 0);
+  const RowLayout layout(in.shape.back(), builder.UbRowElems());
+  const std::uint64_t n = layout.n, rows = in.Elements() / n, k = layout.k;
   const std::uint64_t block = std::min(SoftmaxRowsPerBlock(builder.config(), n), rows);
   Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
   const auto slot_at = [&](std::uint64_t s) {
@@ -92,32 +82,9 @@ void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool 
                 base + 2 * block * k + 2 * block};
   };
   builder.BeginKernel(fmt::format("softmax {}x{}", rows, n));
-  const bool padded_tail = tail != 0 && full > 0;  // a tail row that REDUCE over=rows reads whole
-  if (padded_tail) {
-    const Tensor minus_infinity = builder.FillRow(0xFF80);
-    for (std::uint64_t s = 0; s < 2; ++s) {
-      for (std::uint64_t r = 0; r < block; ++r) {
-        const std::uint64_t row = slot_at(s).x + r * k + full;
-        builder.Emit(LoadInsn(MemSpace::kUb, minus_infinity.address, 0, row, 0, 1, width),
-                     {{Space::kUb, row, row + 1, true}, ReadOf(minus_infinity)});
-      }
-    }
+  if (layout.PaddedTail()) {
+    for (std::uint64_t s = 0; s < 2; ++s) FillTailRows(builder, layout, 0xFF80, slot_at(s).x, block);  // −∞
   }
-  // A reduction of each row of x (or E) into element 0 of one UB row per row, at `dst`.
-  const auto reduce_rows = [&](isa::PoolOp op, std::uint64_t src, const Slot& slot, std::uint64_t dst,
-                               std::uint64_t count) {
-    std::uint64_t partials = src;
-    if (k > 1) {
-      for (std::uint64_t r = 0; r < count; ++r) {
-        builder.Emit(Reduce(op, isa::ReduceOver::kRows, src + r * k, slot.partials + r, k, width),
-                     {{Space::kUb, src + r * k, src + (r + 1) * k, false},
-                      {Space::kUb, slot.partials + r, slot.partials + r + 1, true}});
-      }
-      partials = slot.partials;
-    }
-    builder.Emit(Reduce(op, isa::ReduceOver::kElems, partials, dst, count, full == 0 ? n : width),
-                 {{Space::kUb, partials, partials + count, false}, {Space::kUb, dst, dst + count, true}});
-  };
   // dst = math(a op row scalar) for every row: one VECTOR when a row is one UB row, else one
   // per row with that row's scalar broadcast to its k UB rows.
   const auto per_row = [&](isa::VecOp op, isa::VecMath math, std::uint64_t a, std::uint64_t scalars,
@@ -134,38 +101,12 @@ void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool 
                     {Space::kUb, dst + r * k, dst + (r + 1) * k, true}});
     }
   };
-  // LOAD (from `in`) or STORE (to `out`) of `count` rows starting at row r0, between device
-  // memory and the k UB rows per row at `ub`.
-  const auto transfer = [&](bool load, std::uint64_t r0, std::uint64_t count, std::uint64_t ub) {
-    const Tensor& t = load ? in : out;
-    const auto emit = [&](std::uint64_t address, std::uint64_t stride, std::uint64_t row, std::uint64_t n_rows,
-                          std::uint64_t elems) {
-      if (load) {
-        builder.Emit(LoadInsn(MemSpace::kUb, address, stride, row, 0, n_rows, elems),
-                     {{Space::kUb, row, row + n_rows, true}, ReadOf(t)});
-      } else {
-        builder.Emit(StoreInsn(MemSpace::kUb, address, stride, row, 0, n_rows, elems),
-                     {{Space::kUb, row, row + n_rows, false}, WriteOf(t)});
-      }
-    };
-    const std::uint64_t address = t.address + r0 * n * e;
-    if (tail == 0) {
-      emit(address, width * e, ub, count * k, width);  // rows are W-aligned: one burst
-    } else if (full == 0) {
-      emit(address, n * e, ub, count, n);  // one short row per row
-    } else {
-      for (std::uint64_t r = 0; r < count; ++r) {
-        emit(address + r * n * e, width * e, ub + r * k, full, width);
-        emit(address + r * n * e + full * width * e, tail * e, ub + r * k + full, 1, tail);
-      }
-    }
-  };
   std::uint64_t s = 0;
   for (std::uint64_t r0 = 0; r0 < rows; r0 += block, ++s) {
     const std::uint64_t count = std::min(block, rows - r0);
     const Slot slot = slot_at(s % 2);
-    transfer(true, r0, count, slot.x);
-    reduce_rows(isa::PoolOp::kMax, slot.x, slot, slot.max, count);
+    TransferRows(builder, true, in, layout, r0, count, slot.x);
+    ReduceEachRow(builder, isa::PoolOp::kMax, layout, slot.x, slot.partials, slot.max, count, 0);
     if (round_difference) {
       per_row(isa::VecOp::kSub, isa::VecMath::kNone, slot.x, slot.max, slot.e, count);
       const std::uint64_t e_rows = count * k;
@@ -174,11 +115,11 @@ void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool 
     } else {
       per_row(isa::VecOp::kSub, isa::VecMath::kExp, slot.x, slot.max, slot.e, count);
     }
-    reduce_rows(isa::PoolOp::kSum, slot.e, slot, slot.sum, count);
+    ReduceEachRow(builder, isa::PoolOp::kSum, layout, slot.e, slot.partials, slot.sum, count, 0);
     builder.Emit(Vector(isa::VecOp::kPass, isa::VecMath::kRecip, slot.sum, slot.sum, slot.sum, count, false),
                  {{Space::kUb, slot.sum, slot.sum + count, false}, {Space::kUb, slot.sum, slot.sum + count, true}});
     per_row(isa::VecOp::kMul, isa::VecMath::kNone, slot.e, slot.sum, slot.e, count);
-    transfer(false, r0, count, slot.e);
+    TransferRows(builder, false, out, layout, r0, count, slot.e);
   }
 }
 
