@@ -168,16 +168,9 @@ bool ClockedSoc::Submit(BusAccess& access) {
 void ClockedSoc::RegistersTransport(tlm_generic_payload& trans, sc_time& delay) {
   wait(delay);  // the initiator ran ahead of the kernel by this much: catch up first
   delay = sc_core::SC_ZERO_TIME;
-  if (const tlm::tlm_response_status status = CheckRegisterAccess(trans, true); status != tlm::TLM_OK_RESPONSE) {
+  if (const tlm::tlm_response_status status = RegisterAccessRefusal(trans, true, failed_);
+      status != tlm::TLM_OK_RESPONSE) {
     trans.set_response_status(status);
-    return;
-  }
-  if (failed_) {
-    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-    return;
-  }
-  if (trans.is_write() && !AllBytesEnabled(trans)) {
-    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
     return;
   }
   const std::uint64_t words = trans.get_data_length() / kRegisterWordBytes;

@@ -43,6 +43,15 @@ tlm::tlm_response_status CheckRegisterAccess(const tlm_generic_payload& trans, b
   return tlm::TLM_OK_RESPONSE;
 }
 
+tlm::tlm_response_status RegisterAccessRefusal(const tlm_generic_payload& trans, bool present, bool failed) {
+  if (const tlm::tlm_response_status status = CheckRegisterAccess(trans, present); status != tlm::TLM_OK_RESPONSE) {
+    return status;
+  }
+  if (failed) return tlm::TLM_GENERIC_ERROR_RESPONSE;
+  if (trans.is_write() && !AllBytesEnabled(trans)) return tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
+  return tlm::TLM_OK_RESPONSE;
+}
+
 tlm::tlm_response_status CheckMemoryAccess(const tlm_generic_payload& trans, std::uint64_t memory_bytes) {
   const std::uint64_t address = trans.get_address();
   const std::uint64_t length = trans.get_data_length();

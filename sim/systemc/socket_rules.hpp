@@ -32,6 +32,11 @@ bool AllBytesEnabled(const tlm::tlm_generic_payload& trans);
 // are the caller's to check (a write must have every byte enabled).
 tlm::tlm_response_status CheckRegisterAccess(const tlm::tlm_generic_payload& trans, bool present);
 
+// Everything a register access is refused for, in this order: CheckRegisterAccess's answers,
+// TLM_GENERIC_ERROR_RESPONSE when the device has stopped (`failed`), and
+// TLM_BYTE_ENABLE_ERROR_RESPONSE for a write with a disabled byte. TLM_OK_RESPONSE otherwise.
+tlm::tlm_response_status RegisterAccessRefusal(const tlm::tlm_generic_payload& trans, bool present, bool failed);
+
 // TLM_OK_RESPONSE when a memory access may go ahead: TLM_BURST_ERROR_RESPONSE for a streaming
 // width other than the length, TLM_ADDRESS_ERROR_RESPONSE when any byte lies at or past
 // `memory_bytes` (0: no device).

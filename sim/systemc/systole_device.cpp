@@ -135,17 +135,9 @@ void SystoleDevice::Run() {
 void SystoleDevice::RegistersTransport(tlm_generic_payload& trans, sc_time& delay) {
   const std::uint64_t address = trans.get_address();
   const std::uint64_t length = trans.get_data_length();
-  if (const tlm::tlm_response_status status = CheckRegisterAccess(trans, model_ != nullptr);
+  if (const tlm::tlm_response_status status = RegisterAccessRefusal(trans, model_ != nullptr, failed_);
       status != tlm::TLM_OK_RESPONSE) {
     trans.set_response_status(status);
-    return;
-  }
-  if (failed_) {
-    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-    return;
-  }
-  if (trans.is_write() && !AllBytesEnabled(trans)) {
-    trans.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
     return;
   }
   const bool ok = Guarded([&] {

@@ -30,7 +30,8 @@ TEST(ResNet50, OnTheSystemcPlatformMatchesRefBitForBit) {
   const runtime::RunResult got = runtime::Execute(model, systemc, inputs);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(FirstBitDifference(got.result, expected.result), "");
-  EXPECT_EQ(got.stats.device_steps, 55u);
+  EXPECT_EQ(got.stats.device_steps, expected.stats.device_steps);
+  EXPECT_EQ(got.stats.device_steps, 58u);  // tests/compiler/long/resnet_test.cpp says which
   EXPECT_EQ(got.stats.cycles, expected.stats.cycles);
   EXPECT_EQ(got.stats.macs, expected.stats.macs);
   EXPECT_EQ(got.stats.mxu_busy, expected.stats.mxu_busy);
