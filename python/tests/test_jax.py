@@ -248,3 +248,31 @@ def test_output_dtypes_are_jaxs():
     for a, b in zip(ours, theirs):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_array_equal(a, np.asarray(b))
+
+
+def test_norms_compute_nothing_on_the_host():
+    """A layer norm with scale and shift is one fused vector-unit step (its intermediates stay in the
+    unified buffer, docs/CODEGEN.md "Fused layer norm"); an RMS norm runs on the vector unit step by
+    step; neither computes on the host, and both match JAX on bf16 inputs."""
+    def layer_norm(x, g, b):
+        m = jnp.mean(x, axis=-1, keepdims=True)
+        v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+        return (x - m) * jax.lax.rsqrt(v + 1e-5) * g + b
+
+    def rms_norm(x, w):
+        return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w
+
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((24, 80)) * 3 + 1).astype(jnp.bfloat16)
+    g, b = rng.uniform(0.5, 1.5, 80).astype(jnp.bfloat16), rng.uniform(-1, 1, 80).astype(jnp.bfloat16)
+    for f, args in ((layer_norm, (x, g, b)), (rms_norm, (x, g))):
+        fast = systole.jax.jit(f)
+        y = fast(*args)
+        expected = np.asarray(jax.jit(f)(*args)).astype(np.float32)
+        assert relative_error(np.asarray(y).astype(np.float32), expected) <= BF16_TOLERANCE, f.__name__
+        assert not [s for s in fast.placement if s["kind"] == "host" and s["work"] == "compute"], f.__name__
+        kernels = [s["kernel"] for s in fast.placement if s["kind"] == "device"]
+        if f is layer_norm:
+            assert kernels == ["layer norm 24x80 ·γ +β"], kernels
+        else:
+            assert len(kernels) >= 3 and not any(k.startswith("layer norm") for k in kernels), kernels
