@@ -193,13 +193,9 @@ unsigned ClockedSoc::RegistersDebug(tlm_generic_payload&) { return 0; }
 void ClockedSoc::MemoryTransport(tlm_generic_payload& trans, sc_time& delay) {
   wait(delay);
   delay = sc_core::SC_ZERO_TIME;
-  if (const tlm::tlm_response_status status = CheckMemoryAccess(trans, config().memory_bytes);
+  if (const tlm::tlm_response_status status = MemoryAccessRefusal(trans, config().memory_bytes, failed_);
       status != tlm::TLM_OK_RESPONSE) {
     trans.set_response_status(status);
-    return;
-  }
-  if (failed_) {
-    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
   const bool masked = trans.get_byte_enable_ptr() != nullptr;

@@ -52,6 +52,14 @@ tlm::tlm_response_status RegisterAccessRefusal(const tlm_generic_payload& trans,
   return tlm::TLM_OK_RESPONSE;
 }
 
+tlm::tlm_response_status MemoryAccessRefusal(const tlm_generic_payload& trans, std::uint64_t memory_bytes,
+                                             bool failed) {
+  if (const tlm::tlm_response_status status = CheckMemoryAccess(trans, memory_bytes); status != tlm::TLM_OK_RESPONSE) {
+    return status;
+  }
+  return failed ? tlm::TLM_GENERIC_ERROR_RESPONSE : tlm::TLM_OK_RESPONSE;
+}
+
 tlm::tlm_response_status CheckMemoryAccess(const tlm_generic_payload& trans, std::uint64_t memory_bytes) {
   const std::uint64_t address = trans.get_address();
   const std::uint64_t length = trans.get_data_length();

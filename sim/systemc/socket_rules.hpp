@@ -42,6 +42,12 @@ tlm::tlm_response_status RegisterAccessRefusal(const tlm::tlm_generic_payload& t
 // `memory_bytes` (0: no device).
 tlm::tlm_response_status CheckMemoryAccess(const tlm::tlm_generic_payload& trans, std::uint64_t memory_bytes);
 
+// CheckMemoryAccess's answers, then TLM_GENERIC_ERROR_RESPONSE when the device has stopped
+// (`failed`): what every memory access is refused for before byte enables, which the two
+// modules treat differently. TLM_OK_RESPONSE otherwise.
+tlm::tlm_response_status MemoryAccessRefusal(const tlm::tlm_generic_payload& trans, std::uint64_t memory_bytes,
+                                             bool failed);
+
 // Word `index` of a register transaction: the value a write carries (little-endian), and the
 // enabled bytes of a value a read returns.
 std::uint32_t RegisterWordOf(const tlm::tlm_generic_payload& trans, std::uint64_t index);

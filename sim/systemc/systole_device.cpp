@@ -171,13 +171,9 @@ void SystoleDevice::MemoryTransport(tlm_generic_payload& trans, sc_time& delay) 
   const std::uint64_t address = trans.get_address();
   const std::uint64_t length = trans.get_data_length();
   if (const tlm::tlm_response_status status =
-          CheckMemoryAccess(trans, model_ == nullptr ? 0 : model_->config().memory_bytes);
+          MemoryAccessRefusal(trans, model_ == nullptr ? 0 : model_->config().memory_bytes, failed_);
       status != tlm::TLM_OK_RESPONSE) {
     trans.set_response_status(status);
-    return;
-  }
-  if (failed_) {
-    trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return;
   }
   const std::span<std::uint8_t> bytes(trans.get_data_ptr(), length);
