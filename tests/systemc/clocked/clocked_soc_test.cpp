@@ -49,6 +49,14 @@ bool RtlBuilt(const std::string& config) {
   return false;
 }
 
+// The program run once on the device `uri`, which is gone when this returns (before any other
+// model is built: Verilator 5.006 can hang destroying a model while another of the same is
+// alive, tcp_parity_test.cpp; ClockedSoc itself is safe to destroy).
+driver_test::Outcome RunOnceOn(const std::string& uri, const Config& config, const image::Program& program) {
+  Device device = Device::Open(uri, config);
+  return driver_test::RunOnce(device, program, 1);
+}
+
 // What RunClocked saw: the runner's record, the SoC's own cycle count, the testbench's edge
 // count and the wall-clock seconds of sc_start.
 struct ClockedRun {
@@ -101,16 +109,8 @@ TEST_P(ClockedExample, MatchesRefAndRtlAndTakesOneEdgePerCycle) {
   ASSERT_TRUE(program.config.has_value());
   const Config config = LoadConfig(*program.config);
   if (!RtlBuilt(config.name)) GTEST_SKIP() << "no Verilated SoC for " << config.name << " in this build";
-  driver_test::Outcome on_ref, on_rtl;
-  {
-    Device ref = Device::Open("ref", config);
-    on_ref = driver_test::RunOnce(ref, program, 1);
-  }
-  {  // gone before the bridge's SoC is built: Verilator 5.006 can hang destroying a model while
-     // another of the same is alive (tcp_parity_test.cpp); ClockedSoc itself is safe to destroy
-    Device rtl = Device::Open("rtl", config);
-    on_rtl = driver_test::RunOnce(rtl, program, 1);
-  }
+  const driver_test::Outcome on_ref = RunOnceOn("ref", config, program);
+  const driver_test::Outcome on_rtl = RunOnceOn("rtl", config, program);  // gone before the bridge's SoC
 
   const sc_core::sc_time period = ClockPeriodOf(config);
   const ClockedRun run = RunClocked(program, config, 1);
@@ -217,11 +217,7 @@ TEST_P(ClockedSpeed, OverRepeatedLaunches) {
   const image::Program program = Assemble(file);
   const Config config = LoadConfig(*program.config);
   if (!RtlBuilt(config.name)) GTEST_SKIP() << "no Verilated SoC for " << config.name << " in this build";
-  driver_test::Outcome on_ref;
-  {
-    Device ref = Device::Open("ref", config);
-    on_ref = driver_test::RunOnce(ref, program, 1);
-  }
+  const driver_test::Outcome on_ref = RunOnceOn("ref", config, program);
   const ClockedRun run = RunClocked(program, config, kSpeedLaunches);
   ASSERT_TRUE(run.record.ok) << run.record.error << " " << run.failure;
   EXPECT_EQ(run.record.outputs, on_ref.outputs);
@@ -242,11 +238,7 @@ TEST_P(SliceBasedRtlModel, RunsTheSameProgramAsTheClockedBridge) {
   const image::Program program = Assemble(file);
   const Config config = LoadConfig(*program.config);
   if (!RtlBuilt(config.name)) GTEST_SKIP() << "no Verilated SoC for " << config.name << " in this build";
-  driver_test::Outcome on_ref;
-  {
-    Device ref = Device::Open("ref", config);
-    on_ref = driver_test::RunOnce(ref, program, 1);
-  }
+  const driver_test::Outcome on_ref = RunOnceOn("ref", config, program);
   SystoleDevice tpu("tpu", MakeDeviceModel("rtl", config));
   sc_core::sc_signal<bool> irq("irq");
   StopWhenDone stop;
