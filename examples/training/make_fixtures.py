@@ -19,6 +19,8 @@ Files (docs/TRAINING.md describes them):
   cnn_sgd_step.hlo, cnn_eval.hlo, cnn_sgd_{init,jax}.npz
                            the same for a small CNN (two 3x3 convolutions, 8 channels, dense),
                            SGD with momentum, CNN_EPOCHS epochs of reference
+  cnn_grad.hlo,            the CNN's step cut in two for pods, as mlp_grad.hlo and
+  cnn_sgd_apply.hlo        mlp_sgd_apply.hlo
   mlp_{sgd,adam}_init.npz  the initial state, arr_0, arr_1, … in parameter order
   mlp_{sgd,adam}_jax.npz   JAX on the CPU (f32): arr_0 the losses [steps], arr_1 the test
                            accuracy after each epoch [epochs], arr_2 … the state after the first
@@ -215,6 +217,8 @@ def main():
     cnn = init_cnn()
     cnn_state = (cnn, jax.tree.map(jnp.zeros_like, cnn))
     write("cnn_sgd_step.hlo", sgd_step, (*cnn_state, x, y), donate=(0, 1))
+    write("cnn_grad.hlo", grad, (cnn, x[:POD_SHARD_ROWS], y[:POD_SHARD_ROWS]))
+    write("cnn_sgd_apply.hlo", sgd_apply, (*cnn_state, cnn), donate=(0, 1))
     write("cnn_eval.hlo", eval_accuracy, (cnn, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
     np.savez(os.path.join(here, "cnn_sgd_init.npz"), *flat(cnn_state))
     print(f"cnn sgd: JAX on the CPU, {CNN_EPOCHS} epochs")

@@ -17,23 +17,29 @@ namespace {
 
 constexpr std::size_t kShards = 8;  // 8 micro-batches of 4 rows: the single-device batch of 32
 
-// The SGD pod programs, the data and the initial state, and the devices at `uris`.
+// A model's SGD pod programs (`model`: "mlp" or "cnn", examples/training), the data and the
+// initial state, and the devices at `uris`.
 struct PodFixture {
-  explicit PodFixture(const std::vector<std::string>& uris) {
+  explicit PodFixture(const std::vector<std::string>& uris, const std::string& model = "mlp")
+      : programs{testing::CompileFixture(model + "_grad.hlo"), testing::CompileFixture(model + "_sgd_apply.hlo"),
+                 nullptr},
+        data(testing::LoadDataset(*testing::CompileFixture(model + "_sgd_step.hlo"))),
+        state(testing::LoadState(model + "_sgd")) {
     for (const std::string& uri : uris) devices.push_back(Device::Open(uri, LoadConfig("small")));
     for (Device& device : devices) pointers.push_back(&device);
   }
-  PodPrograms programs{testing::CompileFixture("mlp_grad.hlo"), testing::CompileFixture("mlp_sgd_apply.hlo"),
-                       nullptr};
-  Dataset data = testing::LoadDataset(*testing::CompileFixture("mlp_sgd_step.hlo"));
-  std::vector<hlo::Literal> state = testing::LoadState("mlp_sgd");
+  PodPrograms programs;
+  Dataset data;
+  std::vector<hlo::Literal> state;
   std::vector<Device> devices;
   std::vector<Device*> pointers;
 };
 
-// Trains `steps` steps on `uris` and returns the pod's state (checking every replica agrees).
-std::vector<hlo::Literal> TrainOn(const std::vector<std::string>& uris, std::uint64_t steps) {
-  PodFixture f(uris);
+// Trains `steps` steps of `model` on `uris` and returns the pod's state (checking every replica
+// agrees).
+std::vector<hlo::Literal> TrainOn(const std::vector<std::string>& uris, std::uint64_t steps,
+                                  const std::string& model = "mlp") {
+  PodFixture f(uris, model);
   Pod pod(f.programs, f.pointers, uris, kShards, f.state, PodLink{}, LoadConfig("small").clock_mhz);
   TrainLoopOptions options;
   options.max_steps = steps;
@@ -81,17 +87,29 @@ TEST(Pod, LoadsItsProgramsOnceOnEveryDevice) {
 
 // And close to the fused step on the same global batch (one dot over all 32 rows instead of
 // 8 sums of 4: a different fp32 accumulation order).
-TEST(Pod, FollowsTheFusedStepOnTheSameBatches) {
-  const auto pod = TrainOn({"ref", "ref"}, 3);
-  const auto step = testing::CompileFixture("mlp_sgd_step.hlo");
+void ExpectFollowsTheFusedStep(const std::string& model, double tolerance) {
+  const auto pod = TrainOn({"ref", "ref"}, 3, model);
+  const auto step = testing::CompileFixture(model + "_sgd_step.hlo");
   Device device = Device::Open("ref", LoadConfig("small"));
-  DeviceTrainer fused(step, nullptr, device, testing::LoadState("mlp_sgd"));
+  DeviceTrainer fused(step, nullptr, device, testing::LoadState(model + "_sgd"));
   TrainLoopOptions options;
   options.max_steps = 3;
   TrainLoop(fused, testing::LoadDataset(*step), options, false);
   for (std::size_t i = 0; i < pod.size(); ++i) {
-    EXPECT_LE(testing::RelativeError(pod[i].values, fused.state()[i].values), 1e-5) << "state value " << i;
+    EXPECT_LE(testing::RelativeError(pod[i].values, fused.state()[i].values), tolerance) << "state value " << i;
   }
+}
+
+TEST(Pod, FollowsTheFusedStepOnTheSameBatches) { ExpectFollowsTheFusedStep("mlp", 1e-5); }
+
+// The CNN cut in two (cnn_grad.hlo, cnn_sgd_apply.hlo: the pod scaling table's larger model) is
+// the CNN's training step: 2 and 4 devices give one device's state bit for bit, and it follows
+// the fused cnn_sgd_step.hlo.
+TEST(Pod, ACnnPodIsBitIdenticalToOneDeviceAndFollowsTheFusedStep) {
+  const auto one = TrainOn({"ref"}, 2, "cnn");
+  ExpectBitIdentical(TrainOn({"ref", "ref"}, 2, "cnn"), one);
+  ExpectBitIdentical(TrainOn({"ref", "ref", "ref", "ref"}, 2, "cnn"), one);
+  ExpectFollowsTheFusedStep("cnn", 1e-5);
 }
 
 // `query`: URI options, e.g. a short reply timeout where a server is to die (a stopped server
