@@ -81,7 +81,7 @@ test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50,
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_BENCH=OFF -DSYSTOLE_COMPILER_LONG=ON \
 	  -DSYSTOLE_RTL_LONG=$(LONG_V2)
 	cmake --build build-long -j $(JOBS) --target compiler_resnet_tests compiler_corpus_rtl_long_tests \
-	  driver_serial_board_long_tests systemc_long_tests training_long_tests fpga_netlist_tests \
+	  driver_serial_board_long_tests systemc_long_tests training_long_tests fpga_netlist_tests systole \
 	  $(if $(filter ON,$(LONG_V2)),rtl_core_long_test)
 	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
 

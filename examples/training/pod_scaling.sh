@@ -4,6 +4,7 @@
 # gradients exchanged through Gloo; device time per step = the slowest device's cycles + the
 # allgather modelled over the link (--link-gbps, --link-latency-us).
 #   examples/training/pod_scaling.sh mlp|cnn [build/cli/systole] [extra systole train options]
+# Fails when a pod does not reach the target (`make test-long` runs the CNN's table).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 model=${1:-}
@@ -37,5 +38,6 @@ mhz = j["clock_mhz"]
 t = j.get("time_to_accuracy")
 reached = f"{t['steps']} | {t['device_cycles']} cycles = {1e3 * t['device_seconds']:.2f} ms | {t['wall_seconds']:.1f} s" if t else "not reached | - | -"
 print(f"| {n} | {slowest} | {exchange} | {100 * exchange / step:.0f} % | {step} cycles = {step / mhz:.2f} us | {base / step:.2f}x | {reached} |")
+sys.exit(0 if t else 1)  # a pod that misses the target fails the script (and its test)
 PY
 done
