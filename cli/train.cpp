@@ -26,6 +26,7 @@ struct TrainOptions {
   std::size_t shards = 0;
   double link_gbps = 100;
   double link_latency_us = 1;
+  runtime::PodProcesses processes;  // a pod across processes: --pod-processes, --pod-index, …
   std::string eval;
   std::string data;
   std::string init;
@@ -85,7 +86,10 @@ void Train(const TrainOptions& options) {
   loop.target_accuracy = options.target_accuracy;
   loop.shuffle_seed = options.seed;
   loop.max_steps = options.max_steps;
-  loop.checkpoint = options.checkpoint;
+  // In a pod of several processes every process holds the same state; the first writes the
+  // checkpoint and the losses, and shows the progress.
+  const bool first_process = options.processes.index == 0;
+  if (first_process) loop.checkpoint = options.checkpoint;
   loop.clock_mhz = config.clock_mhz;
   if (!options.resume.empty()) loop.resume = runtime::LoadCheckpoint(options.resume, state);
 
@@ -97,15 +101,17 @@ void Train(const TrainOptions& options) {
   if (pod) {
     std::vector<Device*> pointers;
     for (Device& device : devices) pointers.push_back(&device);
-    const std::size_t shards = options.shards == 0 ? devices.size() : options.shards;
+    const std::size_t shards = options.shards == 0 ? devices.size() * options.processes.count : options.shards;
     trainer = std::make_unique<runtime::Pod>(runtime::PodPrograms{step, apply, eval}, pointers, uris, shards,
                                              std::move(state), runtime::PodLink{options.link_gbps, options.link_latency_us},
-                                             config.clock_mhz);
+                                             config.clock_mhz, options.processes);
   } else {
     if (devices.size() != 1) throw std::runtime_error("several devices train a pod: give --grad and --apply");
+    if (options.processes.count > 1) throw std::runtime_error("a pod across processes: give --grad and --apply");
     trainer = std::make_unique<runtime::DeviceTrainer>(step, eval, devices[0], std::move(state));
   }
-  if (!options.quiet && !options.json) {
+  const bool quiet = options.quiet || !first_process;
+  if (!quiet && !options.json) {
     const std::size_t device_steps = step->DeviceStepCount();
     fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s); batch {}, {} steps per epoch{}\n",
                pod ? options.grad : options.step, fmt::join(uris, ","), config.name, device_steps,
@@ -114,7 +120,7 @@ void Train(const TrainOptions& options) {
                loop.resume ? fmt::format("; resuming after step {}", loop.resume->steps) : "");
   }
   const auto progress = [&](const runtime::TrainProgress& p) {
-    if (options.quiet || options.json) return;
+    if (quiet || options.json) return;
     if (!p.epoch_end) {
       if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[Kstep {} loss {:.4f}", p.step, p.metrics.at(0));
       return;
@@ -126,7 +132,7 @@ void Train(const TrainOptions& options) {
                p.device_cycles, p.wall_seconds);
   };
   const runtime::TrainSummary summary = runtime::TrainLoop(*trainer, data, loop, eval != nullptr, progress);
-  if (!options.losses.empty()) {
+  if (!options.losses.empty() && first_process) {
     npy::Array losses{npy::ElementType::kFloat32, {summary.losses.size()}, summary.losses};
     npy::WriteNpz(options.losses, {losses});
   }
@@ -145,7 +151,8 @@ void Train(const TrainOptions& options) {
     if (const auto* pod_trainer = dynamic_cast<const runtime::Pod*>(trainer.get())) {
       // The last step's cost (every step of a model costs the same on the cycle estimate).
       const runtime::PodStepTiming& t = pod_trainer->last_timing();
-      json["pod"] = {{"devices", uris.size()}, {"shards", options.shards == 0 ? uris.size() : options.shards},
+      json["pod"] = {{"devices", pod_trainer->world()}, {"processes", options.processes.count},
+                     {"shards", options.shards == 0 ? pod_trainer->world() : options.shards},
                      {"link_gbps", options.link_gbps}, {"link_latency_us", options.link_latency_us},
                      {"device_cycles_per_step", t.device_cycles}, {"exchange_cycles_per_step", t.exchange_cycles}};
     }
@@ -193,6 +200,15 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--shards", options->shards, "a pod: micro-batches per step (default: one per device)");
   cmd->add_option("--link-gbps", options->link_gbps, "a pod: the modelled link's bandwidth (default 100 Gb/s)");
   cmd->add_option("--link-latency-us", options->link_latency_us, "a pod: the modelled link's latency (default 1 us)");
+  cmd->add_option("--pod-processes", options->processes.count, "a pod across processes: how many (each with as "
+                                                              "many --device as this one; default 1)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--pod-index", options->processes.index, "a pod across processes: this one's index, 0 … N-1")
+      ->check(CLI::Range(0, 4095));
+  cmd->add_option("--pod-rendezvous", options->processes.rendezvous, "a pod across processes: a new, empty directory "
+                                                                   "all of them reach");
+  cmd->add_option("--pod-address", options->processes.address, "a pod across processes: the address this one's "
+                                                             "ranks listen on (default 127.0.0.1)");
   cmd->add_option("--data", options->data, "DATA.npz: the training arrays, then the test arrays (arr_0, arr_1, …)")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--init", options->init, "INIT.npz: the initial state, one array per donated parameter (of the "

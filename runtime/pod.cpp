@@ -3,11 +3,19 @@
 #include <fmt/core.h>
 #include <gloo/allgather.h>
 #include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/hash_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -25,14 +33,23 @@ std::runtime_error ProgramError(const CompiledModel& model, const std::string& m
 }  // namespace
 
 Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::string> names, std::size_t shards,
-         std::vector<hlo::Literal> state, PodLink link, std::uint32_t clock_mhz)
+         std::vector<hlo::Literal> state, PodLink link, std::uint32_t clock_mhz, PodProcesses processes)
     : programs_(std::move(programs)), devices_(std::move(devices)), names_(std::move(names)), shards_(shards),
       link_(link), clock_mhz_(clock_mhz) {
   if (devices_.empty()) throw std::invalid_argument("a pod needs at least one device");
   if (names_.size() != devices_.size()) throw std::invalid_argument("a pod needs one name per device");
-  if (shards_ == 0 || shards_ % devices_.size() != 0) {
+  if (processes.count == 0 || processes.index >= processes.count) {
+    throw std::invalid_argument(fmt::format("process {} of a pod of {} processes: the index must be 0 … {}",
+                                            processes.index, processes.count, processes.count - 1));
+  }
+  if (processes.count > 1 && processes.rendezvous.empty()) {
+    throw std::invalid_argument("a pod of several processes needs a rendezvous directory they all reach");
+  }
+  world_ = devices_.size() * processes.count;
+  first_rank_ = devices_.size() * processes.index;
+  if (shards_ == 0 || shards_ % world_ != 0) {
     throw std::invalid_argument(fmt::format("{} shards do not divide among {} devices (a multiple of the device "
-                                            "count is needed)", shards_, devices_.size()));
+                                            "count is needed)", shards_, world_));
   }
   const CompiledModel& grad = *programs_.grad;
   const CompiledModel& apply = *programs_.apply;
@@ -62,17 +79,46 @@ Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::st
     resident_apply_.push_back(std::make_unique<ResidentPrograms>(apply, *device));
   }
 
-  // One Gloo rank per device, all in this process, over the TCP transport on loopback.
-  auto store = std::make_shared<gloo::rendezvous::HashStore>();
+  // One Gloo rank per device over the TCP transport; the ranks find each other in a store held
+  // in this process, or, across processes, in the rendezvous directory, where connectFullMesh
+  // writes each rank's address (a FileStore is not safe to share between threads: each local
+  // rank opens its own on the one directory).
+  std::shared_ptr<gloo::rendezvous::HashStore> shared_store;
+  if (processes.count == 1) {
+    shared_store = std::make_shared<gloo::rendezvous::HashStore>();
+  } else {
+    const std::filesystem::path directory(processes.rendezvous);
+    std::filesystem::create_directories(directory);
+    // Gloo names its entries by a hash of the key, so each process leaves a marker of its own:
+    // finding it already there means the directory is an earlier pod's, whose addresses are
+    // stale (connecting to them would wait out the timeout).
+    const std::filesystem::path marker = directory / fmt::format("systole-process-{}", processes.index);
+    const int fd = ::open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    if (fd < 0) {
+      throw std::runtime_error(fmt::format("rendezvous directory {}: {} ({}): give each pod a new, empty directory",
+                                           directory.string(), marker.filename().string(),
+                                           errno == EEXIST ? "left by an earlier pod" : std::strerror(errno)));
+    }
+    ::close(fd);
+    // Gloo writes to its peers' sockets without MSG_NOSIGNAL: when another process of the pod
+    // dies, the write would raise SIGPIPE and end this process without a word. Ignored, the
+    // write fails and the exchange throws, naming the device (and the training loop the step).
+    std::signal(SIGPIPE, SIG_IGN);
+  }
   contexts_.resize(devices_.size());
-  OnEveryDevice("connecting the pod (Gloo)", [&](std::size_t rank) {
-    gloo::transport::tcp::attr attr("127.0.0.1");
+  OnEveryDevice("connecting the pod (Gloo)", [&](std::size_t local) {
+    gloo::transport::tcp::attr attr(processes.address.c_str());
     auto transport = gloo::transport::tcp::CreateDevice(attr);
-    auto context = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank),
-                                                               static_cast<int>(devices_.size()));
+    auto context = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(first_rank_ + local),
+                                                               static_cast<int>(world_));
     context->setTimeout(kGlooTimeout);
-    context->connectFullMesh(*store, transport);
-    contexts_[rank] = std::move(context);
+    if (shared_store != nullptr) {
+      context->connectFullMesh(*shared_store, transport);
+    } else {
+      gloo::rendezvous::FileStore store(processes.rendezvous);
+      context->connectFullMesh(store, transport);
+    }
+    contexts_[local] = std::move(context);
   });
 }
 
@@ -108,57 +154,57 @@ void Pod::OnEveryDevice(const std::string& what, const std::function<void(std::s
     });
   }
   for (std::thread& thread : threads) thread.join();
-  for (std::size_t rank = 0; rank < devices_.size(); ++rank) {
-    if (!errors[rank]) continue;
+  for (std::size_t local = 0; local < devices_.size(); ++local) {
+    if (!errors[local]) continue;
     try {
-      std::rethrow_exception(errors[rank]);
+      std::rethrow_exception(errors[local]);
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("device {} ({}): {}: {}", rank, names_[rank], what, e.what()));
+      throw std::runtime_error(fmt::format("device {} ({}): {}: {}", first_rank_ + local, names_[local], what,
+                                           e.what()));
     }
   }
 }
 
 StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
-  const std::size_t ranks = devices_.size();
-  const std::size_t per_rank = shards_ / ranks;
+  const std::size_t locals = devices_.size();
+  const std::size_t per_rank = shards_ / world_;
   const std::size_t slot = gradient_elements_ + metric_count_;  // one shard's floats
-  std::vector<std::vector<float>> sent(ranks, std::vector<float>(per_rank * slot));
-  std::vector<std::vector<float>> gathered(ranks, std::vector<float>(ranks * per_rank * slot));
-  timing_.device_cycles.assign(ranks, 0);
-  std::vector<RunStats> stats(ranks);
+  std::vector<std::vector<float>> sent(locals, std::vector<float>(per_rank * slot));
+  std::vector<std::vector<float>> gathered(locals, std::vector<float>(world_ * per_rank * slot));
+  std::vector<RunStats> stats(locals);
 
-  // 1. Each device: the gradients of its shards k = rank, rank + N, …
-  OnEveryDevice("gradients", [&](std::size_t rank) {
+  // 1. Each device: the gradients of its shards k = rank, rank + N, … (N: the pod's devices).
+  OnEveryDevice("gradients", [&](std::size_t local) {
     for (std::size_t j = 0; j < per_rank; ++j) {
-      const std::size_t shard = rank + j * ranks;
-      std::vector<hlo::Literal> arguments(replicas_[rank].begin(),
-                                          replicas_[rank].begin() + static_cast<std::ptrdiff_t>(gradient_count_));
+      const std::size_t shard = first_rank_ + local + j * world_;
+      std::vector<hlo::Literal> arguments(replicas_[local].begin(),
+                                          replicas_[local].begin() + static_cast<std::ptrdiff_t>(gradient_count_));
       for (const hlo::Literal& array : batch) {
         arguments.push_back(SliceRows(array, shard * static_cast<std::size_t>(shard_rows_),
                                       static_cast<std::size_t>(shard_rows_)));
       }
-      const RunResult run = Execute(*programs_.grad, *devices_[rank], arguments, {}, resident_grad_[rank].get());
-      float* out = sent[rank].data() + j * slot;
+      const RunResult run = Execute(*programs_.grad, *devices_[local], arguments, {}, resident_grad_[local].get());
+      float* out = sent[local].data() + j * slot;
       for (const hlo::Literal& element : run.result.elements) {
         for (const double v : element.values) *out++ = static_cast<float>(v);
       }
-      stats[rank].cycles += run.stats.cycles;
-      stats[rank].macs += run.stats.macs;
-      stats[rank].mxu_busy += run.stats.mxu_busy;
-      AddLinkBytes(stats[rank], run.stats);
+      stats[local].cycles += run.stats.cycles;
+      stats[local].macs += run.stats.macs;
+      stats[local].mxu_busy += run.stats.mxu_busy;
+      AddLinkBytes(stats[local], run.stats);
     }
   });
 
   // 2. Gloo allgather; every rank sums the shards in shard order and averages.
-  std::vector<std::vector<float>> sums(ranks, std::vector<float>(slot, 0.0f));
-  OnEveryDevice("gradient exchange (Gloo allgather)", [&](std::size_t rank) {
-    gloo::AllgatherOptions options(contexts_[rank]);
-    options.setInput(sent[rank].data(), sent[rank].size());
-    options.setOutput(gathered[rank].data(), gathered[rank].size());
+  std::vector<std::vector<float>> sums(locals, std::vector<float>(slot, 0.0f));
+  OnEveryDevice("gradient exchange (Gloo allgather)", [&](std::size_t local) {
+    gloo::AllgatherOptions options(contexts_[local]);
+    options.setInput(sent[local].data(), sent[local].size());
+    options.setOutput(gathered[local].data(), gathered[local].size());
     gloo::allgather(options);
-    std::vector<float>& sum = sums[rank];
+    std::vector<float>& sum = sums[local];
     for (std::size_t shard = 0; shard < shards_; ++shard) {
-      const float* values = gathered[rank].data() + ((shard % ranks) * per_rank + shard / ranks) * slot;
+      const float* values = gathered[local].data() + ((shard % world_) * per_rank + shard / world_) * slot;
       for (std::size_t i = 0; i < slot; ++i) sum[i] += values[i];
     }
     const float scale = 1.0f / static_cast<float>(shards_);
@@ -168,35 +214,55 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
   // 3. Each device: the update of its replica.
   const CompiledModel& apply = *programs_.apply;
   const hlo::Shape& grad_root = programs_.grad->module->entry->root->shape;
-  OnEveryDevice("update", [&](std::size_t rank) {
-    std::vector<hlo::Literal> arguments = replicas_[rank];
-    const float* values = sums[rank].data();
+  OnEveryDevice("update", [&](std::size_t local) {
+    std::vector<hlo::Literal> arguments = replicas_[local];
+    const float* values = sums[local].data();
     for (std::size_t i = 0; i < gradient_count_; ++i) {
       hlo::Literal gradient(grad_root.tuple[i]);
       for (double& v : gradient.values) v = static_cast<double>(*values++);
       arguments.push_back(std::move(gradient));
     }
-    const RunResult run = Execute(apply, *devices_[rank], arguments, {}, resident_apply_[rank].get());
+    const RunResult run = Execute(apply, *devices_[local], arguments, {}, resident_apply_[local].get());
     for (const hlo::InputOutputAlias& alias : apply.module->input_output_aliases) {
-      replicas_[rank][static_cast<std::size_t>(alias.parameter)] =
+      replicas_[local][static_cast<std::size_t>(alias.parameter)] =
           run.result.elements.at(static_cast<std::size_t>(alias.output_index.at(0)));
     }
-    stats[rank].cycles += run.stats.cycles;
-    stats[rank].macs += run.stats.macs;
-    stats[rank].mxu_busy += run.stats.mxu_busy;
-    AddLinkBytes(stats[rank], run.stats);
+    stats[local].cycles += run.stats.cycles;
+    stats[local].macs += run.stats.macs;
+    stats[local].mxu_busy += run.stats.mxu_busy;
+    AddLinkBytes(stats[local], run.stats);
+  });
+
+  // 4. Every rank's counters, gathered like the gradients, so that each process reports the
+  // whole pod's cost.
+  constexpr std::size_t kCounters = 6;
+  std::vector<std::vector<std::uint64_t>> counters(locals), all_counters(locals);
+  for (std::size_t local = 0; local < locals; ++local) {
+    const RunStats& s = stats[local];
+    counters[local] = {s.cycles, s.macs, s.mxu_busy, s.program_bytes, s.operand_bytes, s.result_bytes};
+    all_counters[local].resize(world_ * kCounters);
+  }
+  OnEveryDevice("exchanging the step's counters (Gloo allgather)", [&](std::size_t local) {
+    gloo::AllgatherOptions options(contexts_[local]);
+    options.setInput(counters[local].data(), counters[local].size());
+    options.setOutput(all_counters[local].data(), all_counters[local].size());
+    gloo::allgather(options);
   });
 
   // Ring allgather over the modelled link: N - 1 rounds, each passing one rank's shards on.
   const double bytes_per_rank = static_cast<double>(per_rank * slot * sizeof(float));
-  const double seconds = static_cast<double>(ranks - 1) * (link_.latency_us * 1e-6 + bytes_per_rank * 8 / (link_.gbps * 1e9));
+  const double seconds = static_cast<double>(world_ - 1) * (link_.latency_us * 1e-6 + bytes_per_rank * 8 / (link_.gbps * 1e9));
   timing_.exchange_cycles = static_cast<std::uint64_t>(seconds * static_cast<double>(clock_mhz_) * 1e6 + 0.5);
+  timing_.device_cycles.assign(world_, 0);
   StepResult result;
-  for (std::size_t rank = 0; rank < ranks; ++rank) {
-    timing_.device_cycles[rank] = stats[rank].cycles;
-    result.stats.macs += stats[rank].macs;
-    result.stats.mxu_busy += stats[rank].mxu_busy;
-    AddLinkBytes(result.stats, stats[rank]);
+  for (std::size_t rank = 0; rank < world_; ++rank) {
+    const std::uint64_t* c = all_counters[0].data() + rank * kCounters;
+    timing_.device_cycles[rank] = c[0];
+    result.stats.macs += c[1];
+    result.stats.mxu_busy += c[2];
+    result.stats.program_bytes += c[3];
+    result.stats.operand_bytes += c[4];
+    result.stats.result_bytes += c[5];
   }
   result.stats.cycles = *std::max_element(timing_.device_cycles.begin(), timing_.device_cycles.end()) +
                         timing_.exchange_cycles;

@@ -31,6 +31,22 @@ struct PodLink {
   double latency_us = 1;
 };
 
+// A pod that spans several processes (docs/TRAINING.md, "Pods across processes"): each process
+// drives its own devices, the same number in every process, and the processes meet through a
+// directory they all reach (Gloo's FileStore), then exchange gradients over Gloo's TCP
+// transport. Process p's K devices are ranks p·K … p·K + K − 1 of the pod. The default is a
+// pod of this process's devices alone.
+struct PodProcesses {
+  std::size_t count = 1;  // processes in the pod
+  std::size_t index = 0;  // this one, 0 … count − 1
+  // A new, empty directory for this pod's rendezvous (needed when count > 1): each rank writes
+  // its address there, each process a marker; a directory that already holds this process's
+  // marker is an earlier pod's, and is refused (its addresses are stale).
+  std::string rendezvous;
+  std::string address = "127.0.0.1";  // the address this process's ranks listen on
+  // With count > 1 the pod ignores SIGPIPE for the whole process (pod.cpp says why).
+};
+
 struct PodPrograms {
   // grad(params…, batch…) -> (gradients…, loss, metrics…): parameters the first P state values,
   // outputs P gradients shaped like them, then scalars.
@@ -42,16 +58,18 @@ struct PodPrograms {
 
 // What the last step cost.
 struct PodStepTiming {
-  std::vector<std::uint64_t> device_cycles;  // per device: its gradient shards and the update
+  std::vector<std::uint64_t> device_cycles;  // per device of the pod (by rank): its shards and the update
   std::uint64_t exchange_cycles = 0;         // the modelled allgather, at the configuration's clock
 };
 
 class Pod : public Trainer {
  public:
   // `devices` (at least one; `names` says what each is, for errors) must outlive the pod;
-  // `shards` must be a multiple of the device count. Connects the Gloo ranks on loopback.
+  // `shards` must be a multiple of the pod's device count (all processes together). Connects
+  // the Gloo ranks: on loopback in this process, or with the other processes of `processes`
+  // (waiting for them up to the Gloo timeout, 120 s).
   Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::string> names, std::size_t shards,
-      std::vector<hlo::Literal> state, PodLink link, std::uint32_t clock_mhz);
+      std::vector<hlo::Literal> state, PodLink link, std::uint32_t clock_mhz, PodProcesses processes = {});
   ~Pod() override;
 
   StepResult Step(const std::vector<hlo::Literal>& batch) override;
@@ -60,17 +78,23 @@ class Pod : public Trainer {
   void set_state(std::vector<hlo::Literal> state) override;
   Evaluation Evaluate(const std::vector<hlo::Literal>& test_batch) override;
 
-  // The state each device holds (identical after every step; tests compare them).
+  // The state each of this process's devices holds (identical after every step; tests compare
+  // them).
   const std::vector<std::vector<hlo::Literal>>& replicas() const { return replicas_; }
+  // Devices in the pod, all processes together.
+  std::size_t world() const { return world_; }
   const PodStepTiming& last_timing() const { return timing_; }
 
  private:
-  // Runs `work(rank)` on one thread per device; the first failure is rethrown naming the device.
+  // Runs `work(local)` on one thread per device of this process; the first failure is rethrown
+  // naming the device and its rank.
   void OnEveryDevice(const std::string& what, const std::function<void(std::size_t)>& work);
 
   PodPrograms programs_;
-  std::vector<Device*> devices_;
+  std::vector<Device*> devices_;  // this process's: local device i is rank first_rank_ + i
   std::vector<std::string> names_;
+  std::size_t world_ = 0;
+  std::size_t first_rank_ = 0;
   std::size_t shards_;
   std::int64_t shard_rows_ = 0;
   std::size_t gradient_count_ = 0;      // P

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# A pod across processes (runtime::PodProcesses, `systole train --pod-processes N --pod-index I
+# --pod-rendezvous DIR`): separate `systole train` processes, each with its own devices, meet
+# through a rendezvous directory and exchange gradients over Gloo's TCP transport. After 3 steps
+# the state must equal, bit for bit, that of one `ref` device running the same 8 shards — for
+# 4 processes of one device and for 2 processes of two. A reused rendezvous directory is
+# refused, and a process that dies mid-training stops the others with an error naming the
+# exchange instead of a hang.
+#   pod_processes_test.sh SYSTOLE_BINARY SOURCE_DIR
+set -euo pipefail
+systole=$1
+data=$2/examples/training
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+train() {  # DEVICES STEPS EXTRA-OPTIONS…
+  local devices=$1 steps=$2
+  shift 2
+  timeout 300 "$systole" train --grad "$data/mlp_grad.hlo" --apply "$data/mlp_sgd_apply.hlo" \
+    --data "$data/digits.npz" --init "$data/mlp_sgd_init.npz" --device "$devices" --shards 8 \
+    --steps "$steps" --json -q "$@"
+}
+# A pod of PROCESSES processes with DEVICES each; the first writes CHECKPOINT.
+pod() {  # NAME PROCESSES DEVICES
+  local name=$1 processes=$2 devices=$3
+  pids=()
+  for i in $(seq 1 $((processes - 1))); do
+    train "$devices" 3 --pod-processes "$processes" --pod-index "$i" --pod-rendezvous "$work/$name.rv" \
+      > "$work/$name.$i.json" 2> "$work/$name.$i.err" &
+    pids+=($!)
+  done
+  train "$devices" 3 --pod-processes "$processes" --pod-index 0 --pod-rendezvous "$work/$name.rv" \
+    --checkpoint "$work/$name.npz" > "$work/$name.0.json" 2> "$work/$name.0.err" ||
+    { cat "$work/$name".*.err; echo "FAIL: process 0 of $name"; exit 1; }
+  for pid in "${pids[@]}"; do wait "$pid" || { cat "$work/$name".*.err; echo "FAIL: a process of $name"; exit 1; }; done
+  pids=()
+}
+same_state() {  # A.npz B.npz WHAT
+  python3 - "$1" "$2" "$3" <<'PY'
+import sys, zipfile
+a, b = (zipfile.ZipFile(p) for p in sys.argv[1:3])
+names = sorted(n for n in a.namelist() if n != "arr_0.npy")  # arr_0: steps and device cycles
+assert names == sorted(n for n in b.namelist() if n != "arr_0.npy") and len(names) == 8, names
+for n in names:
+    assert a.read(n) == b.read(n), f"{n} differs between {sys.argv[3]} and one device"
+print(f"{sys.argv[3]}: {len(names)} state arrays bit-identical to one device")
+PY
+}
+train ref 3 --checkpoint "$work/one.npz" > "$work/one.json"
+pod four 4 ref
+same_state "$work/four.npz" "$work/one.npz" "4 processes of 1 device"
+pod twos 2 ref,ref
+same_state "$work/twos.npz" "$work/one.npz" "2 processes of 2 devices"
+# Every process reports the whole pod, and all saw the same losses.
+python3 - "$work" <<'PY'
+import json, sys
+for name, processes in (("four", 4), ("twos", 2)):
+    runs = [json.load(open(f"{sys.argv[1]}/{name}.{i}.json")) for i in range(processes)]
+    assert all(r["pod"]["devices"] == 4 and r["pod"]["processes"] == processes for r in runs), runs[0]["pod"]
+    assert len({r["last_loss"] for r in runs}) == 1 and len({r["device_cycles"] for r in runs}) == 1
+print("every process reports the 4-device pod and the same loss and device cycles")
+PY
+# The same rendezvous directory again: refused at once, naming it.
+if train ref 3 --pod-processes 4 --pod-index 0 --pod-rendezvous "$work/four.rv" > /dev/null 2> "$work/reuse.err"; then
+  echo "FAIL: a reused rendezvous directory was accepted"; exit 1
+fi
+grep -q "left by an earlier pod" "$work/reuse.err" || { cat "$work/reuse.err"; echo "FAIL: reuse message"; exit 1; }
+echo "a reused rendezvous directory is refused: $(head -c 200 "$work/reuse.err")"
+# Process 1 killed mid-training: process 0 stops with an error naming the exchange.
+# (started directly, so that $! is the systole process itself)
+"$systole" train --grad "$data/mlp_grad.hlo" --apply "$data/mlp_sgd_apply.hlo" --data "$data/digits.npz" \
+  --init "$data/mlp_sgd_init.npz" --device ref --shards 8 --steps 1000000 --epochs 100000 -q \
+  --pod-processes 2 --pod-index 1 --pod-rendezvous "$work/kill.rv" > /dev/null 2>&1 &
+victim=$!
+disown "$victim"  # its death is the point: no "Killed" notice from this shell
+pids=("$victim")
+( sleep 3; kill -9 "$victim" ) &
+start=$SECONDS
+if train ref 1000000 --epochs 100000 --pod-processes 2 --pod-index 0 --pod-rendezvous "$work/kill.rv" \
+    > /dev/null 2> "$work/kill.err"; then
+  echo "FAIL: process 0 finished although process 1 died"; exit 1
+fi
+grep -q "Gloo" "$work/kill.err" || { cat "$work/kill.err"; echo "FAIL: the error does not name the exchange"; exit 1; }
+echo "process 1 killed: process 0 stopped after $((SECONDS - start)) s: $(head -c 300 "$work/kill.err")"
