@@ -35,6 +35,10 @@ std::string HostReason(const Instruction& i, const Config& config) {
     case Opcode::kWhile:
     case Opcode::kConditional:
       return "control flow runs on the host, the computations it calls included";
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
+      return "no device kernel: batch normalization runs on the host (statistics over the batch in f32)";
     default:
       // The vector unit takes bf16 add/sub/mul/max/min of equal shapes and the transcendentals
       // (lower_vector.cpp).

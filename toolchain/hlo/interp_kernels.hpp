@@ -52,6 +52,9 @@ Literal EvalReduce(const Instruction& instruction, const Operands& operands, con
 Literal EvalReduceWindow(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
 Literal EvalSelectAndScatter(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
 
+// interp_batch_norm.cpp: batch-norm-training, -inference and -grad.
+Literal EvalBatchNorm(const Instruction& instruction, const Operands& operands);
+
 // interp_indexed.cpp: gather, scatter, sort, dynamic-update-slice.
 Literal EvalIndexed(const Instruction& instruction, const Operands& operands, const ComputationRunner& run);
 

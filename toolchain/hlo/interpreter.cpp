@@ -60,6 +60,9 @@ Literal Dispatch(const Instruction& instruction, const Operands& operands, const
     case Opcode::kReduce: return detail::EvalReduce(instruction, operands, run);
     case Opcode::kReduceWindow: return detail::EvalReduceWindow(instruction, operands, run);
     case Opcode::kSelectAndScatter: return detail::EvalSelectAndScatter(instruction, operands, run);
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad: return detail::EvalBatchNorm(instruction, operands);
     case Opcode::kGather:
     case Opcode::kScatter:
     case Opcode::kSort:

@@ -88,7 +88,11 @@ namespace systole::hlo {
   X(kWhile, "while")                            \
   X(kConditional, "conditional")                \
   X(kReduceWindow, "reduce-window")            \
-  X(kSelectAndScatter, "select-and-scatter")
+  X(kSelectAndScatter, "select-and-scatter")    \
+  /* batch normalization over every dimension but feature_index */ \
+  X(kBatchNormTraining, "batch-norm-training")  \
+  X(kBatchNormInference, "batch-norm-inference") \
+  X(kBatchNormGrad, "batch-norm-grad")
 
 enum class Opcode : std::uint8_t {
 #define SYSTOLE_HLO_ENUM(e, n) e,
@@ -229,6 +233,8 @@ class Instruction {
   bool total_order = false;  // compare type=TOTALORDER: -NaN < -inf < … < -0 < +0 < … < inf < NaN
   GatherScatterDims gather_dims;  // gather, scatter
   bool is_stable = false;         // sort
+  double epsilon = 0;             // batch-norm-*: added to the variance
+  std::int64_t feature_index = 0; // batch-norm-*: the dimension that keeps its own statistics
   OpMetadata metadata;
 
   // "%name = f32[2] add(%a, %b)" — for messages.

@@ -397,6 +397,10 @@ class ModuleParser {
       instruction.gather_dims.index_vector_dim = cursor_.Integer("an index vector dimension");
     } else if (name == "slice_sizes") {
       instruction.gather_dims.slice_sizes = detail::ParseIntegerList(cursor_);
+    } else if (name == "epsilon") {
+      instruction.epsilon = cursor_.Number("an epsilon");
+    } else if (name == "feature_index") {
+      instruction.feature_index = cursor_.Integer("a feature index");
     } else if (name == "is_stable") {
       instruction.is_stable = ParseBool();
     } else if (name == "type" && instruction.opcode == Opcode::kCompare) {

@@ -71,6 +71,9 @@ Shape Inference::Infer() const {
     case Opcode::kReduce: return Reduce();
     case Opcode::kReduceWindow: return ReduceWindow();
     case Opcode::kSelectAndScatter: return SelectAndScatter();
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad: return BatchNorm();
     default: return Elementwise();
   }
 }

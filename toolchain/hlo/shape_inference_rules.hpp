@@ -74,6 +74,7 @@ class Inference {
   Shape Reduce() const;
   Shape ReduceWindow() const;
   Shape SelectAndScatter() const;  // shape_inference_indexed.cpp
+  Shape BatchNorm() const;         // shape_inference_batch_norm.cpp
   // Output size of one windowed dimension (convolution, reduce-window).
   std::int64_t WindowedSize(std::int64_t input, const WindowDim& window) const;
   void CheckReducer(const Computation& reducer, const std::vector<ElementType>& types) const;
