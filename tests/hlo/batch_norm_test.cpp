@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -104,6 +107,36 @@ ENTRY e {
     down[f] -= h;
     EXPECT_NEAR(grad.elements[2].values[f], (loss(x0, scale, up) - loss(x0, scale, down)) / (2 * h), 1e-6)
         << "grad_offset " << f;
+  }
+}
+
+// tests/hlo/data/batch_norm_train_step.hlo (also a fuzz_hlo seed): forward and backward of one
+// layer. Properties that hold whatever the arithmetic order: each feature's output has mean
+// offset, its input gradient sums to zero, and grad_offset is the sum of dy.
+TEST(BatchNorm, ATrainStepFileRunsForwardAndBackward) {
+  std::ifstream in(std::filesystem::path(SYSTOLE_SOURCE_DIR) / "tests/hlo/data/batch_norm_train_step.hlo");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::vector<double> offset{0.25, -1, 0};
+  std::vector<double> x(24), dy(24);
+  for (std::size_t i = 0; i < 24; ++i) {
+    x[i] = std::sin(0.7 * static_cast<double>(i)) * 3;
+    dy[i] = std::cos(1.3 * static_cast<double>(i));
+  }
+  const Literal out = RunText(text.str(), {F32({2, 2, 2, 3}, x), F32({3}, {1, 2, 0.5}), F32({3}, offset),
+                                           F32({2, 2, 2, 3}, dy)});
+  ASSERT_EQ(out.elements.size(), 4u);
+  for (std::size_t f = 0; f < 3; ++f) {
+    double y_sum = 0, dx_sum = 0, dy_sum = 0;
+    for (std::size_t i = f; i < 24; i += 3) {
+      y_sum += out.elements[0].values[i];
+      dx_sum += out.elements[1].values[i];
+      dy_sum += dy[i];
+    }
+    EXPECT_NEAR(y_sum / 8, offset[f], 1e-6) << "feature " << f;
+    EXPECT_NEAR(dx_sum, 0, 1e-5) << "feature " << f;
+    EXPECT_NEAR(out.elements[3].values[f], dy_sum, 1e-5) << "feature " << f;
   }
 }
 
