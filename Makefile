@@ -86,8 +86,8 @@ test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50,
 	ctest --test-dir build-long --output-on-failure --no-tests=error -L long $(CTEST_ARGS)
 
 # The fuzzers start from seed corpora of the project's own files (tests/fuzz/CMakeLists.txt).
-# fuzz-long runs each to FUZZ_RUNS executions over FUZZ_JOBS processes: hours (fuzz_assembler and
-# fuzz_hlo are the slow ones; docs/FUZZING.md has measured rates).
+# fuzz-long runs each to FUZZ_RUNS executions over FUZZ_JOBS processes: hours (fuzz_server,
+# fuzz_assembler and fuzz_hlo are the slow ones, 1.5-2.5 h each; docs/FUZZING.md has measured rates).
 FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config fuzz_frame fuzz_hlo fuzz_server
 FUZZ_RUNS ?= 10000000
 FUZZ_JOBS ?= 1
