@@ -40,15 +40,7 @@ pod() {  # NAME PROCESSES DEVICES
   pids=()
 }
 same_state() {  # A.npz B.npz WHAT
-  python3 - "$1" "$2" "$3" <<'PY'
-import sys, zipfile
-a, b = (zipfile.ZipFile(p) for p in sys.argv[1:3])
-names = sorted(n for n in a.namelist() if n != "arr_0.npy")  # arr_0: steps and device cycles
-assert names == sorted(n for n in b.namelist() if n != "arr_0.npy") and len(names) == 8, names
-for n in names:
-    assert a.read(n) == b.read(n), f"{n} differs between {sys.argv[3]} and one device"
-print(f"{sys.argv[3]}: {len(names)} state arrays bit-identical to one device")
-PY
+  python3 "$(dirname "$0")/same_state.py" "$@"
 }
 train ref 3 --checkpoint "$work/one.npz" > "$work/one.json"
 pod four 4 ref
