@@ -38,7 +38,7 @@ void GoldenModel::BeginLaunch(std::uint64_t pc, std::uint32_t count) {
   launch_.active = true;
   launch_.pc = pc;
   launch_.count = count;
-  timing_.StartLaunch();
+  timing_.StartLaunch(pc);
 }
 
 bool GoldenModel::StepLaunch() {
@@ -83,6 +83,7 @@ bool GoldenModel::StepLaunch() {
     }
   }
   if (ended) {
+    timing_.EndLaunch(registers_.counters());
     Count(Perf::kCycles) += timing_.LaunchCycles();
     cycles_run_ += timing_.LaunchCycles();
     launch_.active = false;

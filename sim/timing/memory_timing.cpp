@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <deque>
+#include <limits>
 
 namespace systole::model {
 namespace {
@@ -26,6 +27,13 @@ class Channel {
         rrd_l_at_(dram.bank_groups, 0), ccd_l_at_(dram.bank_groups, 0) {}
 
   bool Full() const { return queue_.size() >= depth_; }
+  // Nothing queued and no refresh pending: stepping it changes nothing until the next refresh.
+  bool Quiet() const { return queue_.empty() && !refresh_due_; }
+  // The row open in `bank` from time 0, as the host's last access left it.
+  void Open(unsigned bank, std::uint64_t row) {
+    open_[bank] = true;
+    open_row_[bank] = row;
+  }
   void Push(const Entry& entry) { queue_.push_back(entry); }
 
   // Issues this cycle's command, if any; a column command reports (access, when its response
@@ -224,6 +232,112 @@ MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses
     }
   }
   return result;
+}
+
+std::vector<MemoryStreamTiming> MemoryTimingModel::RunStreams(std::span<const MemoryStream> streams,
+                                                              std::span<const std::uint64_t> open_rows) const {
+  const DramConfig& d = config_.dram;
+  std::vector<Channel> channels(config_.memory_channels, Channel(d, options_.queue_depth));
+  for (const std::uint64_t address : open_rows) {
+    const DramLocation at = Locate(address);
+    channels[at.channel].Open(at.group * d.banks_per_group + at.bank, at.row);
+  }
+  std::vector<MemoryStreamTiming> timing(streams.size());
+  // Each requester's streams, in the order given, and where it stands in them.
+  struct Requester {
+    std::vector<std::size_t> streams;
+    std::size_t stream = 0, access = 0;  // the next access to offer
+    std::uint64_t in_flight = 0;
+    Time free_from = 0;  // its next stream may start: the cycle after its last offer
+  };
+  unsigned ports = 0;
+  for (const MemoryStream& s : streams) ports = std::max(ports, s.requester + 1);
+  std::vector<Requester> requesters(ports);
+  for (std::size_t i = 0; i < streams.size(); ++i) requesters[streams[i].requester].streams.push_back(i);
+  // Accepted accesses in request order: (stream, its access index); when each is answered.
+  struct Request {
+    std::size_t stream, access;
+    Time done = -1;
+  };
+  std::vector<Request> requests;
+  const std::size_t outstanding = std::min(options_.rob_depth, options_.arbiter_outstanding);
+  std::size_t head = 0, finished = 0;
+  // Streams with no access are answered at their release.
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    if (streams[i].accesses.empty()) {
+      timing[i] = {streams[i].release, streams[i].release, streams[i].release};
+      ++finished;
+    }
+  }
+  unsigned last_granted = ports - 1;
+  // Skips the streams with no access at the front of a requester's list.
+  const auto skip_empty = [&](Requester& r) {
+    while (r.stream < r.streams.size() && streams[r.streams[r.stream]].accesses.empty()) ++r.stream;
+  };
+  for (Requester& r : requesters) skip_empty(r);
+  const auto offering = [&](const Requester& r, Time now) {
+    if (r.stream >= r.streams.size()) return false;
+    const MemoryStream& s = streams[r.streams[r.stream]];
+    return now >= static_cast<Time>(s.release) && now >= r.free_from &&
+           (s.credits == 0 || r.in_flight < s.credits);
+  };
+  for (Time now = 0; finished < streams.size(); ++now) {
+    // Nothing queued, in flight or offered: jump to the next release or refresh.
+    if (head == requests.size() &&
+        std::all_of(channels.begin(), channels.end(), [](const Channel& c) { return c.Quiet(); })) {
+      Time next = std::numeric_limits<Time>::max();
+      for (const Requester& r : requesters) {
+        if (r.stream < r.streams.size()) {
+          next = std::min(next, std::max<Time>(r.free_from, static_cast<Time>(streams[r.streams[r.stream]].release)));
+        }
+      }
+      const Time refresh = (now / d.t_refi + 1) * d.t_refi;
+      if (next > now) now = std::min(next, refresh);
+    }
+    for (auto& channel : channels) {
+      std::size_t served = 0;
+      Time visible = 0;
+      if (channel.Step(now, served, visible)) requests[served].done = visible;
+    }
+    // The arbiter: the first requester offering after the one granted last.
+    if (requests.size() - head < outstanding) {
+      for (unsigned k = 1; k <= ports; ++k) {
+        const unsigned port = (last_granted + k) % ports;
+        Requester& r = requesters[port];
+        if (!offering(r, now)) continue;
+        const std::size_t stream = r.streams[r.stream];
+        const MemoryAccess& access = streams[stream].accesses[r.access];
+        const DramLocation at = Locate(access.address);
+        Channel& channel = channels[at.channel];
+        if (channel.Full()) break;  // granted, not taken: the port waits
+        channel.Push({access.write, at.group * d.banks_per_group + at.bank, at.group, at.row, at.column,
+                      at.word, requests.size()});
+        requests.push_back({stream, r.access});
+        ++r.in_flight;
+        last_granted = port;
+        timing[stream].last_accept = static_cast<std::uint64_t>(now);
+        if (++r.access == streams[stream].accesses.size()) {
+          r.access = 0;
+          ++r.stream;
+          r.free_from = now + 1;
+          skip_empty(r);
+        }
+        break;
+      }
+    }
+    // One response per cycle, in request order.
+    if (head < requests.size() && requests[head].done >= 0 && requests[head].done <= now) {
+      const Request& q = requests[head++];
+      --requesters[streams[q.stream].requester].in_flight;
+      MemoryStreamTiming& t = timing[q.stream];
+      if (q.access == 0) t.first_response = static_cast<std::uint64_t>(now);
+      if (q.access + 1 == streams[q.stream].accesses.size()) {
+        t.last_response = static_cast<std::uint64_t>(now);
+        ++finished;
+      }
+    }
+  }
+  return timing;
 }
 
 }  // namespace systole::model

@@ -34,7 +34,26 @@ struct DramLocation {
 struct MemoryTimingOptions {
   unsigned queue_depth = 16;  // per channel, as systole_hbm_ctrl's QUEUE_DEPTH
   unsigned rob_depth = 64;    // requests in flight, as its ROB_DEPTH
+  // Requests the core's arbiter lets be in flight (OUTSTANDING of systole_mem_arbiter as
+  // rtl/systole_core.sv instantiates it); RunStreams only, where the core's requesters meet.
+  unsigned arbiter_outstanding = 32;
 };
+
+// One requester's burst of accesses for RunStreams: a DMA instruction's words, or one fetched
+// instruction word.
+struct MemoryStream {
+  unsigned requester = 0;        // the arbiter port: 0 fetch, 1 LOAD, 2 WEIGHT, 3 STORE
+  std::uint64_t release = 0;     // the first cycle its first access may be offered
+  std::vector<MemoryAccess> accesses;
+  std::uint64_t credits = 0;     // the requester's limit on accesses in flight (0: none)
+};
+
+// When each stream's accesses were taken and answered (cycles from RunStreams' time 0).
+struct MemoryStreamTiming {
+  std::uint64_t last_accept = 0;
+  std::uint64_t first_response = 0;
+  std::uint64_t last_response = 0;
+}; 
 
 struct MemoryTimingResult {
   std::uint64_t cycles = 0;                 // from the first request to the last response
@@ -50,6 +69,17 @@ class MemoryTimingModel {
   // while fewer than that many are unanswered (a DMA engine's credits).
   MemoryTimingResult Run(std::span<const MemoryAccess> accesses,
                          std::uint64_t in_flight_limit = 0) const;
+
+  // Several requesters together, as the core's round-robin arbiter interleaves them in front of
+  // one controller: each requester offers its streams in the order given, a stream's first
+  // access no sooner than its release and after the requester's previous stream has offered its
+  // last; the arbiter grants one access a cycle, rotating past the requester granted last, and
+  // a grant the controller cannot take (the channel's queue full) blocks the port that cycle;
+  // responses come back one a cycle in the order of the requests. `open_rows`: addresses whose
+  // DRAM rows are open at time 0 (the host's last writes). Streams with no access are answered
+  // at their release.
+  std::vector<MemoryStreamTiming> RunStreams(std::span<const MemoryStream> streams,
+                                             std::span<const std::uint64_t> open_rows = {}) const;
 
   // The 32-byte words a DMA touches, in the order the DMA engines request them: `rows` rows of
   // `row_bytes` bytes, the first at `address`, each `stride` bytes after the previous one (a

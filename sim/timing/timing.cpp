@@ -32,6 +32,12 @@ TimingModel::TimingModel(const Config& config, TimingParameters parameters)
   const std::uint64_t row_words = (std::uint64_t{config.cols} * ElementBytes(config.dtype) + 31) / 32;
   weight_credits_ = std::max<std::uint64_t>(
       16, parameters_.weight_queue_depth * std::bit_ceil(std::uint64_t{config.rows} * row_words));
+  // The fetch formula (NextIssue) counts from the request to a word in an open row; the shared
+  // replay counts to the controller's response: the difference is the arbiter and fetch buffer.
+  const MemoryStream word{0, 0, {{false, 0}}, 0};
+  const std::uint64_t open_row_response = memory_.RunStreams({&word, 1}, std::array<std::uint64_t, 1>{0})[0].first_response;
+  const Cycle formula = config.dram.t_cl + parameters_.fetch_overhead + 1;
+  fetch_response_to_word_ = formula > open_row_response ? formula - open_row_response : 0;
 }
 
 DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
@@ -58,7 +64,25 @@ DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint6
   return time;
 }
 
-void TimingModel::StartLaunch() {
+bool TimingModel::Deferred() const {
+  return parameters_.memory == TimingParameters::Memory::kDram && parameters_.shared_memory;
+}
+
+void TimingModel::StartLaunch(std::uint64_t pc) {
+  launch_pc_ = pc;
+  launch_insns_.clear();
+  first_estimate_ = {};
+  shared_.clear();
+  fetch_delay_.clear();
+  ResetSchedule();
+  recording_ = Deferred() ? nullptr : timeline_;
+  if (recording_ != nullptr) recording_->LaunchStarted(0);
+}
+
+void TimingModel::ResetSchedule() {
+  instructions_.clear();
+  issued_dmas_.clear();
+  fetch_requests_.clear();
   sequencer_ = 0;
   fetch_request_ = 0;
   fetched_ = 0;
@@ -75,7 +99,6 @@ void TimingModel::StartLaunch() {
   }
   tile_loaded_.clear();
   tile_popped_.clear();
-  if (timeline_ != nullptr) timeline_->LaunchStarted(0);
 }
 
 std::uint64_t TimingModel::DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const {
@@ -92,8 +115,10 @@ TimingModel::Cycle TimingModel::NextIssue() {
   Cycle request = fetched_ == 0 ? 1 : fetch_request_ + 1;  // the fetch starts after launch_start
   if (fetch_pops_.size() >= parameters_.fetch_depth) request = std::max(request, fetch_pops_.front() + 1);
   fetch_request_ = request;
-  ++fetched_;
-  const Cycle word = request + config_.dram.t_cl + parameters_.fetch_overhead + 1;
+  const std::uint64_t n = fetched_++;
+  fetch_requests_.push_back(request);
+  const Cycle word = request + (n < fetch_delay_.size() ? fetch_delay_[n]
+                                                        : config_.dram.t_cl + parameters_.fetch_overhead + 1);
   const Cycle pop = std::max(sequencer_, word);
   fetch_pops_.push_back(pop);
   while (fetch_pops_.size() > parameters_.fetch_depth) fetch_pops_.pop_front();
@@ -199,9 +224,48 @@ TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime tim
   return done;
 }
 
+TimingModel::Cycle TimingModel::TransferOrShared(const IssuedDma& dma, PerfCounters& perf) {
+  const DmaTime alone = Dma(dma.address, dma.stride, dma.rows, dma.row_bytes, dma.write, dma.credits);
+  if (dma.rows != 0 && dma.row_bytes != 0) issued_dmas_.push_back(dma);
+  const auto it = shared_.find(dma.index);
+  if (it == shared_.end()) {
+    return Transfer(dma.unit, dma.start, alone, dma.address,
+                    LastByte(dma.address, dma.stride, dma.rows, dma.row_bytes), perf);
+  }
+  // Memory stall: what sharing the memory added to the DMA's time alone.
+  const Cycle waited = it->second.complete > alone.latency + alone.stream
+                           ? it->second.complete - alone.latency - alone.stream
+                           : 0;
+  At(perf, Perf::kStallMemory) += waited;
+  RecordStall(dma.unit, trace::StallCause::kMemory, dma.start, dma.start + waited);
+  return dma.start + it->second.complete;
+}
+
 void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
+  launch_insns_.push_back(insn);
+  PerfCounters added{};
+  ScheduleOne(insn, launch_insns_.size() - 1, added);
+  for (unsigned c = 0; c < kNumPerfCounters; ++c) {
+    perf[c] += added[c];
+    first_estimate_[c] += added[c];
+  }
+}
+
+void TimingModel::Recorded(const PerfCounters& perf, const PerfCounters& before) {
+  InstructionTiming& t = instructions_.emplace_back();
+  t.complete = last_complete_;
+  t.launch_end = launch_end_;
+  for (unsigned c = 0; c < kNumPerfCounters; ++c) t.perf[c] = perf[c] - before[c];
+}
+
+void TimingModel::ScheduleOne(const isa::Instruction& insn, std::size_t index, PerfCounters& perf) {
+  const PerfCounters before = perf;
+  last_complete_ = 0;
   const isa::OpcodeSpec* spec = isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode));
-  if (spec == nullptr) return;
+  if (spec == nullptr) {
+    Recorded(perf, before);
+    return;
+  }
   if (spec->unit == isa::Unit::kSequencer) {
     // SYNC and HALT wait in S_ISSUE until every earlier instruction is done; the launch ends
     // the cycle after (HALT). INTERRUPT goes on at once.
@@ -209,7 +273,9 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
     if (insn.opcode != Opcode::kInterrupt) issue = std::max(issue, launch_end_ + 1);
     sequencer_ = issue + 1;
     launch_end_ = std::max(launch_end_, insn.opcode == Opcode::kHalt ? issue : issue + 1);
-    if (insn.opcode == Opcode::kHalt && timeline_ != nullptr) timeline_->LaunchEnded(launch_end_);
+    last_complete_ = issue + 1;
+    if (insn.opcode == Opcode::kHalt && recording_ != nullptr) recording_->LaunchEnded(launch_end_);
+    Recorded(perf, before);
     return;
   }
   const auto unit = static_cast<unsigned>(spec->unit);
@@ -234,32 +300,35 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       const bool store = insn.opcode == Opcode::kStore;
       const std::uint64_t size = insn[Field::kMem] == 0 ? element_bytes : kAccumulatorElementBytes;
       const std::uint64_t row_bytes = insn[Field::kElems] * size;
-      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
-      complete = Transfer(unit, start,
-                          Dma(dram, stride, rows, row_bytes, store, store ? 0 : parameters_.load_credits),
-                          dram, LastByte(dram, stride, rows, row_bytes), perf);
+      const IssuedDma dma{index, unit, start, insn[Field::kDram], insn[Field::kStride], rows, row_bytes,
+                          store ? 0 : parameters_.load_credits, store};
+      complete = TransferOrShared(dma, perf);
       unit_free = complete - 1;  // ready again in the cycle of its last write / acknowledgement
       break;
     }
     case Opcode::kLoadWeights: {
       // FIFO space: tile n needs tile n - depth to have left the FIFO (been popped).
-      const std::size_t index = tile_loaded_.size();
-      if (index >= config_.weight_fifo_tiles) {
-        const std::size_t freed_by = index - config_.weight_fifo_tiles;
+      const std::size_t tile = tile_loaded_.size();
+      if (tile >= config_.weight_fifo_tiles) {
+        const std::size_t freed_by = tile - config_.weight_fifo_tiles;
         if (freed_by < tile_popped_.size()) start = std::max(start, tile_popped_[freed_by]);
       }
       // The unit's in-order queue: tile n is taken once tile n - depth is done.
-      if (index >= parameters_.weight_queue_depth) {
-        start = std::max(start, tile_loaded_[index - parameters_.weight_queue_depth]);
+      if (tile >= parameters_.weight_queue_depth) {
+        start = std::max(start, tile_loaded_[tile - parameters_.weight_queue_depth]);
       }
       const std::uint64_t row_bytes = insn[Field::kCols] * element_bytes;
-      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
-      const DmaTime time = Dma(dram, stride, rows, row_bytes, false, weight_credits_);
-      complete = Transfer(unit, start, time, dram, LastByte(dram, stride, rows, row_bytes), perf);
+      const IssuedDma dma{index, unit, start, insn[Field::kDram], insn[Field::kStride], rows, row_bytes,
+                          weight_credits_, false};
+      complete = TransferOrShared(dma, perf);
       // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
       // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
       // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.
-      unit_free = complete - time.latency + 1;
+      if (const auto it = shared_.find(index); it != shared_.end()) {
+        unit_free = start + it->second.free;
+      } else {
+        unit_free = complete - Dma(dma.address, dma.stride, rows, row_bytes, false, weight_credits_).latency + 1;
+      }
       tile_loaded_.push_back(complete);
       break;
     }
@@ -269,9 +338,9 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
       if (insn[Field::kPop] != 0) {
         // The next tile shifts into the array's shadow buffer (R cycles) once it has arrived
         // and the previous swap has freed the shadow buffer.
-        const std::size_t index = tile_popped_.size();
-        Cycle ready = index < tile_loaded_.size() ? tile_loaded_[index] : first_row;
-        if (index > 0) ready = std::max(ready, tile_popped_[index - 1]);
+        const std::size_t tile = tile_popped_.size();
+        Cycle ready = tile < tile_loaded_.size() ? tile_loaded_[tile] : first_row;
+        if (tile > 0) ready = std::max(ready, tile_popped_[tile - 1]);
         ready += config_.rows;
         if (ready > first_row) {
           At(perf, Perf::kStallWfifo) += ready - first_row;
@@ -325,7 +394,9 @@ void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
   }
   Finish(unit, start, unit_free, complete);
   SendTokens(insn, unit, complete);
-  if (timeline_ != nullptr) timeline_->UnitInstruction(unit, start, complete);
+  if (recording_ != nullptr) recording_->UnitInstruction(unit, start, complete);
+  last_complete_ = complete;
+  Recorded(perf, before);
 }
 
 }  // namespace systole::model

@@ -41,6 +41,14 @@ struct TimingParameters {
   //           before the DRAM model; kept for hand-worked schedules and extreme latencies).
   enum class Memory { kDram, kFixed };
   Memory memory = Memory::kDram;
+  // kDram: at the end of a launch, replay the launch's DMA streams and instruction fetches
+  // together through one MemoryTimingModel (MemoryTimingModel::RunStreams: the arbiter
+  // interleaving them request by request, rows shared in banks, responses in request order)
+  // and reschedule with the durations that gives, until the schedule stops changing. Off: each
+  // DMA's time on an idle memory, streams overlapping first come, first served.
+  bool shared_memory = true;
+  // Reschedules at most this many times (the schedule usually settles after two or three).
+  unsigned shared_memory_rounds = 8;
   // The sequencer, as rtl/control/systole_sequencer.sv builds it (the RTL's own parameters):
   // instructions waiting in a unit's command queue (dispatched, not yet accepted) before
   // dispatch stalls on it — UNIT_QDEPTH;
@@ -90,15 +98,30 @@ class TimingModel {
  public:
   explicit TimingModel(const Config& config, TimingParameters parameters = {});
 
-  // Every launch starts at cycle 0 with idle units.
-  void StartLaunch();
+  // Every launch starts at cycle 0 with idle units; its program at `pc` (its first words'
+  // DRAM row is open: the host wrote them last).
+  void StartLaunch(std::uint64_t pc = 0);
   // Schedules one checked instruction, in program order, and adds its stall and MXU-busy
-  // cycles to `perf`.
+  // cycles to `perf`: a first estimate, each DMA on an idle memory.
   void Schedule(const isa::Instruction& insn, PerfCounters& perf);
-  // Records each scheduled instruction's span and stalls into `timeline` (nullptr: stop).
+  // The launch ended (HALT or a fault): with shared_memory, reschedules it with its DMAs and
+  // fetches sharing the memory (TimingParameters) and corrects `perf`, LaunchCycles() and the
+  // per-instruction figures to that schedule; records the launch into the timeline.
+  void EndLaunch(PerfCounters& perf);
+  // Records each scheduled instruction's span and stalls into `timeline` (nullptr: stop). With
+  // shared_memory the launch is recorded by EndLaunch, once its schedule is final.
   void Record(trace::Timeline* timeline) { timeline_ = timeline; }
   // Cycles the launch has taken so far: when its last instruction completed.
   std::uint64_t LaunchCycles() const { return launch_end_; }
+
+  // Each instruction of the launch, in program order: when it completed, the launch's end so
+  // far, and what it added to the counters (final after EndLaunch).
+  struct InstructionTiming {
+    std::uint64_t complete = 0;
+    std::uint64_t launch_end = 0;
+    PerfCounters perf{};
+  };
+  const std::vector<InstructionTiming>& LaunchInstructions() const { return instructions_; }
 
   // Duration formulas, public so that tests and docs can quote them.
   std::uint64_t DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const;
@@ -112,6 +135,28 @@ class TimingModel {
   using Cycle = std::uint64_t;
   static constexpr unsigned kSequencer = isa::kNumUnits;
 
+  // What a DMA took when the launch's streams shared the memory, relative to its start.
+  struct SharedDma {
+    Cycle complete = 0;  // its last response's cycle + 1
+    Cycle free = 0;      // LOAD_WEIGHTS: its unit may start the next tile (last request + 2)
+  };
+  // A DMA as the schedule issued it, for RunStreams.
+  struct IssuedDma {
+    std::size_t index = 0;
+    unsigned unit = 0;
+    Cycle start = 0;
+    std::uint64_t address = 0, stride = 0, rows = 0, row_bytes = 0, credits = 0;
+    bool write = false;
+  };
+
+  void ScheduleOne(const isa::Instruction& insn, std::size_t index, PerfCounters& perf);
+  // Starts the launch's schedule again from cycle 0 (its instructions and shared_ kept).
+  void ResetSchedule();
+  // Schedules the launch's instructions again into `perf`, with the shared DMA and fetch times.
+  void Reschedule(PerfCounters& perf);
+  // RunStreams over the DMAs and fetches of the last schedule; fills shared_ and fetch_delay_.
+  void ShareMemory();
+
   // The sequencer takes the launch's next instruction word (fetched) through its dispatch
   // states; returns the cycle of S_ISSUE, before any wait for a full unit queue.
   Cycle NextIssue();
@@ -122,17 +167,25 @@ class TimingModel {
   // `first` and `last`: the addresses of the DMA's first and last byte.
   Cycle Transfer(unsigned unit, Cycle start, DmaTime time, std::uint64_t first, std::uint64_t last,
                  PerfCounters& perf);
+  // A DMA's completion: Transfer's, or the shared schedule's when there is one for it.
+  Cycle TransferOrShared(const IssuedDma& dma, PerfCounters& perf);
+  // Whether launches are rescheduled by EndLaunch (TimingParameters::shared_memory).
+  bool Deferred() const;
+  // Appends the instruction just scheduled to instructions_ (`before`: perf before it).
+  void Recorded(const PerfCounters& perf, const PerfCounters& before);
   // Takes the first `cycles` free cycles of device memory from `from`; returns the cycle after
   // the last one taken.
   Cycle ReserveMemory(Cycle from, std::uint64_t cycles);
 
   void RecordStall(unsigned track, trace::StallCause cause, Cycle begin, Cycle end) {
-    if (timeline_ != nullptr) timeline_->UnitStall(track, cause, begin, end);
+    if (recording_ != nullptr) recording_->UnitStall(track, cause, begin, end);
   }
 
   Config config_;
   TimingParameters parameters_;
   trace::Timeline* timeline_ = nullptr;
+  trace::Timeline* recording_ = nullptr;  // timeline_ while the final schedule is made
+  Cycle last_complete_ = 0;               // the completion of the instruction just scheduled
   MemoryTimingModel memory_;
   // kDram results by (address modulo dram_period_, stride, rows, row bytes, write, credits): a
   // DMA's timing on an idle memory depends on the address only below the DRAM row bits.
@@ -141,6 +194,22 @@ class TimingModel {
            DmaTime>
       dma_cache_;
   std::uint64_t weight_credits_ = 0;  // CREDITS of systole_dma_weights for this configuration
+
+  // The launch: its program's address, its instructions, what the first estimate added to
+  // the counters, and each instruction's figures in the current schedule.
+  std::uint64_t launch_pc_ = 0;
+  std::vector<isa::Instruction> launch_insns_;
+  PerfCounters first_estimate_{};
+  std::vector<InstructionTiming> instructions_;
+  // The current schedule's DMAs and instruction-word requests (one per instruction).
+  std::vector<IssuedDma> issued_dmas_;
+  std::vector<Cycle> fetch_requests_;
+  // From ShareMemory: each DMA's shared time by instruction index (empty: not yet shared), and
+  // each fetched word's request-to-arrival time.
+  std::map<std::size_t, SharedDma> shared_;
+  std::vector<Cycle> fetch_delay_;
+  // A fetched word arrives this many cycles after its response leaves the controller model.
+  Cycle fetch_response_to_word_ = 0;
 
   Cycle sequencer_ = 0;     // when the sequencer enters S_NEXT for the next instruction
   Cycle fetch_request_ = 0; // when the last instruction word was requested

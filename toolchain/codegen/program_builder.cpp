@@ -239,8 +239,11 @@ image::Program ProgramBuilder::Finish() {
 // kernel's last instruction completes.
 void ProgramBuilder::ComputeEstimates() {
   model::TimingModel timing(config_);
-  timing.StartLaunch();
+  timing.StartLaunch(program_.text_address);
   model::PerfCounters perf{};
+  for (const isa::Instruction& insn : instructions_) timing.Schedule(insn, perf);
+  timing.EndLaunch(perf);  // the final schedule: the DMAs sharing the memory
+  const std::vector<model::TimingModel::InstructionTiming>& timed = timing.LaunchInstructions();
   std::vector<std::pair<std::size_t, std::string>> spans = kernels_;
   if (spans.empty() || spans.front().first != 0) spans.insert(spans.begin(), {0, "prologue"});
   CycleEstimate total{"program"};
@@ -249,16 +252,15 @@ void ProgramBuilder::ComputeEstimates() {
     const std::size_t begin = spans[k].first;
     const std::size_t end = k + 1 < spans.size() ? spans[k + 1].first : instructions_.size();
     CycleEstimate e{spans[k].second};
-    const std::uint64_t busy_before = model::At(perf, model::Perf::kMxuBusy);
+    std::uint64_t launch_end = previous_end;
     for (std::size_t i = begin; i < end; ++i) {
       const isa::Instruction& insn = instructions_[i];
-      const model::PerfCounters before = perf;
-      timing.Schedule(insn, perf);
+      const model::PerfCounters& added = timed[i].perf;
+      launch_end = timed[i].launch_end;
+      e.mxu_busy += added[static_cast<unsigned>(model::Perf::kMxuBusy)];
       const isa::OpcodeSpec* spec = isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode));
       if (spec != nullptr && spec->unit != isa::Unit::kSequencer) {
-        const auto delta = [&](model::Perf counter) {
-          return model::At(perf, counter) - before[static_cast<unsigned>(counter)];
-        };
+        const auto delta = [&](model::Perf counter) { return added[static_cast<unsigned>(counter)]; };
         for (CycleEstimate* target : {&e, &total}) {
           CycleEstimate::UnitStalls& u = target->units[static_cast<unsigned>(spec->unit)];
           ++u.instructions;
@@ -271,9 +273,8 @@ void ProgramBuilder::ComputeEstimates() {
       if (insn.opcode == Opcode::kMatmul) e.macs += insn[Field::kRows] * insn[Field::kK] * C();
     }
     e.instructions = end - begin;
-    e.mxu_busy = model::At(perf, model::Perf::kMxuBusy) - busy_before;
-    e.cycles = timing.LaunchCycles() - previous_end;
-    previous_end = timing.LaunchCycles();
+    e.cycles = launch_end - previous_end;
+    previous_end = launch_end;
     total.macs += e.macs;
     if (e.instructions > 0) estimates_.push_back(e);
   }
