@@ -4,6 +4,7 @@
 #include <bit>
 #include <deque>
 #include <limits>
+#include <stdexcept>
 
 namespace systole::model {
 namespace {
@@ -236,108 +237,203 @@ MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses
 
 std::vector<MemoryStreamTiming> MemoryTimingModel::RunStreams(std::span<const MemoryStream> streams,
                                                               std::span<const std::uint64_t> open_rows) const {
-  const DramConfig& d = config_.dram;
-  std::vector<Channel> channels(config_.memory_channels, Channel(d, options_.queue_depth));
-  for (const std::uint64_t address : open_rows) {
-    const DramLocation at = Locate(address);
-    channels[at.channel].Open(at.group * d.banks_per_group + at.bank, at.row);
+  SharedMemory memory(config_, options_, open_rows);
+  for (const MemoryStream& stream : streams) memory.Add(stream);
+  while (memory.Step()) {
   }
-  std::vector<MemoryStreamTiming> timing(streams.size());
-  // Each requester's streams, in the order given, and where it stands in them.
+  std::vector<MemoryStreamTiming> timing;
+  timing.reserve(streams.size());
+  for (std::size_t i = 0; i < streams.size(); ++i) timing.push_back(memory.Timing(i));
+  return timing;
+}
+
+struct SharedMemory::State {
+  // Each requester's streams, in the order added, and where it stands in them.
   struct Requester {
     std::vector<std::size_t> streams;
     std::size_t stream = 0, access = 0;  // the next access to offer
     std::uint64_t in_flight = 0;
     Time free_from = 0;  // its next stream may start: the cycle after its last offer
   };
-  unsigned ports = 0;
-  for (const MemoryStream& s : streams) ports = std::max(ports, s.requester + 1);
-  std::vector<Requester> requesters(ports);
-  for (std::size_t i = 0; i < streams.size(); ++i) requesters[streams[i].requester].streams.push_back(i);
   // Accepted accesses in request order: (stream, its access index); when each is answered.
   struct Request {
     std::size_t stream, access;
     Time done = -1;
   };
+
+  State(const Config& c, MemoryTimingOptions o)
+      : config(c), locate(c), channels(c.memory_channels, Channel(c.dram, o.queue_depth)),
+        outstanding(std::min(o.rob_depth, o.arbiter_outstanding)) {}
+
+  Config config;
+  MemoryTimingModel locate;
+  std::vector<Channel> channels;
+  std::size_t outstanding;
+  std::vector<MemoryStream> streams;
+  std::vector<MemoryStreamTiming> timing;
+  std::vector<std::uint8_t> accepted_all, answered, answered_first;
+  std::vector<Requester> requesters;
   std::vector<Request> requests;
-  const std::size_t outstanding = std::min(options_.rob_depth, options_.arbiter_outstanding);
-  std::size_t head = 0, finished = 0;
-  // Streams with no access are answered at their release.
-  for (std::size_t i = 0; i < streams.size(); ++i) {
-    if (streams[i].accesses.empty()) {
-      timing[i] = {streams[i].release, streams[i].release, streams[i].release};
-      ++finished;
-    }
-  }
-  unsigned last_granted = ports - 1;
+  std::size_t head = 0;
+  unsigned last_granted = 0;
+  Time now = -1;
+  std::vector<std::size_t> newly_accepted, newly_answered;
+  std::vector<std::vector<std::int64_t>> responses;  // per stream: held streams only
+
   // Skips the streams with no access at the front of a requester's list.
-  const auto skip_empty = [&](Requester& r) {
+  void SkipEmpty(Requester& r) {
     while (r.stream < r.streams.size() && streams[r.streams[r.stream]].accesses.empty()) ++r.stream;
-  };
-  for (Requester& r : requesters) skip_empty(r);
-  const auto offering = [&](const Requester& r, Time now) {
+  }
+  bool Offering(const Requester& r, Time t) const {
     if (r.stream >= r.streams.size()) return false;
     const MemoryStream& s = streams[r.streams[r.stream]];
-    return now >= static_cast<Time>(s.release) && now >= r.free_from &&
-           (s.credits == 0 || r.in_flight < s.credits);
-  };
-  for (Time now = 0; finished < streams.size(); ++now) {
-    // Nothing queued, in flight or offered: jump to the next release or refresh.
-    if (head == requests.size() &&
-        std::all_of(channels.begin(), channels.end(), [](const Channel& c) { return c.Quiet(); })) {
-      Time next = std::numeric_limits<Time>::max();
-      for (const Requester& r : requesters) {
-        if (r.stream < r.streams.size()) {
-          next = std::min(next, std::max<Time>(r.free_from, static_cast<Time>(streams[r.streams[r.stream]].release)));
-        }
-      }
-      const Time refresh = (now / d.t_refi + 1) * d.t_refi;
-      if (next > now) now = std::min(next, refresh);
-    }
-    for (auto& channel : channels) {
-      std::size_t served = 0;
-      Time visible = 0;
-      if (channel.Step(now, served, visible)) requests[served].done = visible;
-    }
-    // The arbiter: the first requester offering after the one granted last.
-    if (requests.size() - head < outstanding) {
-      for (unsigned k = 1; k <= ports; ++k) {
-        const unsigned port = (last_granted + k) % ports;
-        Requester& r = requesters[port];
-        if (!offering(r, now)) continue;
-        const std::size_t stream = r.streams[r.stream];
-        const MemoryAccess& access = streams[stream].accesses[r.access];
-        const DramLocation at = Locate(access.address);
-        Channel& channel = channels[at.channel];
-        if (channel.Full()) break;  // granted, not taken: the port waits
-        channel.Push({access.write, at.group * d.banks_per_group + at.bank, at.group, at.row, at.column,
-                      at.word, requests.size()});
-        requests.push_back({stream, r.access});
-        ++r.in_flight;
-        last_granted = port;
-        timing[stream].last_accept = static_cast<std::uint64_t>(now);
-        if (++r.access == streams[stream].accesses.size()) {
-          r.access = 0;
-          ++r.stream;
-          r.free_from = now + 1;
-          skip_empty(r);
-        }
-        break;
+    return t >= static_cast<Time>(s.release) && t >= r.free_from && (s.credits == 0 || r.in_flight < s.credits);
+  }
+  // The next cycle anything can happen: now + 1, or, when nothing is queued, in flight or
+  // offered, the next release or refresh; -1 when nothing is left at all.
+  Time Next(Time limit) const {
+    const Time next = NextEvent();
+    if (limit < 0) return next;
+    return next < 0 ? std::max(limit, now + 1) : std::min(next, std::max(limit, now + 1));
+  }
+  Time NextEvent() const {
+    const Time t = now + 1;
+    const bool busy = head < requests.size() ||
+                      !std::all_of(channels.begin(), channels.end(), [](const Channel& c) { return c.Quiet(); });
+    if (busy) return t;
+    Time next = -1;
+    for (const Requester& r : requesters) {
+      if (r.stream < r.streams.size()) {
+        const Time at = std::max<Time>({t, r.free_from, static_cast<Time>(streams[r.streams[r.stream]].release)});
+        next = next < 0 ? at : std::min(next, at);
       }
     }
-    // One response per cycle, in request order.
-    if (head < requests.size() && requests[head].done >= 0 && requests[head].done <= now) {
-      const Request& q = requests[head++];
-      --requesters[streams[q.stream].requester].in_flight;
-      MemoryStreamTiming& t = timing[q.stream];
-      if (q.access == 0) t.first_response = static_cast<std::uint64_t>(now);
-      if (q.access + 1 == streams[q.stream].accesses.size()) {
-        t.last_response = static_cast<std::uint64_t>(now);
-        ++finished;
+    if (next <= t) return next;
+    const Time refresh = (t + config.dram.t_refi - 1) / config.dram.t_refi * config.dram.t_refi;
+    return std::min(next, std::max(t, refresh));
+  }
+};
+
+SharedMemory::SharedMemory(const Config& config, MemoryTimingOptions options,
+                           std::span<const std::uint64_t> open_rows)
+    : state_(std::make_unique<State>(config, options)) {
+  const DramConfig& d = config.dram;
+  for (const std::uint64_t address : open_rows) {
+    const DramLocation at = state_->locate.Locate(address);
+    state_->channels[at.channel].Open(at.group * d.banks_per_group + at.bank, at.row);
+  }
+}
+
+SharedMemory::~SharedMemory() = default;
+
+std::int64_t SharedMemory::Now() const { return state_->now; }
+const MemoryStreamTiming& SharedMemory::Timing(std::size_t stream) const { return state_->timing.at(stream); }
+bool SharedMemory::AllAccepted(std::size_t stream) const { return state_->accepted_all.at(stream) != 0; }
+bool SharedMemory::Answered(std::size_t stream) const { return state_->answered.at(stream) != 0; }
+bool SharedMemory::FirstAnswered(std::size_t stream) const { return state_->answered_first.at(stream) != 0; }
+const std::vector<std::size_t>& SharedMemory::NewlyAccepted() const { return state_->newly_accepted; }
+const std::vector<std::size_t>& SharedMemory::NewlyAnswered() const { return state_->newly_answered; }
+
+std::size_t SharedMemory::Add(MemoryStream stream) {
+  State& s = *state_;
+  if (static_cast<Time>(stream.release) <= s.now) {
+    throw std::logic_error("SharedMemory: a stream released at a cycle already simulated");
+  }
+  const std::size_t index = s.streams.size();
+  const bool empty = stream.accesses.empty();
+  const std::uint64_t release = stream.release;
+  if (s.requesters.size() <= stream.requester) s.requesters.resize(stream.requester + 1);
+  State::Requester& r = s.requesters[stream.requester];
+  s.streams.push_back(std::move(stream));
+  s.timing.push_back({});
+  s.responses.emplace_back(s.streams.back().held ? s.streams.back().accesses.size() : 0, -1);
+  s.accepted_all.push_back(empty ? 1 : 0);
+  s.answered.push_back(empty ? 1 : 0);
+  s.answered_first.push_back(empty ? 1 : 0);
+  if (empty) s.timing.back() = {release, release, release, 0};
+  r.streams.push_back(index);
+  s.SkipEmpty(r);
+  return index;
+}
+
+void SharedMemory::Release(unsigned requester, std::uint64_t count) {
+  State::Requester& r = state_->requesters.at(requester);
+  if (count > r.in_flight) throw std::logic_error("SharedMemory: more credits released than taken");
+  r.in_flight -= count;
+}
+
+const std::vector<std::int64_t>& SharedMemory::Responses(std::size_t stream) const {
+  return state_->responses.at(stream);
+}
+
+bool SharedMemory::Step(std::int64_t limit) {
+  State& s = *state_;
+  s.newly_accepted.clear();
+  s.newly_answered.clear();
+  const Time now = s.Next(limit);
+  if (now < 0) return false;
+  s.now = now;
+  const DramConfig& d = s.config.dram;
+  for (auto& channel : s.channels) {
+    std::size_t served = 0;
+    Time visible = 0;
+    if (channel.Step(now, served, visible)) s.requests[served].done = visible;
+  }
+  // The arbiter: the first requester offering after the one granted last.
+  const auto ports = static_cast<unsigned>(s.requesters.size());
+  int granted = -1;
+  if (s.requests.size() - s.head < s.outstanding) {
+    for (unsigned k = 1; k <= ports; ++k) {
+      const unsigned port = (s.last_granted + k) % ports;
+      State::Requester& r = s.requesters[port];
+      if (!s.Offering(r, now)) continue;
+      const std::size_t stream = r.streams[r.stream];
+      const MemoryAccess& access = s.streams[stream].accesses[r.access];
+      const DramLocation at = s.locate.Locate(access.address);
+      Channel& channel = s.channels[at.channel];
+      if (channel.Full()) break;  // granted, not taken: the port waits
+      granted = static_cast<int>(port);
+      channel.Push({access.write, at.group * d.banks_per_group + at.bank, at.group, at.row, at.column, at.word,
+                    s.requests.size()});
+      s.requests.push_back({stream, r.access});
+      ++r.in_flight;
+      s.last_granted = port;
+      s.timing[stream].last_accept = static_cast<std::uint64_t>(now);
+      if (++r.access == s.streams[stream].accesses.size()) {
+        r.access = 0;
+        ++r.stream;
+        r.free_from = now + 1;
+        s.SkipEmpty(r);
+        s.accepted_all[stream] = 1;
+        s.newly_accepted.push_back(stream);
       }
+      break;
     }
   }
-  return timing;
+  for (unsigned port = 0; port < ports; ++port) {
+    State::Requester& r = s.requesters[port];
+    if (static_cast<int>(port) != granted && s.Offering(r, now)) ++s.timing[r.streams[r.stream]].refused;
+  }
+  // One response per cycle, in request order.
+  if (s.head < s.requests.size() && s.requests[s.head].done >= 0 && s.requests[s.head].done <= now) {
+    const State::Request& q = s.requests[s.head++];
+    if (s.streams[q.stream].held) {
+      s.responses[q.stream][q.access] = now;
+    } else {
+      --s.requesters[s.streams[q.stream].requester].in_flight;
+    }
+    MemoryStreamTiming& t = s.timing[q.stream];
+    if (q.access == 0) {
+      t.first_response = static_cast<std::uint64_t>(now);
+      s.answered_first[q.stream] = 1;
+    }
+    if (q.access + 1 == s.streams[q.stream].accesses.size()) {
+      t.last_response = static_cast<std::uint64_t>(now);
+      s.answered[q.stream] = 1;
+      s.newly_answered.push_back(q.stream);
+    }
+  }
+  return true;
 }
 
 }  // namespace systole::model

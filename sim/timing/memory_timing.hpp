@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct MemoryStream {
   std::uint64_t release = 0;     // the first cycle its first access may be offered
   std::vector<MemoryAccess> accesses;
   std::uint64_t credits = 0;     // the requester's limit on accesses in flight (0: none)
+  // SharedMemory: a response does not return its credit; the requester's consumer does, with
+  // Release (a LOAD into the accumulators holds its words until it may write their row). The
+  // cycle of each response is kept (Responses).
+  bool held = false;
 };
 
 // When each stream's accesses were taken and answered (cycles from RunStreams' time 0).
@@ -53,7 +58,10 @@ struct MemoryStreamTiming {
   std::uint64_t last_accept = 0;
   std::uint64_t first_response = 0;
   std::uint64_t last_response = 0;
-}; 
+  // Cycles its requester offered one of its accesses and the arbiter did not take it (another
+  // requester's turn, a full channel queue, OUTSTANDING reached): the RTL's memory stall.
+  std::uint64_t refused = 0;
+};
 
 struct MemoryTimingResult {
   std::uint64_t cycles = 0;                 // from the first request to the last response
@@ -70,14 +78,7 @@ class MemoryTimingModel {
   MemoryTimingResult Run(std::span<const MemoryAccess> accesses,
                          std::uint64_t in_flight_limit = 0) const;
 
-  // Several requesters together, as the core's round-robin arbiter interleaves them in front of
-  // one controller: each requester offers its streams in the order given, a stream's first
-  // access no sooner than its release and after the requester's previous stream has offered its
-  // last; the arbiter grants one access a cycle, rotating past the requester granted last, and
-  // a grant the controller cannot take (the channel's queue full) blocks the port that cycle;
-  // responses come back one a cycle in the order of the requests. `open_rows`: addresses whose
-  // DRAM rows are open at time 0 (the host's last writes). Streams with no access are answered
-  // at their release.
+  // Several requesters together (SharedMemory below), each stream run to its end.
   std::vector<MemoryStreamTiming> RunStreams(std::span<const MemoryStream> streams,
                                              std::span<const std::uint64_t> open_rows = {}) const;
 
@@ -105,6 +106,49 @@ class MemoryTimingModel {
  private:
   Config config_;
   MemoryTimingOptions options_;
+};
+
+// The core's requesters meeting at its round-robin arbiter in front of one controller, cycle by
+// cycle, with streams added as the caller learns of them (the golden model's shared schedule:
+// timing.hpp). Each requester offers its streams in the order they were added, a stream's
+// first access no sooner than its release and after the requester's previous stream has
+// offered its last; the arbiter grants one access a cycle, rotating past the requester granted
+// last, and a grant the controller cannot take (the channel's queue full) blocks the port that
+// cycle; at most OUTSTANDING accesses are in flight; responses come back one a cycle in the
+// order of the requests.
+class SharedMemory {
+ public:
+  // `open_rows`: addresses whose DRAM rows are open at time 0 (the host's last writes).
+  SharedMemory(const Config& config, MemoryTimingOptions options, std::span<const std::uint64_t> open_rows);
+  ~SharedMemory();
+  SharedMemory(const SharedMemory&) = delete;
+  SharedMemory& operator=(const SharedMemory&) = delete;
+
+  // Adds a stream; its release must lie after the cycles already simulated. Returns its index.
+  // A stream with no access is answered at its release (at once: it is never simulated).
+  std::size_t Add(MemoryStream stream);
+  // Simulates the next cycle, or, with nothing queued, in flight or offered, jumps to the next
+  // release (or refresh), but no further than `limit`. False when nothing is left to do and
+  // there is no limit.
+  bool Step(std::int64_t limit = -1);
+  // Returns `count` credits of a requester whose streams are `held`, from the next cycle on.
+  void Release(unsigned requester, std::uint64_t count);
+  // A held stream: the cycle of each access's response (-1: not yet).
+  const std::vector<std::int64_t>& Responses(std::size_t stream) const;
+  // The last cycle simulated (-1 before the first).
+  std::int64_t Now() const;
+
+  const MemoryStreamTiming& Timing(std::size_t stream) const;
+  bool AllAccepted(std::size_t stream) const;  // its last access has been taken
+  bool Answered(std::size_t stream) const;     // its last response has come back
+  bool FirstAnswered(std::size_t stream) const;
+  // Streams whose last access was taken, or whose last response came back, in the last Step.
+  const std::vector<std::size_t>& NewlyAccepted() const;
+  const std::vector<std::size_t>& NewlyAnswered() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace systole::model

@@ -1,84 +1,445 @@
-// The end of a launch: its DMA streams and instruction fetches replayed together through one
-// MemoryTimingModel, and the launch rescheduled with what that gives (TimingParameters::
-// shared_memory). The first estimate (TimingModel::Schedule) prices each DMA on an idle memory;
-// on the RTL the streams interleave request by request at the core's arbiter, close each
-// other's rows in shared banks and wait for each other's responses in the reorder buffer. The
-// replay needs each stream's start, which depends on the others' ends, so the two alternate
-// until the starts stop moving (docs/MODEL.md, "How close").
+// The end of a launch with TimingParameters::shared_memory: the launch simulated again, cycle by
+// cycle, with its DMA streams and instruction fetches sharing one memory model (SharedMemory).
+// The first estimate (TimingModel::Schedule) prices each DMA on an idle memory, in program
+// order; on the RTL the streams interleave request by request at the core's arbiter, close each
+// other's rows in shared banks and wait for each other's responses in the reorder buffer, and a
+// DMA is slowed by DMAs that come after it in the program. So here every time is worked out as
+// soon as what it depends on is known — the sequencer's fetch and dispatch, each unit's queue,
+// tokens and weight tiles, with the same formulas as Schedule — and the memory advances a cycle
+// at a time underneath, each DMA adding its stream when its unit accepts it. Every time derived
+// this way lies after the cycle at which it becomes known, so no stream is ever added in the
+// memory's past (docs/MODEL.md, "How close").
 #include <algorithm>
+#include <array>
+#include <deque>
+#include <limits>
+#include <stdexcept>
 
 #include "sim/timing/timing.hpp"
 
 namespace systole::model {
+
+using isa::Field;
+using isa::Opcode;
+
 namespace {
 
 // The arbiter port of each DMA unit (REQ_* of rtl/systole_core.sv); the fetch is port 0.
-unsigned ArbiterPort(unsigned unit) {
-  switch (static_cast<isa::Unit>(unit)) {
+unsigned ArbiterPort(isa::Unit unit) {
+  switch (unit) {
     case isa::Unit::kLoad: return 1;
     case isa::Unit::kWeight: return 2;
     default: return 3;  // STORE
   }
 }
 
+constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
+constexpr std::size_t kNoIndex = std::numeric_limits<std::size_t>::max();
+
+struct Span {
+  std::uint64_t begin = 0, end = 0;
+};
+
+// A LOAD into the accumulators: the MXU has the accumulator write port whenever it writes a
+// result row (rtl/systole_core.sv: ld_acc_wr_gnt), so the row reader holds a finished row until
+// a cycle the MXU leaves free, and the words behind it, with their credits, until then.
+struct AccumulatorLoad {
+  std::size_t step = 0, stream = 0;
+  std::vector<std::uint64_t> row_words;  // words of each row, in order
+  std::size_t row = 0, word = 0;         // the row being assembled, its words taken so far
+  std::size_t access = 0;                // the next word to take from the responses
+  std::uint64_t full_at = std::numeric_limits<std::uint64_t>::max();  // a finished row waits
+  std::size_t written = 0;
+};
+
+// One instruction of the launch: what program order fixes, then its times as they become known.
+struct Step {
+  const isa::Instruction* insn = nullptr;
+  bool sequencer = false;  // SYNC, INTERRUPT, HALT
+  isa::Unit unit = isa::Unit::kSequencer;
+  std::size_t place = 0;                    // among its unit's instructions
+  std::vector<std::size_t> tokens_from;     // the producers whose tokens it takes
+  std::size_t tile = 0;                     // LOAD_WEIGHTS: tile n; MATMUL with pop: pop n
+  std::size_t earlier = 0;                  // LOAD_WEIGHTS: pops before it; MATMUL: tiles before it
+  bool dma = false, empty_dma = false, pop = false;
+  std::uint64_t issue = kNone, available = kNone, start = kNone, first_row = kNone;
+  std::uint64_t complete = kNone, unit_free = kNone, end_of_launch = kNone;
+  std::size_t stream = kNoIndex;
+  PerfCounters perf{};
+  Span dispatch_stall, token_stall, memory_stall, wfifo_stall;
+};
+
 }  // namespace
 
-void TimingModel::ShareMemory() {
-  std::vector<MemoryStream> streams;
-  streams.reserve(fetch_requests_.size() + issued_dmas_.size());
-  for (std::size_t n = 0; n < fetch_requests_.size(); ++n) {
-    streams.push_back({0, fetch_requests_[n], {{false, launch_pc_ + n * isa::kInstructionBytes}}, 0});
-  }
-  for (const IssuedDma& dma : issued_dmas_) {
-    streams.push_back({ArbiterPort(dma.unit), dma.start,
-                       MemoryTimingModel::DmaAccesses(dma.address, dma.stride, dma.rows, dma.row_bytes, dma.write),
-                       dma.credits});
-  }
-  const std::array<std::uint64_t, 1> open{launch_pc_ - launch_pc_ % 32};
-  const std::vector<MemoryStreamTiming> timing = memory_.RunStreams(streams, open);
-  fetch_delay_.resize(fetch_requests_.size());
-  for (std::size_t n = 0; n < fetch_requests_.size(); ++n) {
-    fetch_delay_[n] = timing[n].first_response + fetch_response_to_word_ - fetch_requests_[n];
-  }
-  shared_.clear();
-  for (std::size_t i = 0; i < issued_dmas_.size(); ++i) {
-    const IssuedDma& dma = issued_dmas_[i];
-    const MemoryStreamTiming& t = timing[fetch_requests_.size() + i];
-    shared_[dma.index] = {t.last_response + 1 - dma.start, t.last_accept + 2 - dma.start};
-  }
-}
-
-void TimingModel::Reschedule(PerfCounters& perf) {
-  ResetSchedule();
-  for (std::size_t i = 0; i < launch_insns_.size(); ++i) ScheduleOne(launch_insns_[i], i, perf);
-}
-
 void TimingModel::EndLaunch(PerfCounters& perf) {
-  if (!Deferred() || launch_insns_.empty()) return;
-  // What the memory replay depends on: when each DMA and each fetch asked.
-  const auto starts = [this] {
-    std::vector<Cycle> at(fetch_requests_);
-    for (const IssuedDma& dma : issued_dmas_) at.push_back(dma.start);
-    return at;
-  };
-  std::vector<Cycle> previous = starts();
-  PerfCounters shared{};
-  for (unsigned round = 0; round < std::max(1u, parameters_.shared_memory_rounds); ++round) {
-    ShareMemory();
-    shared = {};
-    Reschedule(shared);
-    std::vector<Cycle> now = starts();
-    if (now == previous) break;
-    previous = std::move(now);
+  if (!Deferred()) return;
+  const bool unchecked = std::any_of(launch_insns_.begin(), launch_insns_.end(), [](const isa::Instruction& insn) {
+    return isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode)) == nullptr;
+  });
+  if (launch_insns_.empty() || unchecked) {  // a fault before any instruction ran: the first estimate stands
+    if (timeline_ != nullptr) timeline_->LaunchStarted(0);
+    return;
   }
+  PerfCounters shared{};
+  SimulateShared(shared);
   for (unsigned c = 0; c < kNumPerfCounters; ++c) perf[c] = perf[c] - first_estimate_[c] + shared[c];
   first_estimate_ = shared;
-  if (timeline_ != nullptr) {
-    recording_ = timeline_;
-    recording_->LaunchStarted(0);
-    PerfCounters again{};
-    Reschedule(again);
-    recording_ = nullptr;
+}
+
+void TimingModel::SimulateShared(PerfCounters& perf) {
+  const std::size_t n = launch_insns_.size();
+  const TimingParameters& p = parameters_;
+  std::vector<Step> steps(n);
+  std::array<std::vector<std::size_t>, isa::kNumUnits> units;
+  std::vector<std::size_t> weight_loads, pops;
+  {
+    std::array<std::array<std::deque<std::size_t>, isa::kNumUnits>, isa::kNumUnits> tokens;
+    for (std::size_t i = 0; i < n; ++i) {
+      Step& s = steps[i];
+      s.insn = &launch_insns_[i];
+      const isa::Instruction& insn = *s.insn;
+      s.unit = isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode))->unit;
+      s.sequencer = s.unit == isa::Unit::kSequencer;
+      if (s.sequencer) continue;
+      const auto u = static_cast<unsigned>(s.unit);
+      s.place = units[u].size();
+      units[u].push_back(i);
+      for (unsigned producer = 0; producer < isa::kNumUnits; ++producer) {
+        if ((insn.wait >> producer & 1u) == 0 || tokens[producer][u].empty()) continue;
+        s.tokens_from.push_back(tokens[producer][u].front());
+        tokens[producer][u].pop_front();
+      }
+      for (unsigned consumer = 0; consumer < isa::kNumUnits; ++consumer) {
+        if ((insn.signal >> consumer & 1u) != 0) tokens[u][consumer].push_back(i);
+      }
+      const std::uint64_t rows = insn[Field::kRows];
+      if (insn.opcode == Opcode::kLoad || insn.opcode == Opcode::kStore) {
+        const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
+        s.dma = true;
+        s.empty_dma = rows == 0 || insn[Field::kElems] * size == 0;
+      } else if (insn.opcode == Opcode::kLoadWeights) {
+        s.dma = true;
+        s.empty_dma = rows == 0 || insn[Field::kCols] == 0;
+        s.tile = weight_loads.size();
+        s.earlier = pops.size();
+        weight_loads.push_back(i);
+      } else if (insn.opcode == Opcode::kMatmul && insn[Field::kPop] != 0) {
+        s.pop = true;
+        s.tile = pops.size();
+        s.earlier = weight_loads.size();
+        pops.push_back(i);
+      }
+    }
+  }
+
+  // The host wrote the program last: each bank holds the row of the last program word in it.
+  std::vector<std::uint64_t> program_words(n);
+  for (std::size_t k = 0; k < n; ++k) program_words[k] = launch_pc_ + k * isa::kInstructionBytes;
+  SharedMemory memory(config_, MemoryTimingOptions{}, program_words);
+  std::vector<std::size_t> owner;  // per stream: the instruction (fetches: n + word)
+
+  // The sequencer: instruction words requested, their arrival, when dispatch took them.
+  std::vector<std::uint64_t> request(n, kNone), arrival(n, kNone), taken(n, kNone);
+  std::size_t requested = 0, next_dispatch = 0, ended = 0;
+  std::uint64_t sequencer = 0;    // when S_NEXT may take the next word
+  std::uint64_t launch_end = 0;   // over the instructions before next_dispatch... see `ended`
+  std::array<std::size_t, isa::kNumUnits> next_start{};
+  std::array<std::uint64_t, isa::kNumUnits> unit_free{};
+  std::array<std::size_t, isa::kNumUnits> finishing;  // a MATMUL started, waiting for its tile
+  finishing.fill(kNoIndex);
+  std::size_t completed = 0;
+  std::vector<AccumulatorLoad> accumulator_loads;
+  // The cycles the MXU writes accumulator rows, [begin, end) in order: a row issued at cycle I
+  // is written at I + R + C + 1 (rtl/mxu/systole_mxu.sv).
+  std::deque<Span> mxu_writes;
+  const auto mxu_writes_at = [&](std::uint64_t cycle) {
+    while (!mxu_writes.empty() && mxu_writes.front().end <= cycle) mxu_writes.pop_front();
+    return !mxu_writes.empty() && mxu_writes.front().begin <= cycle;
+  };
+
+  const auto known = [](std::uint64_t t) { return t != kNone; };
+  const auto finish = [&](Step& s, std::uint64_t complete) {
+    s.complete = complete;
+    ++completed;
+  };
+
+  // The fetch keeps fetch_depth words requested or taken ahead of dispatch (NextIssue).
+  const auto fetch = [&] {
+    bool progress = false;
+    while (requested < n) {
+      const std::size_t k = requested;
+      std::uint64_t at = k == 0 ? 1 : request[k - 1] + 1;
+      if (k >= p.fetch_depth) {
+        if (!known(taken[k - p.fetch_depth])) break;
+        at = std::max(at, taken[k - p.fetch_depth] + 1);
+      }
+      request[k] = at;
+      owner.push_back(n + k);
+      memory.Add({0, at, {{false, program_words[k]}}, 0});
+      ++requested;
+      progress = true;
+    }
+    return progress;
+  };
+
+  // Dispatch in program order (Dispatch, NextIssue, and Schedule's SYNC/HALT).
+  const auto dispatch = [&] {
+    bool progress = false;
+    while (next_dispatch < n) {
+      Step& s = steps[next_dispatch];
+      if (!known(s.issue)) {
+        if (!known(arrival[next_dispatch])) break;
+        taken[next_dispatch] = std::max(sequencer, arrival[next_dispatch]);
+        s.issue = taken[next_dispatch] + p.dispatch_cycles - 1;
+        progress = true;
+      }
+      if (s.sequencer) {
+        std::uint64_t issue = s.issue;
+        if (s.insn->opcode != Opcode::kInterrupt) {
+          // Waits until every earlier instruction is done.
+          while (ended < next_dispatch && known(steps[ended].end_of_launch)) {
+            launch_end = std::max(launch_end, steps[ended].end_of_launch);
+            ++ended;
+          }
+          if (ended < next_dispatch) break;
+          issue = std::max(issue, launch_end + 1);
+        }
+        s.start = issue;
+        sequencer = issue + 1;
+        s.end_of_launch = s.insn->opcode == Opcode::kHalt ? issue : issue + 1;
+        finish(s, issue + 1);
+      } else {
+        const auto u = static_cast<unsigned>(s.unit);
+        std::uint64_t at = s.issue;
+        if (s.place >= p.unit_queue_depth) {
+          const Step& ahead = steps[units[u][s.place - p.unit_queue_depth]];
+          if (!known(ahead.start)) break;
+          at = std::max(at, ahead.start + 1);
+        }
+        At(s.perf, Perf::kStallDispatch) += at - s.issue;
+        s.dispatch_stall = {s.issue, at};
+        sequencer = at + 1;
+        s.available = at + 1;
+      }
+      ++next_dispatch;
+      progress = true;
+    }
+    return progress;
+  };
+
+  // MATMUL's first row once its tile is in the array (Schedule's kMatmul).
+  const auto finish_matmul = [&](Step& s) {
+    std::uint64_t first_row = s.start + p.mxu_issue_latency;
+    if (s.pop) {
+      std::uint64_t ready = first_row;
+      if (s.tile < s.earlier) {
+        const Step& load = steps[weight_loads[s.tile]];
+        if (!known(load.complete)) return false;
+        ready = load.complete;
+      }
+      if (s.tile > 0) ready = std::max(ready, steps[pops[s.tile - 1]].first_row);
+      ready += config_.rows;
+      if (ready > first_row) {
+        At(s.perf, Perf::kStallWfifo) += ready - first_row;
+        s.wfifo_stall = {first_row, ready};
+        first_row = ready;
+      }
+    }
+    s.first_row = first_row;
+    const std::uint64_t rows = (*s.insn)[Field::kRows];
+    const std::uint64_t first_write = first_row + config_.rows + config_.cols + 1;
+    if (rows > 0) mxu_writes.push_back({first_write, first_write + rows});
+    At(s.perf, Perf::kMxuBusy) += rows;
+    std::uint64_t free = 0;
+    const std::uint64_t complete = MatmulDone(rows, first_row, free);
+    unit_free[static_cast<unsigned>(isa::Unit::kMxu)] = free;
+    s.end_of_launch = complete;
+    finish(s, complete);
+    return true;
+  };
+
+  // Each unit takes its next instruction (Schedule: unit free, tokens, the weight FIFO).
+  const auto start_units = [&] {
+    bool progress = false;
+    for (unsigned u = 0; u < isa::kNumUnits; ++u) {
+      while (true) {
+        if (finishing[u] != kNoIndex) {
+          if (!finish_matmul(steps[finishing[u]])) break;
+          finishing[u] = kNoIndex;
+          progress = true;
+        }
+        if (next_start[u] >= units[u].size() || !known(unit_free[u])) break;
+        Step& s = steps[units[u][next_start[u]]];
+        if (!known(s.available)) break;
+        const std::uint64_t base = std::max(s.available, unit_free[u]);
+        std::uint64_t start = base;
+        bool ready = true;
+        for (const std::size_t producer : s.tokens_from) {
+          if (!known(steps[producer].complete)) {
+            ready = false;
+            break;
+          }
+          start = std::max(start, steps[producer].complete + p.token_latency);
+        }
+        if (!ready) break;
+        const std::uint64_t token_start = start;
+        if (s.insn->opcode == Opcode::kLoadWeights) {
+          if (s.tile >= config_.weight_fifo_tiles && s.tile - config_.weight_fifo_tiles < s.earlier) {
+            const Step& freed_by = steps[pops[s.tile - config_.weight_fifo_tiles]];
+            if (!known(freed_by.first_row)) break;
+            start = std::max(start, freed_by.first_row);
+          }
+          if (s.tile >= p.weight_queue_depth) {
+            const Step& before = steps[weight_loads[s.tile - p.weight_queue_depth]];
+            if (!known(before.complete)) break;
+            start = std::max(start, before.complete);
+          }
+        }
+        At(s.perf, Perf::kStallToken) += token_start - base;
+        s.token_stall = {base, token_start};
+        s.start = start;
+        ++next_start[u];
+        progress = true;
+        const isa::Instruction& insn = *s.insn;
+        if (s.dma && s.empty_dma) {
+          // Nothing to move: done at once (Transfer of nothing).
+          unit_free[u] = insn.opcode == Opcode::kLoadWeights ? start + 1 : start - 1;
+          s.end_of_launch = start;
+          finish(s, start);
+        } else if (s.dma) {
+          const bool store = insn.opcode == Opcode::kStore;
+          const std::uint64_t rows = insn[Field::kRows], dram = insn[Field::kDram], stride = insn[Field::kStride];
+          std::uint64_t row_bytes = 0, credits = 0;
+          if (insn.opcode == Opcode::kLoadWeights) {
+            row_bytes = insn[Field::kCols] * ElementBytes(config_.dtype);
+            credits = weight_credits_;
+          } else {
+            const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
+            row_bytes = insn[Field::kElems] * size;
+            credits = store ? 0 : p.load_credits;
+          }
+          const bool to_accumulators = insn.opcode == Opcode::kLoad && insn[Field::kMem] != 0;
+          s.stream = memory.Add({ArbiterPort(s.unit), start + (store ? p.store_issue : p.read_issue),
+                                 MemoryTimingModel::DmaAccesses(dram, stride, rows, row_bytes, store), credits,
+                                 to_accumulators});
+          owner.push_back(units[u][next_start[u] - 1]);
+          if (to_accumulators) {
+            AccumulatorLoad& load = accumulator_loads.emplace_back();
+            load.step = units[u][next_start[u] - 1];
+            load.stream = s.stream;
+            for (std::uint64_t r = 0; r < rows; ++r) {
+              const std::uint64_t begin = dram + r * stride;
+              load.row_words.push_back((begin + row_bytes - 1) / 32 - begin / 32 + 1);
+            }
+          }
+          unit_free[u] = kNone;  // known from the memory
+        } else if (insn.opcode == Opcode::kMatmul) {
+          unit_free[u] = kNone;
+          finishing[u] = units[u][next_start[u] - 1];
+        } else {
+          std::uint64_t free = 0;
+          const std::uint64_t complete = Occupy(insn, start, free);
+          unit_free[u] = free;
+          s.end_of_launch = complete;
+          finish(s, complete);
+        }
+      }
+    }
+    return progress;
+  };
+
+  // What the memory's last cycle told: fetched words, DMAs whose requests are all out or done.
+  const auto harvest = [&] {
+    for (const std::size_t stream : memory.NewlyAccepted()) {
+      const std::size_t i = owner[stream];
+      if (i >= n || steps[i].insn->opcode != Opcode::kLoadWeights) continue;
+      // The WEIGHT unit takes its next tile once this one's requests are out (Schedule).
+      unit_free[static_cast<unsigned>(isa::Unit::kWeight)] = memory.Timing(stream).last_accept + 2;
+    }
+    for (const std::size_t stream : memory.NewlyAnswered()) {
+      const std::size_t i = owner[stream];
+      const MemoryStreamTiming& t = memory.Timing(stream);
+      if (i >= n) {
+        arrival[i - n] = t.last_response + fetch_response_to_word_;
+        continue;
+      }
+      Step& s = steps[i];
+      if (s.insn->opcode == Opcode::kLoad && (*s.insn)[Field::kMem] != 0) continue;  // by its rows
+      const bool store = s.insn->opcode == Opcode::kStore;
+      const std::uint64_t complete = t.last_response + 1 + (store ? p.store_done : p.read_done);
+      // Memory stall as the RTL counts it: cycles a request was offered and not taken.
+      At(s.perf, Perf::kStallMemory) += t.refused;
+      s.memory_stall = {s.start, s.start + t.refused};
+      if (s.insn->opcode != Opcode::kLoadWeights) unit_free[static_cast<unsigned>(s.unit)] = complete - 1;
+      s.end_of_launch = complete;
+      finish(s, complete);
+    }
+    // The accumulator LOADs in the cycle just simulated: a finished row is written if the MXU
+    // leaves the port free; a word that arrived by the cycle before is taken into the row
+    // buffer if it is empty or its row leaves now, and its credit returns.
+    const auto now = static_cast<std::uint64_t>(memory.Now());
+    for (auto it = accumulator_loads.begin(); it != accumulator_loads.end();) {
+      AccumulatorLoad& load = *it;
+      Step& s = steps[load.step];
+      if (known(load.full_at) && load.full_at <= now && !mxu_writes_at(now)) {
+        load.full_at = kNone;
+        if (++load.written == load.row_words.size()) {
+          const std::uint64_t complete = now + 1 + p.read_done - 1;  // as a row written at r + 2
+          const MemoryStreamTiming& t = memory.Timing(load.stream);
+          At(s.perf, Perf::kStallMemory) += t.refused;
+          s.memory_stall = {s.start, s.start + t.refused};
+          unit_free[static_cast<unsigned>(isa::Unit::kLoad)] = complete - 1;
+          s.end_of_launch = complete;
+          finish(s, complete);
+          it = accumulator_loads.erase(it);
+          continue;
+        }
+      }
+      const std::vector<std::int64_t>& responses = memory.Responses(load.stream);
+      if (!known(load.full_at) && load.access < responses.size() && responses[load.access] >= 0 &&
+          static_cast<std::uint64_t>(responses[load.access]) < now) {
+        memory.Release(ArbiterPort(isa::Unit::kLoad), 1);
+        ++load.access;
+        if (++load.word == load.row_words[load.row]) {
+          load.word = 0;
+          ++load.row;
+          load.full_at = now + 1;
+        }
+      }
+      ++it;
+    }
+  };
+
+  while (true) {
+    while (fetch() | dispatch() | start_units()) {
+    }
+    if (completed == n) break;
+    // Accumulator LOADs are followed cycle by cycle: no jumping over idle memory cycles.
+    const std::int64_t limit = accumulator_loads.empty() ? -1 : memory.Now() + 1;
+    if (!memory.Step(limit)) throw std::logic_error("TimingModel: the shared schedule is stuck");
+    harvest();
+  }
+
+  // The records, in program order, as Schedule leaves them.
+  instructions_.clear();
+  launch_end_ = 0;
+  if (timeline_ != nullptr) timeline_->LaunchStarted(0);
+  for (const Step& s : steps) {
+    launch_end_ = std::max(launch_end_, s.end_of_launch);
+    instructions_.push_back({s.complete, launch_end_, s.perf});
+    for (unsigned c = 0; c < kNumPerfCounters; ++c) perf[c] += s.perf[c];
+    if (timeline_ == nullptr) continue;
+    if (s.sequencer) {
+      if (s.insn->opcode == Opcode::kHalt) timeline_->LaunchEnded(launch_end_);
+      continue;
+    }
+    const auto unit = static_cast<unsigned>(s.unit);
+    timeline_->UnitStall(trace::kSequencerTrack, trace::StallCause::kDispatch, s.dispatch_stall.begin,
+                         s.dispatch_stall.end);
+    timeline_->UnitStall(unit, trace::StallCause::kToken, s.token_stall.begin, s.token_stall.end);
+    if (s.dma) timeline_->UnitStall(unit, trace::StallCause::kMemory, s.memory_stall.begin, s.memory_stall.end);
+    if (s.pop) timeline_->UnitStall(unit, trace::StallCause::kWeightFifo, s.wfifo_stall.begin, s.wfifo_stall.end);
+    timeline_->UnitInstruction(unit, s.start, s.complete);
   }
 }
 

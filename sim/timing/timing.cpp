@@ -37,7 +37,7 @@ TimingModel::TimingModel(const Config& config, TimingParameters parameters)
   const MemoryStream word{0, 0, {{false, 0}}, 0};
   const std::uint64_t open_row_response = memory_.RunStreams({&word, 1}, std::array<std::uint64_t, 1>{0})[0].first_response;
   const Cycle formula = config.dram.t_cl + parameters_.fetch_overhead + 1;
-  fetch_response_to_word_ = formula > open_row_response ? formula - open_row_response : 0;
+  fetch_response_to_word_ = formula > open_row_response ? formula - open_row_response : 1;
 }
 
 DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
@@ -72,8 +72,6 @@ void TimingModel::StartLaunch(std::uint64_t pc) {
   launch_pc_ = pc;
   launch_insns_.clear();
   first_estimate_ = {};
-  shared_.clear();
-  fetch_delay_.clear();
   ResetSchedule();
   recording_ = Deferred() ? nullptr : timeline_;
   if (recording_ != nullptr) recording_->LaunchStarted(0);
@@ -81,8 +79,6 @@ void TimingModel::StartLaunch(std::uint64_t pc) {
 
 void TimingModel::ResetSchedule() {
   instructions_.clear();
-  issued_dmas_.clear();
-  fetch_requests_.clear();
   sequencer_ = 0;
   fetch_request_ = 0;
   fetched_ = 0;
@@ -115,10 +111,8 @@ TimingModel::Cycle TimingModel::NextIssue() {
   Cycle request = fetched_ == 0 ? 1 : fetch_request_ + 1;  // the fetch starts after launch_start
   if (fetch_pops_.size() >= parameters_.fetch_depth) request = std::max(request, fetch_pops_.front() + 1);
   fetch_request_ = request;
-  const std::uint64_t n = fetched_++;
-  fetch_requests_.push_back(request);
-  const Cycle word = request + (n < fetch_delay_.size() ? fetch_delay_[n]
-                                                        : config_.dram.t_cl + parameters_.fetch_overhead + 1);
+  ++fetched_;
+  const Cycle word = request + config_.dram.t_cl + parameters_.fetch_overhead + 1;
   const Cycle pop = std::max(sequencer_, word);
   fetch_pops_.push_back(pop);
   while (fetch_pops_.size() > parameters_.fetch_depth) fetch_pops_.pop_front();
@@ -224,27 +218,58 @@ TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime tim
   return done;
 }
 
-TimingModel::Cycle TimingModel::TransferOrShared(const IssuedDma& dma, PerfCounters& perf) {
-  const DmaTime alone = Dma(dma.address, dma.stride, dma.rows, dma.row_bytes, dma.write, dma.credits);
-  if (dma.rows != 0 && dma.row_bytes != 0) issued_dmas_.push_back(dma);
-  const auto it = shared_.find(dma.index);
-  if (it == shared_.end()) {
-    return Transfer(dma.unit, dma.start, alone, dma.address,
-                    LastByte(dma.address, dma.stride, dma.rows, dma.row_bytes), perf);
+// One input row enters per cycle; results leave R + C cycles after the last one (skew fill and
+// drain), overlapping the next MATMUL, which is accepted while this one issues its last rows so
+// that its first row follows this one's last.
+TimingModel::Cycle TimingModel::MatmulDone(std::uint64_t rows, Cycle first_row, Cycle& unit_free) const {
+  unit_free = first_row + rows - parameters_.mxu_issue_latency;
+  return first_row + rows + config_.rows + config_.cols + parameters_.mxu_done_latency;
+}
+
+TimingModel::Cycle TimingModel::Occupy(const isa::Instruction& insn, Cycle start, Cycle& unit_free) const {
+  const std::uint64_t rows = insn[Field::kRows];
+  // The vector unit's instructions: `reads` buffer reads, one per cycle, then its pipeline;
+  // the unit accepts the next one in the cycle before `done`.
+  const auto vector_reads = [&](std::uint64_t reads) {
+    unit_free = start + reads + parameters_.vector_pipeline - 1;
+    return unit_free + 1;
+  };
+  switch (insn.opcode) {
+    case Opcode::kActivate:
+      return vector_reads(rows + (insn[Field::kBias] != 0 ? 1 : 0));  // the bias row first
+    case Opcode::kVector: {
+      if (insn[Field::kMath] == 0) return vector_reads(2 * rows);  // rows a and b (a twice for op=pass)
+      // With math=, each row runs the function's micro-program (the cycles rtl_vector_math_test
+      // prints for rtl/vector/systole_vector_math_rom.sv) after its two reads, and no read is
+      // issued meanwhile.
+      static constexpr std::array<std::uint64_t, isa::kNumVecMath> kMathRowCycles = {
+          0, 27, 19, 17, 50, 46, 53, 74, 39};
+      const std::uint64_t per_row = kMathRowCycles.at(insn[Field::kMath]) + 4;
+      const Cycle complete = start + rows * per_row + parameters_.vector_pipeline - 2;
+      unit_free = complete - 1;
+      return complete;
+    }
+    case Opcode::kReduce:
+      if (insn[Field::kOver] == 0) {
+        // over=elems: the row's read, then one element per cycle, then its write.
+        const Cycle complete = start + rows * (insn[Field::kElems] + 4) + 1;
+        unit_free = complete - 1;
+        return complete;
+      }
+      return vector_reads(rows);  // over=rows: a POOL window of 1 x rows pixels
+    case Opcode::kPool:
+      // One window pixel per cycle (a whole row of channels at a time).
+      return vector_reads(insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW]);
+    default:
+      unit_free = start + 1;
+      return start + 1;
   }
-  // Memory stall: what sharing the memory added to the DMA's time alone.
-  const Cycle waited = it->second.complete > alone.latency + alone.stream
-                           ? it->second.complete - alone.latency - alone.stream
-                           : 0;
-  At(perf, Perf::kStallMemory) += waited;
-  RecordStall(dma.unit, trace::StallCause::kMemory, dma.start, dma.start + waited);
-  return dma.start + it->second.complete;
 }
 
 void TimingModel::Schedule(const isa::Instruction& insn, PerfCounters& perf) {
   launch_insns_.push_back(insn);
   PerfCounters added{};
-  ScheduleOne(insn, launch_insns_.size() - 1, added);
+  ScheduleOne(insn, added);
   for (unsigned c = 0; c < kNumPerfCounters; ++c) {
     perf[c] += added[c];
     first_estimate_[c] += added[c];
@@ -258,7 +283,7 @@ void TimingModel::Recorded(const PerfCounters& perf, const PerfCounters& before)
   for (unsigned c = 0; c < kNumPerfCounters; ++c) t.perf[c] = perf[c] - before[c];
 }
 
-void TimingModel::ScheduleOne(const isa::Instruction& insn, std::size_t index, PerfCounters& perf) {
+void TimingModel::ScheduleOne(const isa::Instruction& insn, PerfCounters& perf) {
   const PerfCounters before = perf;
   last_complete_ = 0;
   const isa::OpcodeSpec* spec = isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode));
@@ -288,21 +313,16 @@ void TimingModel::ScheduleOne(const isa::Instruction& insn, std::size_t index, P
   const std::uint64_t element_bytes = ElementBytes(config_.dtype);
   const std::uint64_t rows = insn[Field::kRows];
   Cycle unit_free = 0, complete = 0;
-  // The vector unit's instructions: `reads` buffer reads, one per cycle, then its pipeline;
-  // the unit accepts the next one in the cycle before `done`.
-  const auto vector_reads = [&](std::uint64_t reads) {
-    complete = start + reads + parameters_.vector_pipeline;
-    unit_free = complete - 1;
-  };
   switch (insn.opcode) {
     case Opcode::kLoad:
     case Opcode::kStore: {
       const bool store = insn.opcode == Opcode::kStore;
       const std::uint64_t size = insn[Field::kMem] == 0 ? element_bytes : kAccumulatorElementBytes;
       const std::uint64_t row_bytes = insn[Field::kElems] * size;
-      const IssuedDma dma{index, unit, start, insn[Field::kDram], insn[Field::kStride], rows, row_bytes,
-                          store ? 0 : parameters_.load_credits, store};
-      complete = TransferOrShared(dma, perf);
+      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
+      complete = Transfer(unit, start,
+                          Dma(dram, stride, rows, row_bytes, store, store ? 0 : parameters_.load_credits),
+                          dram, LastByte(dram, stride, rows, row_bytes), perf);
       unit_free = complete - 1;  // ready again in the cycle of its last write / acknowledgement
       break;
     }
@@ -318,17 +338,13 @@ void TimingModel::ScheduleOne(const isa::Instruction& insn, std::size_t index, P
         start = std::max(start, tile_loaded_[tile - parameters_.weight_queue_depth]);
       }
       const std::uint64_t row_bytes = insn[Field::kCols] * element_bytes;
-      const IssuedDma dma{index, unit, start, insn[Field::kDram], insn[Field::kStride], rows, row_bytes,
-                          weight_credits_, false};
-      complete = TransferOrShared(dma, perf);
+      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
+      const DmaTime time = Dma(dram, stride, rows, row_bytes, false, weight_credits_);
+      complete = Transfer(unit, start, time, dram, LastByte(dram, stride, rows, row_bytes), perf);
       // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
       // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
       // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.
-      if (const auto it = shared_.find(index); it != shared_.end()) {
-        unit_free = start + it->second.free;
-      } else {
-        unit_free = complete - Dma(dma.address, dma.stride, rows, row_bytes, false, weight_credits_).latency + 1;
-      }
+      unit_free = complete - time.latency + 1;
       tile_loaded_.push_back(complete);
       break;
     }
@@ -349,47 +365,12 @@ void TimingModel::ScheduleOne(const isa::Instruction& insn, std::size_t index, P
         }
         tile_popped_.push_back(first_row);
       }
-      // One input row enters per cycle; results leave R + C cycles after the last one (skew
-      // fill and drain), overlapping the next MATMUL, which is accepted while this one issues
-      // its last rows so that its first row follows this one's last.
       At(perf, Perf::kMxuBusy) += rows;
-      unit_free = first_row + rows - parameters_.mxu_issue_latency;
-      complete = first_row + rows + config_.rows + config_.cols + parameters_.mxu_done_latency;
+      complete = MatmulDone(rows, first_row, unit_free);
       break;
     }
-    case Opcode::kActivate:
-      vector_reads(rows + (insn[Field::kBias] != 0 ? 1 : 0));  // the bias row first
-      break;
-    case Opcode::kVector: {
-      if (insn[Field::kMath] == 0) {
-        vector_reads(2 * rows);  // rows a and b (a twice for op=pass) per output row
-        break;
-      }
-      // With math=, each row runs the function's micro-program (the cycles rtl_vector_math_test
-      // prints for rtl/vector/systole_vector_math_rom.sv) after its two reads, and no read is
-      // issued meanwhile.
-      static constexpr std::array<std::uint64_t, isa::kNumVecMath> kMathRowCycles = {
-          0, 27, 19, 17, 50, 46, 53, 74, 39};
-      const std::uint64_t per_row = kMathRowCycles.at(insn[Field::kMath]) + 4;
-      complete = start + rows * per_row + parameters_.vector_pipeline - 2;
-      unit_free = complete - 1;
-      break;
-    }
-    case Opcode::kReduce:
-      if (insn[Field::kOver] == 0) {
-        // over=elems: the row's read, then one element per cycle, then its write.
-        complete = start + rows * (insn[Field::kElems] + 4) + 1;
-        unit_free = complete - 1;
-      } else {
-        vector_reads(rows);  // over=rows: a POOL window of 1 x rows pixels
-      }
-      break;
-    case Opcode::kPool:
-      // One window pixel per cycle (a whole row of channels at a time).
-      vector_reads(insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW]);
-      break;
     default:
-      unit_free = complete = start + 1;
+      complete = Occupy(insn, start, unit_free);
       break;
   }
   Finish(unit, start, unit_free, complete);

@@ -41,14 +41,23 @@ struct TimingParameters {
   //           before the DRAM model; kept for hand-worked schedules and extreme latencies).
   enum class Memory { kDram, kFixed };
   Memory memory = Memory::kDram;
-  // kDram: at the end of a launch, replay the launch's DMA streams and instruction fetches
-  // together through one MemoryTimingModel (MemoryTimingModel::RunStreams: the arbiter
-  // interleaving them request by request, rows shared in banks, responses in request order)
-  // and reschedule with the durations that gives, until the schedule stops changing. Off: each
-  // DMA's time on an idle memory, streams overlapping first come, first served.
+  // kDram: at the end of a launch, simulate it again cycle by cycle with its DMA streams and
+  // instruction fetches sharing one memory model (SharedMemory: the arbiter interleaving them
+  // request by request, rows shared in banks, responses in request order). Off: each DMA's
+  // time on an idle memory, streams overlapping first come, first served (the first estimate
+  // every launch gets while it runs).
   bool shared_memory = true;
-  // Reschedules at most this many times (the schedule usually settles after two or three).
-  unsigned shared_memory_rounds = 8;
+  // shared_memory: the DMA units' own pipelines around the memory's. LOAD and LOAD_WEIGHTS
+  // request their first word `read_issue` cycles after accepting the instruction (the unit
+  // registers it, the row reader takes the job: rtl/dma/systole_row_reader.sv) and are done
+  // `read_done` cycles after the memory's last response (response FIFO, row assembler, buffer
+  // write, the done register); STORE reads its first buffer row before its first write and
+  // is done `store_done` cycles after the last acknowledgement. Measured on the RTL: a lone
+  // one-row LOAD, a weight tile and one- and 64-row STOREs take the RTL's cycles exactly.
+  std::uint64_t read_issue = 2;
+  std::uint64_t read_done = 3;
+  std::uint64_t store_issue = 3;
+  std::uint64_t store_done = 1;
   // The sequencer, as rtl/control/systole_sequencer.sv builds it (the RTL's own parameters):
   // instructions waiting in a unit's command queue (dispatched, not yet accepted) before
   // dispatch stalls on it — UNIT_QDEPTH;
@@ -60,8 +69,9 @@ struct TimingParameters {
   // cycles a fetch takes beyond the DRAM's CAS latency (t_cl of the configuration): the
   // arbiter, the controller's queue and reorder buffer, the fetch buffer. The program was the
   // host's last write, so its DRAM row is open when the launch starts. Measured on the RTL:
-  // the first instruction is accepted 24 cycles after the launch on tiny and small.
-  std::uint64_t fetch_overhead = 4;
+  // the first instruction is accepted 27 cycles after the launch on tiny and small (24 before
+  // the sequencer was split into fetch, queues and checks).
+  std::uint64_t fetch_overhead = 7;
   // cycles from a unit's `done` to a waiting unit accepting its next instruction: the signal
   // is sent, counted, and the consumer's queue head takes it (systole_seq_unit_queue).
   std::uint64_t token_latency = 2;
@@ -135,27 +145,17 @@ class TimingModel {
   using Cycle = std::uint64_t;
   static constexpr unsigned kSequencer = isa::kNumUnits;
 
-  // What a DMA took when the launch's streams shared the memory, relative to its start.
-  struct SharedDma {
-    Cycle complete = 0;  // its last response's cycle + 1
-    Cycle free = 0;      // LOAD_WEIGHTS: its unit may start the next tile (last request + 2)
-  };
-  // A DMA as the schedule issued it, for RunStreams.
-  struct IssuedDma {
-    std::size_t index = 0;
-    unsigned unit = 0;
-    Cycle start = 0;
-    std::uint64_t address = 0, stride = 0, rows = 0, row_bytes = 0, credits = 0;
-    bool write = false;
-  };
-
-  void ScheduleOne(const isa::Instruction& insn, std::size_t index, PerfCounters& perf);
-  // Starts the launch's schedule again from cycle 0 (its instructions and shared_ kept).
+  void ScheduleOne(const isa::Instruction& insn, PerfCounters& perf);
+  // Starts the launch's schedule again from cycle 0 (its instructions kept).
   void ResetSchedule();
-  // Schedules the launch's instructions again into `perf`, with the shared DMA and fetch times.
-  void Reschedule(PerfCounters& perf);
-  // RunStreams over the DMAs and fetches of the last schedule; fills shared_ and fetch_delay_.
-  void ShareMemory();
+  // The launch simulated with its DMA streams and fetches sharing the memory (shared_memory.cpp):
+  // fills instructions_, launch_end_ and `perf`, and records the timeline.
+  void SimulateShared(PerfCounters& perf);
+  // MATMUL's end from its first row; sets `unit_free`.
+  Cycle MatmulDone(std::uint64_t rows, Cycle first_row, Cycle& unit_free) const;
+  // The end of an instruction whose time does not depend on memory (vector unit, the rest) that
+  // its unit accepted at `start`; sets `unit_free`.
+  Cycle Occupy(const isa::Instruction& insn, Cycle start, Cycle& unit_free) const;
 
   // The sequencer takes the launch's next instruction word (fetched) through its dispatch
   // states; returns the cycle of S_ISSUE, before any wait for a full unit queue.
@@ -167,8 +167,6 @@ class TimingModel {
   // `first` and `last`: the addresses of the DMA's first and last byte.
   Cycle Transfer(unsigned unit, Cycle start, DmaTime time, std::uint64_t first, std::uint64_t last,
                  PerfCounters& perf);
-  // A DMA's completion: Transfer's, or the shared schedule's when there is one for it.
-  Cycle TransferOrShared(const IssuedDma& dma, PerfCounters& perf);
   // Whether launches are rescheduled by EndLaunch (TimingParameters::shared_memory).
   bool Deferred() const;
   // Appends the instruction just scheduled to instructions_ (`before`: perf before it).
@@ -201,13 +199,6 @@ class TimingModel {
   std::vector<isa::Instruction> launch_insns_;
   PerfCounters first_estimate_{};
   std::vector<InstructionTiming> instructions_;
-  // The current schedule's DMAs and instruction-word requests (one per instruction).
-  std::vector<IssuedDma> issued_dmas_;
-  std::vector<Cycle> fetch_requests_;
-  // From ShareMemory: each DMA's shared time by instruction index (empty: not yet shared), and
-  // each fetched word's request-to-arrival time.
-  std::map<std::size_t, SharedDma> shared_;
-  std::vector<Cycle> fetch_delay_;
   // A fetched word arrives this many cycles after its response leaves the controller model.
   Cycle fetch_response_to_word_ = 0;
 

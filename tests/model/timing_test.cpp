@@ -23,17 +23,17 @@ TimingParameters Fixed() {
   return parameters;
 }
 
-// The sequencer on tiny (t_cl = 14, fetch overhead 4): instruction word n < 4 is requested at
-// cycle n + 1 and arrives 14 + 4 + 1 cycles later, so word 0 is there at 20; each instruction
+// The sequencer on tiny (t_cl = 14, fetch overhead 7): instruction word n < 4 is requested at
+// cycle n + 1 and arrives 14 + 7 + 1 cycles later, so word 0 is there at 23; each instruction
 // spends four dispatch states (S_NEXT takes the word, S_ISSUE pushes it three cycles later) and
-// its unit accepts it the cycle after: instruction n < 4 is accepted at 24 + 4n when its unit is
+// its unit accepts it the cycle after: instruction n < 4 is accepted at 27 + 4n when its unit is
 // free. HALT ends the launch the cycle after the last `done`.
-constexpr std::uint64_t kFirstAccept = 24;
+constexpr std::uint64_t kFirstAccept = 27;
 
 TEST(Timing, OneLoadIsLatencyPlusBeats) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
-  // Accepted at 24, done 64 + 1 beat later; memory was free, so no memory stall.
+  // Accepted at 27, done 64 + 1 beat later; memory was free, so no memory stall.
   EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + 64u + 1u + 1u);
   EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);
   EXPECT_EQ(model.Counter("INSNS"), 2u);
@@ -54,28 +54,28 @@ TEST(Timing, MatmulWaitsForTokenAndTile) {
   isa::Instruction matmul = Matmul(0, 0, 10, 4, true, false);
   matmul.wait = kLoadUnit;
   RunOk(model, {load, LoadWeights(kDataAddress, 4, 4, 4), matmul, Halt()});
-  // LOAD: accepted at 24, 10 rows on 2 channels = 5 beats after 64: memory busy 88..92, done
-  // at 93.
-  // LOAD_WEIGHTS: accepted at 28, its data could flow at 92 but memory is busy until 93 (memory
-  // stall 1): 2 beats, done at 95.
-  // MATMUL: accepted at 32; the token arrives 2 cycles after the LOAD's done, at 95 (stall 63);
-  // its first row would issue 2 cycles later (97) but the tile is in the array at 95 + R = 99
-  // (stall 2); 10 rows, results drain R + C + 1 cycles later: 99 + 10 + 9 = 118; HALT: 119.
+  // LOAD: accepted at 27, 10 rows on 2 channels = 5 beats after 64: memory busy 91..95, done
+  // at 96.
+  // LOAD_WEIGHTS: accepted at 31, its data could flow at 95 but memory is busy until 96 (memory
+  // stall 1): 2 beats, done at 98.
+  // MATMUL: accepted at 35; the token arrives 2 cycles after the LOAD's done, at 98 (stall 63);
+  // its first row would issue 2 cycles later (100) but the tile is in the array at 98 + R = 102
+  // (stall 2); 10 rows, results drain R + C + 1 cycles later: 102 + 10 + 9 = 121; HALT: 122.
   EXPECT_EQ(model.Counter("STALL_TOKEN"), 63u);
   EXPECT_EQ(model.Counter("STALL_WFIFO"), 2u);
   EXPECT_EQ(model.Counter("STALL_MEMORY"), 1u);
   EXPECT_EQ(model.Counter("MXU_BUSY"), 10u);
-  EXPECT_EQ(model.Counter("CYCLES"), 119u);
+  EXPECT_EQ(model.Counter("CYCLES"), 122u);
 }
 
 TEST(Timing, BackToBackMatmulsOverlapFillAndDrain) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {LoadWeights(kDataAddress, 4, 4, 4), Matmul(0, 0, 20, 4, true, false),
                 Matmul(20, 20, 20, 4, false, false), Matmul(40, 40, 20, 4, false, false), Halt()});
-  // Tile: accepted at 24, 64 + 2 beats: 90, in the array at 94. Three streams of 20 rows back
+  // Tile: accepted at 27, 64 + 2 beats: 93, in the array at 97. Three streams of 20 rows back
   // to back, then one fill/drain of R + C + 1, and HALT.
   EXPECT_EQ(model.Counter("MXU_BUSY"), 60u);
-  EXPECT_EQ(model.Counter("CYCLES"), 94u + 60u + 9u + 1u);
+  EXPECT_EQ(model.Counter("CYCLES"), 97u + 60u + 9u + 1u);
 }
 
 // The WEIGHT unit takes the next LOAD_WEIGHTS once the current one's requests are issued
@@ -87,23 +87,23 @@ TEST(Timing, BackToBackWeightTilesOverlapTheirLatency) {
       Matmul(0, 0, 10, 4, true, false), Matmul(10, 10, 10, 4, true, false), Halt()};
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, program);
-  // Tile 0: accepted at 24, 64 + 2 beats: arrives at 90; the unit is free at 90 - 64 + 1 = 27.
-  // Tile 1: accepted at 28, its beats at 92..93 after tile 0's at 88..89: arrives at 94.
-  // MATMUL 0: accepted at 32, tile in the array at 90 + R = 94 (stall 94 - 34 = 60), streams
-  // rows 94..103; MATMUL 1 is accepted meanwhile and issues its first row at 104, its tile
-  // ready since max(94, 94) + R = 98: no stall; done at 104 + 10 + R + C + 1 = 123; HALT: 124.
+  // Tile 0: accepted at 27, 64 + 2 beats: arrives at 93; the unit is free at 93 - 64 + 1 = 30.
+  // Tile 1: accepted at 31, its beats at 95..96 after tile 0's at 91..92: arrives at 97.
+  // MATMUL 0: accepted at 35, tile in the array at 93 + R = 97 (stall 97 - 37 = 60), streams
+  // rows 97..106; MATMUL 1 is accepted meanwhile and issues its first row at 107, its tile
+  // ready since max(97, 97) + R = 101: no stall; done at 107 + 10 + R + C + 1 = 126; HALT: 127.
   EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);
   EXPECT_EQ(model.Counter("STALL_WFIFO"), 60u);
-  EXPECT_EQ(model.Counter("CYCLES"), 124u);
+  EXPECT_EQ(model.Counter("CYCLES"), 127u);
 
-  // A queue of one is the unit before the overlap: tile 1 starts when tile 0 has arrived (90),
-  // arrives at 156 and is in the array at 160: 56 more cycles of STALL_WFIFO.
+  // A queue of one is the unit before the overlap: tile 1 starts when tile 0 has arrived (93),
+  // arrives at 159 and is in the array at 163: 56 more cycles of STALL_WFIFO.
   TimingParameters serial = Fixed();
   serial.weight_queue_depth = 1;
   GoldenModel one(LoadConfig("tiny"), serial);
   RunOk(one, program);
   EXPECT_EQ(one.Counter("STALL_WFIFO"), 60u + 56u);
-  EXPECT_EQ(one.Counter("CYCLES"), 160u + 10u + 9u + 1u);
+  EXPECT_EQ(one.Counter("CYCLES"), 163u + 10u + 9u + 1u);
 }
 
 TEST(Timing, FullUnitQueueStallsDispatch) {
@@ -113,7 +113,7 @@ TEST(Timing, FullUnitQueueStallsDispatch) {
   program.push_back(Halt());
   RunOk(model, program);
   // Each LOAD takes 65 cycles and the unit takes the next one in the cycle of its last write:
-  // one every 64 cycles from 24. The 5th waits in S_ISSUE until the 1st has been accepted, ...
+  // one every 64 cycles from 27. The 5th waits in S_ISSUE until the 1st has been accepted, ...
   EXPECT_GT(model.Counter("STALL_DISPATCH"), 0u);
   EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + 12u * 64u + 1u + 1u);
 }
@@ -122,15 +122,16 @@ TEST(Timing, CyclesAccumulateOverLaunchesAndSyncWaits) {
   GoldenModel model(LoadConfig("tiny"), Fixed());
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Sync(),
                 Insn(Opcode::kInterrupt, {{Field::kCode, 1}}), Halt()});
-  // The LOAD is done at 24 + 65 = 89; SYNC leaves S_ISSUE at 90, then INTERRUPT and HALT take
+  // The LOAD is done at 27 + 65 = 92; SYNC leaves S_ISSUE at 93, then INTERRUPT and HALT take
   // four dispatch states each.
-  EXPECT_EQ(model.Counter("CYCLES"), 90u + 4u + 4u);
-  // A launch of one HALT: its word arrives at 20, S_ISSUE at 23.
+  EXPECT_EQ(model.Counter("CYCLES"), 93u + 4u + 4u);
+  // A launch of one HALT: its word arrives at 23, S_ISSUE at 26.
   RunOk(model, {Halt()});
-  EXPECT_EQ(model.Counter("CYCLES"), 98u + 23u);
+  EXPECT_EQ(model.Counter("CYCLES"), 101u + 26u);
 }
 
-// The default: a DMA costs what MemoryTimingModel says the HBM controller and DRAM take.
+// kDram: a DMA costs what MemoryTimingModel says the HBM controller and DRAM take. Without
+// shared_memory (the launch's first estimate), each DMA alone on an idle memory.
 TEST(DramTiming, OneLoadTakesTheControllersLatency) {
   const Config config = LoadConfig("tiny");
   const MemoryTimingResult one =
@@ -138,7 +139,9 @@ TEST(DramTiming, OneLoadTakesTheControllersLatency) {
   ASSERT_EQ(one.latencies.size(), 1u);
   // A closed bank: at least ACT, t_rcd, RD, t_cl.
   EXPECT_GE(one.latencies[0], config.dram.t_rcd + config.dram.t_cl);
-  GoldenModel model(config);
+  TimingParameters alone;
+  alone.shared_memory = false;
+  GoldenModel model(config, alone);
   RunOk(model, {Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 0, 0, 1, 4), Halt()});
   EXPECT_EQ(model.Counter("CYCLES"), kFirstAccept + one.latencies[0] + 1 + 1);
   EXPECT_EQ(model.Counter("STALL_MEMORY"), 0u);  // nothing else wanted device memory
