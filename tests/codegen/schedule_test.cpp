@@ -195,7 +195,10 @@ TEST(Schedule, LargeGemmReachesHighMxuUtilisationAndTheEstimateMatchesTheModel) 
     EXPECT_EQ(estimate.cycles, cycles);
     EXPECT_EQ(estimate.mxu_busy, busy);
     EXPECT_EQ(estimate.macs, device->Counter("MACS"));
-    EXPECT_GE(estimate.MxuUtilization(), blocked ? 0.95 : 0.92);
+    // 98.2 % column-blocked and 97.3 % row-major on the estimate that priced each DMA alone;
+    // with the DMAs sharing the memory as on the RTL (the A loads and weight tiles interleave at
+    // the arbiter and close each other's rows) 94.1 % and 92.0 %.
+    EXPECT_GE(estimate.MxuUtilization(), blocked ? 0.93 : 0.91);
   }
 }
 

@@ -84,18 +84,22 @@ TEST(WeightBound, ConvolutionsOn7x7RunAtTheWeightDmaRate) {
 // A raw fp32 output (what feeds a residual add) starts every tile from a replicated bias: a
 // LOAD of as many accumulator rows as the chunk, as long a DMA as the tile's STORE. Loaded just
 // before the tile's first MATMUL it held the MXU up (56×56×64 → 256: 313 001 cycles, 64 %);
-// loaded one tile ahead it overlaps the previous tile's MATMULs.
+// loaded one tile ahead it overlaps the previous tile's MATMULs — on the memory side. On the
+// accumulator side it cannot: the MXU owns the accumulators' write port whenever it writes a
+// result row (rtl/systole_core.sv, ld_acc_wr_gnt), so the LOAD writes its rows only in the gaps
+// between MATMULs and the next tile waits for it. The estimate models that port since the
+// shared-memory schedule (docs/MODEL.md, "How close": the stem and 03_conv7x7s2 on the RTL
+// took it to within 1 %); it put 56×56×64 → 256 at 51.3 % and 28×28×128 → 512 at 67.7 %, where
+// the estimate without the port said 73.2 % and 94.1 %. These are the layers that hold
+// ResNet-50 below 90 % on the RTL; the bounds keep them from getting worse until the schedule
+// (or the port) changes.
 TEST(WeightBound, RawOutputsLoadTheirBiasAheadOfTheirTile) {
   const Config config = LoadConfig("small");
-  for (const ConvShape& s : {ConvShape{56, 64, 256, 1, true}, ConvShape{28, 128, 512, 1, true}}) {
+  for (const auto& [s, bound] : {std::pair{ConvShape{56, 64, 256, 1, true}, 0.50},
+                                 std::pair{ConvShape{28, 128, 512, 1, true}, 0.66}}) {
     const CycleEstimate e = EstimateConv(config, s);
     std::cout << Breakdown(e);
-    // 0.84 on the estimate before issue 19. Since the estimate dispatches as the RTL's sequencer
-    // does (4 cycles an instruction, unit queues of 4, not 1 cycle and 8), 56×56×64 → 256 spends
-    // most of its dispatch waiting on a full MXU queue while its DMAs queue behind it: 73.2 %
-    // (28×28×128 → 512: 94.1 %). The schedule was tuned on the older estimate; re-tuning it to
-    // the RTL's queues is compiler work left open (docs/MODEL.md, "How close").
-    EXPECT_GE(e.MxuUtilization(), 0.70) << s.size << "x" << s.size << "x" << s.cin << " -> " << s.cout;
+    EXPECT_GE(e.MxuUtilization(), bound) << s.size << "x" << s.size << "x" << s.cin << " -> " << s.cout;
   }
 }
 
@@ -163,9 +167,18 @@ TEST(WeightBound, ClassifierWithSwappedOperandsStreamsTheWeights) {
     // costs ~62 instead of ~97 cycles a tile, so the margin was ~11 %, no longer 2x. With the
     // estimate's RTL-shaped sequencer (issue 19: 4 dispatch cycles per instruction) the swapped
     // form's many short A gathers cost more too: 1.2 % (small) and 2.2 % (small-int8) fewer
-    // cycles. Require that swapping still wins (the compiler swaps every such dot).
+    // cycles. With the shared-memory schedule (the A gathers and weight tiles interleaving at
+    // the arbiter, as on the RTL) swapping saves 9.3 % on small, and on small-int8, whose
+    // 16-byte weight rows make the plain form's tiles cheap, it costs 10.3 % (356 074 against
+    // 322 808 cycles). The compiler still swaps every such dot; choosing the form by the
+    // estimate is left open (docs/COMPILER.md). Swapping must keep winning on small, and lose
+    // no more than that on small-int8.
     std::cout << name << ": swapped " << swapped_cycles << " vs as written " << plain_cycles << " cycles\n";
-    EXPECT_LT(swapped_cycles, plain_cycles) << name;
+    if (config.dtype == DType::kBf16) {
+      EXPECT_LT(swapped_cycles, plain_cycles) << name;
+    } else {
+      EXPECT_LT(swapped_cycles, plain_cycles * 112 / 100) << name;
+    }
   }
 }
 

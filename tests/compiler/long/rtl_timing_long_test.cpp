@@ -7,8 +7,10 @@ namespace {
 
 INSTANTIATE_TEST_SUITE_P(
     Long, RtlTiming,
-    ::testing::Values(TimingCase{"05_depthwise_conv3x3_nchw_bf16.hlo", "small", Source::kCorpus, 0.25},
+    ::testing::Values(TimingCase{"03_conv7x7s2_bias_nhwc.hlo", "small", Source::kCorpus},
+                      TimingCase{"05_depthwise_conv3x3_nchw_bf16.hlo", "small", Source::kCorpus},
                       TimingCase{"07_mha_softmax_attention_bf16.hlo", "small", Source::kCorpus},
+                      TimingCase{"08_layer_norm_bf16.hlo", "small", Source::kCorpus},
                       TimingCase{"10_mean_reduce_bf16.hlo", "small", Source::kCorpus}),
     TimingCaseName);
 
