@@ -24,7 +24,7 @@ class Channel {
  public:
   Channel(const DramConfig& dram, unsigned depth)
       : d_(dram), depth_(depth), open_(dram.Banks(), false), open_row_(dram.Banks(), 0),
-        act_at_(dram.Banks(), 0), col_at_(dram.Banks(), 0), pre_at_(dram.Banks(), 0),
+        wanted_(dram.Banks(), 0), act_at_(dram.Banks(), 0), col_at_(dram.Banks(), 0), pre_at_(dram.Banks(), 0),
         rrd_l_at_(dram.bank_groups, 0), ccd_l_at_(dram.bank_groups, 0) {}
 
   bool Full() const { return queue_.size() >= depth_; }
@@ -41,6 +41,10 @@ class Channel {
   // is visible at the reorder buffer).
   bool Step(Time now, std::size_t& served, Time& done) {
     if (now > 0 && now % d_.t_refi == 0) refresh_due_ = true;
+    if (queue_.empty() && !refresh_due_) {  // nothing to do (the common case: keep it cheap)
+      starve_ = 0;
+      return false;
+    }
     const bool was_empty = queue_.empty();
     const bool starving = !queue_.empty() && starve_ >= d_.starvation_cycles;
     bool column = false;
@@ -88,9 +92,10 @@ class Channel {
   }
 
   void RowCommand(Time now, bool starving) {
-    std::vector<bool> wanted(open_.size(), false);
+    std::vector<std::uint8_t>& wanted = wanted_;  // reused: this runs every cycle
+    std::fill(wanted.begin(), wanted.end(), 0);
     for (const Entry& e : queue_) {
-      if (Hit(e)) wanted[e.bank] = true;
+      if (Hit(e)) wanted[e.bank] = 1;
     }
     for (std::size_t i = 0; i < queue_.size() && (!starving || i == 0); ++i) {
       const Entry& e = queue_[i];
@@ -105,7 +110,7 @@ class Channel {
         faw_.push_back(now);
         return;
       }
-      if (open_[e.bank] && !Hit(e) && now >= pre_at_[e.bank] && (starving || !wanted[e.bank])) {
+      if (open_[e.bank] && !Hit(e) && now >= pre_at_[e.bank] && (starving || wanted[e.bank] == 0)) {
         Precharge(now, e.bank);
         return;
       }
@@ -147,6 +152,7 @@ class Channel {
   std::vector<Entry> queue_;  // oldest first
   std::vector<bool> open_;
   std::vector<std::uint64_t> open_row_;
+  std::vector<std::uint8_t> wanted_;  // RowCommand's banks with a hit queued, per bank
   std::vector<Time> act_at_, col_at_, pre_at_, rrd_l_at_, ccd_l_at_;
   Time rrd_s_at_ = 0, ccd_s_at_ = 0, rd_at_ = 0, wr_at_ = 0;
   std::deque<Time> faw_;
