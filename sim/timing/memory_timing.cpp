@@ -277,7 +277,6 @@ struct SharedMemory::State {
   std::size_t outstanding;
   std::vector<MemoryStream> streams;
   std::vector<MemoryStreamTiming> timing;
-  std::vector<std::uint8_t> accepted_all, answered, answered_first;
   std::vector<Requester> requesters;
   std::vector<Request> requests;
   std::size_t head = 0;
@@ -334,9 +333,6 @@ SharedMemory::~SharedMemory() = default;
 
 std::int64_t SharedMemory::Now() const { return state_->now; }
 const MemoryStreamTiming& SharedMemory::Timing(std::size_t stream) const { return state_->timing.at(stream); }
-bool SharedMemory::AllAccepted(std::size_t stream) const { return state_->accepted_all.at(stream) != 0; }
-bool SharedMemory::Answered(std::size_t stream) const { return state_->answered.at(stream) != 0; }
-bool SharedMemory::FirstAnswered(std::size_t stream) const { return state_->answered_first.at(stream) != 0; }
 const std::vector<std::size_t>& SharedMemory::NewlyAccepted() const { return state_->newly_accepted; }
 const std::vector<std::size_t>& SharedMemory::NewlyAnswered() const { return state_->newly_answered; }
 
@@ -353,9 +349,6 @@ std::size_t SharedMemory::Add(MemoryStream stream) {
   s.streams.push_back(std::move(stream));
   s.timing.push_back({});
   s.responses.emplace_back(s.streams.back().held ? s.streams.back().accesses.size() : 0, -1);
-  s.accepted_all.push_back(empty ? 1 : 0);
-  s.answered.push_back(empty ? 1 : 0);
-  s.answered_first.push_back(empty ? 1 : 0);
   if (empty) s.timing.back() = {release, release, release, 0};
   r.streams.push_back(index);
   s.SkipEmpty(r);
@@ -410,7 +403,6 @@ bool SharedMemory::Step(std::int64_t limit) {
         ++r.stream;
         r.free_from = now + 1;
         s.SkipEmpty(r);
-        s.accepted_all[stream] = 1;
         s.newly_accepted.push_back(stream);
       }
       break;
@@ -429,13 +421,9 @@ bool SharedMemory::Step(std::int64_t limit) {
       --s.requesters[s.streams[q.stream].requester].in_flight;
     }
     MemoryStreamTiming& t = s.timing[q.stream];
-    if (q.access == 0) {
-      t.first_response = static_cast<std::uint64_t>(now);
-      s.answered_first[q.stream] = 1;
-    }
+    if (q.access == 0) t.first_response = static_cast<std::uint64_t>(now);
     if (q.access + 1 == s.streams[q.stream].accesses.size()) {
       t.last_response = static_cast<std::uint64_t>(now);
-      s.answered[q.stream] = 1;
       s.newly_answered.push_back(q.stream);
     }
   }

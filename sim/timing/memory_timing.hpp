@@ -40,8 +40,8 @@ struct MemoryTimingOptions {
   unsigned arbiter_outstanding = 32;
 };
 
-// One requester's burst of accesses for RunStreams: a DMA instruction's words, or one fetched
-// instruction word.
+// One requester's burst of accesses for SharedMemory and RunStreams: a DMA instruction's words,
+// or one fetched instruction word.
 struct MemoryStream {
   unsigned requester = 0;        // the arbiter port: 0 fetch, 1 LOAD, 2 WEIGHT, 3 STORE
   std::uint64_t release = 0;     // the first cycle its first access may be offered
@@ -139,9 +139,6 @@ class SharedMemory {
   std::int64_t Now() const;
 
   const MemoryStreamTiming& Timing(std::size_t stream) const;
-  bool AllAccepted(std::size_t stream) const;  // its last access has been taken
-  bool Answered(std::size_t stream) const;     // its last response has come back
-  bool FirstAnswered(std::size_t stream) const;
   // Streams whose last access was taken, or whose last response came back, in the last Step.
   const std::vector<std::size_t>& NewlyAccepted() const;
   const std::vector<std::size_t>& NewlyAnswered() const;

@@ -51,8 +51,9 @@ struct TimingParameters {
   // request their first word `read_issue` cycles after accepting the instruction (the unit
   // registers it, the row reader takes the job: rtl/dma/systole_row_reader.sv) and are done
   // `read_done` cycles after the memory's last response (response FIFO, row assembler, buffer
-  // write, the done register); STORE reads its first buffer row before its first write and
-  // is done `store_done` cycles after the last acknowledgement. Measured on the RTL: a lone
+  // write, the done register); STORE writes its first word `store_issue` cycles after
+  // accepting (it reads the buffer row first) and is done `store_done` cycles after the last
+  // acknowledgement. Measured on the RTL: a lone
   // one-row LOAD, a weight tile and one- and 64-row STOREs take the RTL's cycles exactly.
   std::uint64_t read_issue = 2;
   std::uint64_t read_done = 3;
@@ -146,7 +147,7 @@ class TimingModel {
   static constexpr unsigned kSequencer = isa::kNumUnits;
 
   void ScheduleOne(const isa::Instruction& insn, PerfCounters& perf);
-  // Starts the launch's schedule again from cycle 0 (its instructions kept).
+  // The first estimate's state back to cycle 0 with idle units.
   void ResetSchedule();
   // The launch simulated with its DMA streams and fetches sharing the memory (shared_memory.cpp):
   // fills instructions_, launch_end_ and `perf`, and records the timeline.
@@ -182,7 +183,7 @@ class TimingModel {
   Config config_;
   TimingParameters parameters_;
   trace::Timeline* timeline_ = nullptr;
-  trace::Timeline* recording_ = nullptr;  // timeline_ while the final schedule is made
+  trace::Timeline* recording_ = nullptr;  // what Schedule records into: timeline_ unless deferred
   Cycle last_complete_ = 0;               // the completion of the instruction just scheduled
   MemoryTimingModel memory_;
   // kDram results by (address modulo dram_period_, stride, rows, row bytes, write, credits): a
