@@ -411,7 +411,11 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
   };
 
   while (true) {
-    while (fetch() | dispatch() | start_units()) {
+    // Everything that can be worked out now, until nothing more can: each step may unblock another.
+    for (bool progress = true; progress;) {
+      progress = fetch();
+      progress = dispatch() || progress;
+      progress = start_units() || progress;
     }
     if (completed == n) break;
     // Accumulator LOADs are followed cycle by cycle: no jumping over idle memory cycles.
