@@ -63,7 +63,7 @@ struct Step {
   std::size_t earlier = 0;                  // LOAD_WEIGHTS: pops before it; MATMUL: tiles before it
   bool dma = false, empty_dma = false, pop = false;
   std::uint64_t issue = kNone, available = kNone, start = kNone, first_row = kNone;
-  std::uint64_t complete = kNone, unit_free = kNone, end_of_launch = kNone;
+  std::uint64_t complete = kNone, end_of_launch = kNone;  // end_of_launch: what it adds to the end
   std::size_t stream = kNoIndex;
   PerfCounters perf{};
   Span dispatch_stall, token_stall, memory_stall, wfifo_stall;
@@ -76,7 +76,9 @@ void TimingModel::EndLaunch(PerfCounters& perf) {
   const bool unchecked = std::any_of(launch_insns_.begin(), launch_insns_.end(), [](const isa::Instruction& insn) {
     return isa::FindOpcode(static_cast<std::uint8_t>(insn.opcode)) == nullptr;
   });
-  if (launch_insns_.empty() || unchecked) {  // a fault before any instruction ran: the first estimate stands
+  // A fault before any instruction ran, or an instruction the checks never saw: the first
+  // estimate stands.
+  if (launch_insns_.empty() || unchecked) {
     if (timeline_ != nullptr) timeline_->LaunchStarted(0);
     return;
   }
@@ -142,7 +144,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
   std::vector<std::uint64_t> request(n, kNone), arrival(n, kNone), taken(n, kNone);
   std::size_t requested = 0, next_dispatch = 0, ended = 0;
   std::uint64_t sequencer = 0;    // when S_NEXT may take the next word
-  std::uint64_t launch_end = 0;   // over the instructions before next_dispatch... see `ended`
+  std::uint64_t launch_end = 0;   // the latest end of the first `ended` instructions (for SYNC, HALT)
   std::array<std::size_t, isa::kNumUnits> next_start{};
   std::array<std::uint64_t, isa::kNumUnits> unit_free{};
   std::array<std::size_t, isa::kNumUnits> finishing;  // a MATMUL started, waiting for its tile
