@@ -114,14 +114,9 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       for (unsigned consumer = 0; consumer < isa::kNumUnits; ++consumer) {
         if ((insn.signal >> consumer & 1u) != 0) tokens[u][consumer].push_back(i);
       }
-      const std::uint64_t rows = insn[Field::kRows];
-      if (insn.opcode == Opcode::kLoad || insn.opcode == Opcode::kStore) {
-        const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
-        s.dma = true;
-        s.empty_dma = rows == 0 || insn[Field::kElems] * size == 0;
-      } else if (insn.opcode == Opcode::kLoadWeights) {
-        s.dma = true;
-        s.empty_dma = rows == 0 || insn[Field::kCols] == 0;
+      s.dma = insn.opcode == Opcode::kLoad || insn.opcode == Opcode::kStore || insn.opcode == Opcode::kLoadWeights;
+      if (s.dma) s.empty_dma = ShapeOf(insn).Empty();
+      if (insn.opcode == Opcode::kLoadWeights) {
         s.tile = weight_loads.size();
         s.earlier = pops.size();
         weight_loads.push_back(i);
@@ -160,9 +155,19 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
   };
 
   const auto known = [](std::uint64_t t) { return t != kNone; };
-  const auto finish = [&](Step& s, std::uint64_t complete) {
+  // `end_of_launch`: what it adds to the launch's end (HALT: its issue, not its completion).
+  const auto finish = [&](Step& s, std::uint64_t complete, std::uint64_t end_of_launch) {
     s.complete = complete;
+    s.end_of_launch = end_of_launch;
     ++completed;
+  };
+  // A DMA's last word is in (read_done / store_done after the memory's last response): its
+  // memory stall, as the RTL counts it, is the cycles a request of it was offered and not taken.
+  const auto dma_done = [&](Step& s, std::uint64_t complete, const MemoryStreamTiming& t) {
+    At(s.perf, Perf::kStallMemory) += t.refused;
+    s.memory_stall = {s.start, s.start + t.refused};
+    if (s.insn->opcode != Opcode::kLoadWeights) unit_free[static_cast<unsigned>(s.unit)] = complete - 1;
+    finish(s, complete, complete);
   };
 
   // The fetch keeps fetch_depth words requested or taken ahead of dispatch (NextIssue).
@@ -208,8 +213,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
         }
         s.start = issue;
         sequencer = issue + 1;
-        s.end_of_launch = s.insn->opcode == Opcode::kHalt ? issue : issue + 1;
-        finish(s, issue + 1);
+        finish(s, issue + 1, s.insn->opcode == Opcode::kHalt ? issue : issue + 1);
       } else {
         const auto u = static_cast<unsigned>(s.unit);
         std::uint64_t at = s.issue;
@@ -255,8 +259,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
     std::uint64_t free = 0;
     const std::uint64_t complete = MatmulDone(rows, first_row, free);
     unit_free[static_cast<unsigned>(isa::Unit::kMxu)] = free;
-    s.end_of_launch = complete;
-    finish(s, complete);
+    finish(s, complete, complete);
     return true;
   };
 
@@ -306,32 +309,21 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
         if (s.dma && s.empty_dma) {
           // Nothing to move: done at once (Transfer of nothing).
           unit_free[u] = insn.opcode == Opcode::kLoadWeights ? start + 1 : start - 1;
-          s.end_of_launch = start;
-          finish(s, start);
+          finish(s, start, start);
         } else if (s.dma) {
-          const bool store = insn.opcode == Opcode::kStore;
-          const std::uint64_t rows = insn[Field::kRows], dram = insn[Field::kDram], stride = insn[Field::kStride];
-          std::uint64_t row_bytes = 0, credits = 0;
-          if (insn.opcode == Opcode::kLoadWeights) {
-            row_bytes = insn[Field::kCols] * ElementBytes(config_.dtype);
-            credits = weight_credits_;
-          } else {
-            const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
-            row_bytes = insn[Field::kElems] * size;
-            credits = store ? 0 : p.load_credits;
-          }
+          const DmaShape d = ShapeOf(insn);
           const bool to_accumulators = insn.opcode == Opcode::kLoad && insn[Field::kMem] != 0;
-          s.stream = memory.Add({ArbiterPort(s.unit), start + (store ? p.store_issue : p.read_issue),
-                                 MemoryTimingModel::DmaAccesses(dram, stride, rows, row_bytes, store), credits,
-                                 to_accumulators});
+          s.stream = memory.Add({ArbiterPort(s.unit), start + (d.write ? p.store_issue : p.read_issue),
+                                 MemoryTimingModel::DmaAccesses(d.dram, d.stride, d.rows, d.row_bytes, d.write),
+                                 d.credits, to_accumulators});
           owner.push_back(units[u][next_start[u] - 1]);
           if (to_accumulators) {
             AccumulatorLoad& load = accumulator_loads.emplace_back();
             load.step = units[u][next_start[u] - 1];
             load.stream = s.stream;
-            for (std::uint64_t r = 0; r < rows; ++r) {
-              const std::uint64_t begin = dram + r * stride;
-              load.row_words.push_back((begin + row_bytes - 1) / 32 - begin / 32 + 1);
+            for (std::uint64_t r = 0; r < d.rows; ++r) {
+              const std::uint64_t begin = d.dram + r * d.stride;
+              load.row_words.push_back((begin + d.row_bytes - 1) / 32 - begin / 32 + 1);
             }
           }
           unit_free[u] = kNone;  // known from the memory
@@ -342,8 +334,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
           std::uint64_t free = 0;
           const std::uint64_t complete = Occupy(insn, start, free);
           unit_free[u] = free;
-          s.end_of_launch = complete;
-          finish(s, complete);
+          finish(s, complete, complete);
         }
       }
     }
@@ -368,13 +359,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       Step& s = steps[i];
       if (s.insn->opcode == Opcode::kLoad && (*s.insn)[Field::kMem] != 0) continue;  // by its rows
       const bool store = s.insn->opcode == Opcode::kStore;
-      const std::uint64_t complete = t.last_response + 1 + (store ? p.store_done : p.read_done);
-      // Memory stall as the RTL counts it: cycles a request was offered and not taken.
-      At(s.perf, Perf::kStallMemory) += t.refused;
-      s.memory_stall = {s.start, s.start + t.refused};
-      if (s.insn->opcode != Opcode::kLoadWeights) unit_free[static_cast<unsigned>(s.unit)] = complete - 1;
-      s.end_of_launch = complete;
-      finish(s, complete);
+      dma_done(s, t.last_response + 1 + (store ? p.store_done : p.read_done), t);
     }
     // The accumulator LOADs in the cycle just simulated: a finished row is written if the MXU
     // leaves the port free; a word that arrived by the cycle before is taken into the row
@@ -386,13 +371,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       if (known(load.full_at) && load.full_at <= now && !mxu_writes_at(now)) {
         load.full_at = kNone;
         if (++load.written == load.row_words.size()) {
-          const std::uint64_t complete = now + 1 + p.read_done - 1;  // as a row written at r + 2
-          const MemoryStreamTiming& t = memory.Timing(load.stream);
-          At(s.perf, Perf::kStallMemory) += t.refused;
-          s.memory_stall = {s.start, s.start + t.refused};
-          unit_free[static_cast<unsigned>(isa::Unit::kLoad)] = complete - 1;
-          s.end_of_launch = complete;
-          finish(s, complete);
+          dma_done(s, now + 1 + p.read_done - 1, memory.Timing(load.stream));  // as a row written at r + 2
           it = accumulator_loads.erase(it);
           continue;
         }

@@ -218,6 +218,19 @@ TimingModel::Cycle TimingModel::Transfer(unsigned unit, Cycle start, DmaTime tim
   return done;
 }
 
+TimingModel::DmaShape TimingModel::ShapeOf(const isa::Instruction& insn) const {
+  DmaShape d{insn[Field::kDram], insn[Field::kStride], insn[Field::kRows], 0, 0, insn.opcode == Opcode::kStore};
+  if (insn.opcode == Opcode::kLoadWeights) {
+    d.row_bytes = insn[Field::kCols] * ElementBytes(config_.dtype);
+    d.credits = weight_credits_;
+  } else {
+    const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
+    d.row_bytes = insn[Field::kElems] * size;
+    d.credits = d.write ? 0 : parameters_.load_credits;
+  }
+  return d;
+}
+
 // One input row enters per cycle; results leave R + C cycles after the last one (skew fill and
 // drain), overlapping the next MATMUL, which is accepted while this one issues its last rows so
 // that its first row follows this one's last.
@@ -310,19 +323,14 @@ void TimingModel::ScheduleOne(const isa::Instruction& insn, PerfCounters& perf) 
   At(perf, Perf::kStallToken) += start - base;
   RecordStall(unit, trace::StallCause::kToken, base, start);
 
-  const std::uint64_t element_bytes = ElementBytes(config_.dtype);
   const std::uint64_t rows = insn[Field::kRows];
   Cycle unit_free = 0, complete = 0;
   switch (insn.opcode) {
     case Opcode::kLoad:
     case Opcode::kStore: {
-      const bool store = insn.opcode == Opcode::kStore;
-      const std::uint64_t size = insn[Field::kMem] == 0 ? element_bytes : kAccumulatorElementBytes;
-      const std::uint64_t row_bytes = insn[Field::kElems] * size;
-      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
-      complete = Transfer(unit, start,
-                          Dma(dram, stride, rows, row_bytes, store, store ? 0 : parameters_.load_credits),
-                          dram, LastByte(dram, stride, rows, row_bytes), perf);
+      const DmaShape d = ShapeOf(insn);
+      complete = Transfer(unit, start, Dma(d.dram, d.stride, d.rows, d.row_bytes, d.write, d.credits), d.dram,
+                          LastByte(d.dram, d.stride, d.rows, d.row_bytes), perf);
       unit_free = complete - 1;  // ready again in the cycle of its last write / acknowledgement
       break;
     }
@@ -337,10 +345,9 @@ void TimingModel::ScheduleOne(const isa::Instruction& insn, PerfCounters& perf) 
       if (tile >= parameters_.weight_queue_depth) {
         start = std::max(start, tile_loaded_[tile - parameters_.weight_queue_depth]);
       }
-      const std::uint64_t row_bytes = insn[Field::kCols] * element_bytes;
-      const std::uint64_t dram = insn[Field::kDram], stride = insn[Field::kStride];
-      const DmaTime time = Dma(dram, stride, rows, row_bytes, false, weight_credits_);
-      complete = Transfer(unit, start, time, dram, LastByte(dram, stride, rows, row_bytes), perf);
+      const DmaShape d = ShapeOf(insn);
+      const DmaTime time = Dma(d.dram, d.stride, d.rows, d.row_bytes, false, d.credits);
+      complete = Transfer(unit, start, time, d.dram, LastByte(d.dram, d.stride, d.rows, d.row_bytes), perf);
       // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
       // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
       // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.

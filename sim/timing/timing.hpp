@@ -152,6 +152,14 @@ class TimingModel {
   // The launch simulated with its DMA streams and fetches sharing the memory (shared_memory.cpp):
   // fills instructions_, launch_end_ and `perf`, and records the timeline.
   void SimulateShared(PerfCounters& perf);
+  // What a DMA instruction (LOAD, STORE, LOAD_WEIGHTS) moves: `rows` rows of `row_bytes`
+  // bytes, `stride` apart from `dram`; `credits` is its unit's limit on words in flight.
+  struct DmaShape {
+    std::uint64_t dram = 0, stride = 0, rows = 0, row_bytes = 0, credits = 0;
+    bool write = false;
+    bool Empty() const { return rows == 0 || row_bytes == 0; }
+  };
+  DmaShape ShapeOf(const isa::Instruction& insn) const;
   // MATMUL's end from its first row; sets `unit_free`.
   Cycle MatmulDone(std::uint64_t rows, Cycle first_row, Cycle& unit_free) const;
   // The end of an instruction whose time does not depend on memory (vector unit, the rest) that
