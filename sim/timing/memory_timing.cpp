@@ -204,40 +204,25 @@ DramLocation MemoryTimingModel::Locate(std::uint64_t a) const {
   return at;
 }
 
+// One requester alone: SharedMemory with the reorder buffer as the only limit besides credits.
 MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses,
                                           std::uint64_t in_flight_limit) const {
-  const DramConfig& d = config_.dram;
-  std::vector<Channel> channels(config_.memory_channels, Channel(d, options_.queue_depth));
-  std::vector<Time> accepted(accesses.size()), done(accesses.size(), -1);
   MemoryTimingResult result;
-  result.latencies.resize(accesses.size());
-  const std::size_t in_flight = in_flight_limit == 0
-                                    ? options_.rob_depth
-                                    : std::min<std::size_t>(options_.rob_depth, in_flight_limit);
-  std::size_t next = 0, head = 0;
-  for (Time now = 0; head < accesses.size(); ++now) {
-    for (auto& channel : channels) {
-      std::size_t served = 0;
-      Time visible = 0;
-      if (channel.Step(now, served, visible)) done[served] = visible;
-    }
-    // Acceptance sees the reorder buffer and the queue as they were at the start of the cycle.
-    if (next < accesses.size() && next - head < in_flight) {
-      const DramLocation at = Locate(accesses[next].address);
-      Channel& channel = channels[at.channel];
-      if (!channel.Full()) {
-        channel.Push({accesses[next].write, at.group * d.banks_per_group + at.bank, at.group, at.row,
-                      at.column, at.word, next});
-        accepted[next++] = now;
-      }
-    }
-    // One response per cycle, in request order.
-    if (head < next && done[head] >= 0 && done[head] <= now) {
-      result.latencies[head] = static_cast<std::uint64_t>(now - accepted[head]);
-      result.cycles = static_cast<std::uint64_t>(now);
-      ++head;
-    }
+  if (accesses.empty()) return result;
+  MemoryTimingOptions options = options_;
+  options.arbiter_outstanding = options.rob_depth;
+  SharedMemory memory(config_, options, {});
+  MemoryStream stream{0, 0, {accesses.begin(), accesses.end()}, in_flight_limit};
+  stream.record = true;
+  memory.Add(std::move(stream));
+  while (memory.Step()) {
   }
+  const std::vector<std::int64_t>& accepted = memory.Accepts(0);
+  const std::vector<std::int64_t>& answered = memory.Responses(0);
+  for (std::size_t k = 0; k < accesses.size(); ++k) {
+    result.latencies.push_back(static_cast<std::uint64_t>(answered[k] - accepted[k]));
+  }
+  result.cycles = memory.Timing(0).last_response;
   return result;
 }
 
@@ -283,7 +268,7 @@ struct SharedMemory::State {
   unsigned last_granted = 0;
   Time now = -1;
   std::vector<std::size_t> newly_accepted, newly_answered;
-  std::vector<std::vector<std::int64_t>> responses;  // per stream: held streams only
+  std::vector<std::vector<std::int64_t>> accepts, responses;  // per stream: recorded streams only
 
   // Skips the streams with no access at the front of a requester's list.
   void SkipEmpty(Requester& r) {
@@ -348,7 +333,10 @@ std::size_t SharedMemory::Add(MemoryStream stream) {
   State::Requester& r = s.requesters[stream.requester];
   s.streams.push_back(std::move(stream));
   s.timing.push_back({});
-  s.responses.emplace_back(s.streams.back().held ? s.streams.back().accesses.size() : 0, -1);
+  MemoryStream& added = s.streams.back();
+  added.record = added.record || added.held;
+  s.accepts.emplace_back(added.record ? added.accesses.size() : 0, -1);
+  s.responses.emplace_back(added.record ? added.accesses.size() : 0, -1);
   if (empty) s.timing.back() = {release, release, release, 0};
   r.streams.push_back(index);
   s.SkipEmpty(r);
@@ -360,6 +348,8 @@ void SharedMemory::Release(unsigned requester, std::uint64_t count) {
   if (count > r.in_flight) throw std::logic_error("SharedMemory: more credits released than taken");
   r.in_flight -= count;
 }
+
+const std::vector<std::int64_t>& SharedMemory::Accepts(std::size_t stream) const { return state_->accepts.at(stream); }
 
 const std::vector<std::int64_t>& SharedMemory::Responses(std::size_t stream) const {
   return state_->responses.at(stream);
@@ -398,6 +388,7 @@ bool SharedMemory::Step(std::int64_t limit) {
       ++r.in_flight;
       s.last_granted = port;
       s.timing[stream].last_accept = static_cast<std::uint64_t>(now);
+      if (s.streams[stream].record) s.accepts[stream][r.access] = now;
       if (++r.access == s.streams[stream].accesses.size()) {
         r.access = 0;
         ++r.stream;
@@ -415,11 +406,8 @@ bool SharedMemory::Step(std::int64_t limit) {
   // One response per cycle, in request order.
   if (s.head < s.requests.size() && s.requests[s.head].done >= 0 && s.requests[s.head].done <= now) {
     const State::Request& q = s.requests[s.head++];
-    if (s.streams[q.stream].held) {
-      s.responses[q.stream][q.access] = now;
-    } else {
-      --s.requesters[s.streams[q.stream].requester].in_flight;
-    }
+    if (s.streams[q.stream].record) s.responses[q.stream][q.access] = now;
+    if (!s.streams[q.stream].held) --s.requesters[s.streams[q.stream].requester].in_flight;
     MemoryStreamTiming& t = s.timing[q.stream];
     if (q.access == 0) t.first_response = static_cast<std::uint64_t>(now);
     if (q.access + 1 == s.streams[q.stream].accesses.size()) {

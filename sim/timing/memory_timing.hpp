@@ -48,9 +48,11 @@ struct MemoryStream {
   std::vector<MemoryAccess> accesses;
   std::uint64_t credits = 0;     // the requester's limit on accesses in flight (0: none)
   // SharedMemory: a response does not return its credit; the requester's consumer does, with
-  // Release (a LOAD into the accumulators holds its words until it may write their row). The
-  // cycle of each response is kept (Responses).
+  // Release (a LOAD into the accumulators holds its words until it may write their row). Held
+  // streams are recorded.
   bool held = false;
+  // SharedMemory keeps the cycle each access was taken and answered (Accepts, Responses).
+  bool record = false;
 };
 
 // When each stream's accesses were taken and answered (cycles from RunStreams' time 0).
@@ -133,7 +135,8 @@ class SharedMemory {
   bool Step(std::int64_t limit = -1);
   // Returns `count` credits of a requester whose streams are `held`, from the next cycle on.
   void Release(unsigned requester, std::uint64_t count);
-  // A held stream: the cycle of each access's response (-1: not yet).
+  // A recorded stream: the cycle each access was taken, and answered (-1: not yet).
+  const std::vector<std::int64_t>& Accepts(std::size_t stream) const;
   const std::vector<std::int64_t>& Responses(std::size_t stream) const;
   // The last cycle simulated (-1 before the first).
   std::int64_t Now() const;
