@@ -64,7 +64,7 @@ test-fast: build ## Run the main build's tests only (no sanitizer build)
 test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan and run their tests
 	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target sanitize_tests
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L sanitize $(CTEST_ARGS)
 
 # The long tests: the small CNN trained to accuracy on digits (docs/TRAINING.md), ResNet-50 end

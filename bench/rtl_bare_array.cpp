@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "Vvl_bench_array_bf16.h"
+#include "bench/cpu_time.hpp"
 #include "Vvl_bench_array_int8.h"
 #include "sim/rtl/harness.hpp"
 #include "sim/rtl/signals.hpp"
@@ -15,8 +16,6 @@
 
 namespace systole::rtl::bench {
 namespace {
-
-double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 template <class Model>
 BareArraySpeed Measure(const char* dtype, std::uint64_t cycles) {

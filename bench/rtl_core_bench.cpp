@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "arch/regs/regmap.hpp"
+#include "bench/cpu_time.hpp"
 #include "bench/rtl_bare_array.hpp"
 #include "bench/rtl_core_bench_onchip.hpp"
 #include "bench/rtl_gemm_workload.hpp"
@@ -42,8 +43,6 @@ namespace {
 
 // CPU time of this (single-threaded) process: simulation speed that does not depend on what
 // else the machine is running.
-double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-
 struct Shape {
   std::string name;
   std::uint64_t m, k, n;
@@ -56,11 +55,6 @@ RtlDeviceOptions BenchOptions() {
   options.memory_latency = 8;
   options.memory_ready_percent = 100;
   return options;
-}
-
-std::uint64_t Counter(RtlDevice& device, const std::string& name) {
-  const std::uint32_t lo = regs::FindRegister("PERF_" + name + "_LO")->offset;
-  return device.ReadRegister(lo) | std::uint64_t{device.ReadRegister(lo + 4)} << 32;
 }
 
 std::uint64_t ScaleSimCycles(const Config& config, const Shape& s) {

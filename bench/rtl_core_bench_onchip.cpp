@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "arch/regs/regmap.hpp"
+#include "bench/cpu_time.hpp"
 #include "sim/model/golden_model.hpp"
 #include "sim/rtl/rtl_device.hpp"
 #include "toolchain/asm/assembler.hpp"
@@ -32,7 +33,6 @@
 namespace systole::rtl::bench {
 namespace {
 
-double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 std::uint64_t Ceil(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 // Device-memory layout and tiling of one GEMM.
@@ -112,11 +112,6 @@ std::vector<std::uint8_t> RandomElements(const Config& config, std::uint64_t cou
     }
   }
   return bytes;
-}
-
-std::uint64_t Counter(RtlDevice& device, const std::string& name) {
-  const std::uint32_t lo = regs::FindRegister("PERF_" + name + "_LO")->offset;
-  return device.ReadRegister(lo) | std::uint64_t{device.ReadRegister(lo + 4)} << 32;
 }
 
 // The golden model and the RTL core, launched identically; every launch must succeed on both
@@ -225,6 +220,11 @@ void OnChipTable(const Config& config, const std::vector<OnChipShape>& shapes) {
                once.seconds + twice.seconds);
     std::fflush(stdout);
   }
+}
+
+std::uint64_t Counter(RtlDevice& device, const std::string& name) {
+  const std::uint32_t lo = regs::FindRegister("PERF_" + name + "_LO")->offset;
+  return device.ReadRegister(lo) | std::uint64_t{device.ReadRegister(lo + 4)} << 32;
 }
 
 }  // namespace systole::rtl::bench

@@ -9,7 +9,14 @@
 
 #include "arch/config/config.hpp"
 
+namespace systole::rtl {
+class RtlDevice;
+}
+
 namespace systole::rtl::bench {
+
+// A 64-bit performance counter of the core, PERF_<name>_LO/_HI (both modes of the benchmark).
+std::uint64_t Counter(RtlDevice& device, const std::string& name);
 
 struct OnChipShape {
   std::string name;

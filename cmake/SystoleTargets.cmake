@@ -30,6 +30,15 @@ function(systole_test name)
   # so it is off there; -Wuninitialized stays on, and the -O0 sanitizer build keeps both.
   target_compile_options(${name} PRIVATE
     "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1;-Wno-maybe-uninitialized>")
+  # The sanitizer build runs only the tests labelled `sanitize` (make test-sanitize builds the
+  # sanitize_tests target, which depends on exactly those): the others are neither built there
+  # nor registered with CTest.
+  if("sanitize" IN_LIST ARG_LABELS)
+    set_property(GLOBAL APPEND PROPERTY SYSTOLE_SANITIZE_TESTS ${name})
+  elseif(SYSTOLE_SANITIZE)
+    set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL ON)
+    return()
+  endif()
   include(GoogleTest)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_LIST ${name}_TESTS)
   if(ARG_LABELS)

@@ -83,6 +83,7 @@ find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)  # the FST writer compresses with zlib
 target_link_libraries(systole_verilated_runtime PUBLIC Threads::Threads ZLIB::ZLIB)
 target_compile_options(systole_verilated_runtime PRIVATE -g0 -w)
+set_target_properties(systole_verilated_runtime PROPERTIES UNITY_BUILD OFF)
 
 # systole_tune_verilated_target(TARGET): takes the runtime sources verilate() added to a model's
 # library out again and links the shared copy instead, and compiles the code that runs once or
@@ -122,6 +123,8 @@ set(SYSTOLE_VERILATOR_EXTRA_ARGS "" CACHE STRING
 function(systole_verilate name)
   cmake_parse_arguments(ARG "HIERARCHICAL" "TOP;CONFIG" "SOURCES;PARAMS;ARGS;HIERARCHICAL_CONFIGS"
                         ${ARGN})
+  # Each generated file keeps its own translation unit (and its own -O level), not batched.
+  set(CMAKE_UNITY_BUILD OFF)
   set(params)
   if(ARG_CONFIG)
     systole_rtl_params(params CONFIG ${ARG_CONFIG} PARAMS ${ARG_PARAMS})

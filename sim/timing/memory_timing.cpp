@@ -7,7 +7,10 @@
 #include <stdexcept>
 
 namespace systole::model {
-namespace {
+// The DRAM channel model, named rather than anonymous because SharedMemory's state (declared in
+// the header) holds channels: GCC's -Wsubobject-linkage objects to an anonymous type there once
+// this file is batched into a unity build's translation unit.
+namespace dram_channel {
 
 using Time = std::int64_t;
 
@@ -160,7 +163,10 @@ class Channel {
   std::uint64_t starve_ = 0;
 };
 
-}  // namespace
+}  // namespace dram_channel
+
+using dram_channel::Channel;
+using dram_channel::Time;
 
 MemoryTimingModel::MemoryTimingModel(const Config& config, MemoryTimingOptions options)
     : config_(config), options_(options) {}

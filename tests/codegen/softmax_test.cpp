@@ -16,12 +16,12 @@ std::uint32_t Bf16(std::uint32_t f32_bits) { return numerics::F32ToBf16(f32_bits
 
 std::vector<std::uint32_t> SoftmaxReference(const std::vector<std::uint32_t>& in, std::uint64_t rows, std::uint64_t n,
                                             std::uint64_t width, bool round_difference) {
-  constexpr std::uint32_t kMinusInf = 0xFF800000u;
+  constexpr std::uint32_t minus_infinity = 0xFF800000u;  // -inf in fp32
   std::vector<std::uint32_t> out;
   for (std::uint64_t r = 0; r < rows; ++r) {
     std::vector<std::uint32_t> x;
     for (std::uint64_t j = 0; j < n; ++j) x.push_back(Widen(in[r * n + j]));
-    const std::uint32_t m = ReduceRow(true, x, width, kMinusInf);
+    const std::uint32_t m = ReduceRow(true, x, width, minus_infinity);
     std::vector<std::uint32_t> e;
     for (const std::uint32_t v : x) {
       std::uint32_t d = model::SubF32(v, m);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "systole/device.hpp"
@@ -15,6 +16,17 @@
 #include "toolchain/asm/assembler.hpp"
 
 namespace systole::driver_test {
+
+// Polls `predicate` every 10 ms until it holds or `limit` has passed; its last answer.
+template <typename Predicate>
+bool Eventually(Predicate predicate, std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return predicate();
+}
 
 // A device server's options for a test: loopback on a port the kernel picks (endpoint() names it).
 inline ServerOptions LoopbackServerOptions() {

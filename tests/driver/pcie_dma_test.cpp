@@ -57,12 +57,12 @@ TEST(PcieSimDma, LargeTransfersGoThroughTheEngineSmallOnesThroughTheWindow) {
   EXPECT_EQ(link->ReadRegister(pcie::dma::kCount), 5u);
 }
 
-struct Outcome {
+struct PathOutcome {
   std::vector<std::vector<std::uint8_t>> outputs;
   Counters counters;
 };
 
-Outcome RunOn(const char* uri, const image::Program& source) {
+PathOutcome RunOn(const char* uri, const image::Program& source) {
   Device device = Device::Open(uri, LoadConfig("tiny"));
   Program program = device.Load(source);
   for (std::size_t i = 0; i < source.inputs.size(); ++i) {
@@ -72,7 +72,7 @@ Outcome RunOn(const char* uri, const image::Program& source) {
   }
   device.ClearCounters();
   EXPECT_TRUE(program.Launch().Wait(std::chrono::milliseconds(60000))) << uri;
-  Outcome outcome;
+  PathOutcome outcome;
   for (std::size_t i = 0; i < source.outputs.size(); ++i) {
     outcome.outputs.push_back(program.ReadOutput(i));
   }
@@ -85,8 +85,8 @@ TEST(PcieSimDma, ProgramsGiveWhatUsbSimGivesEveryCounterIncluded) {
   for (const auto& [name, source] :
        {std::pair{"conv_pool_tiny.s", conv}, std::pair{"scale 3", driver_test::ScaleProgram(3)}}) {
     SCOPED_TRACE(name);
-    const Outcome usb = RunOn("usb+sim", source);
-    const Outcome pcie = RunOn("pcie+sim", source);
+    const PathOutcome usb = RunOn("usb+sim", source);
+    const PathOutcome pcie = RunOn("pcie+sim", source);
     EXPECT_EQ(pcie.outputs, usb.outputs);
     EXPECT_EQ(pcie.counters, usb.counters);
     EXPECT_GT(usb.counters["INSNS"], 0u);
@@ -99,7 +99,7 @@ struct DmaFootprint : driver_test::Footprint {
   std::uint32_t dma_transfers = 0;  // pcie+sim: the engine's transfer count afterwards
 };
 
-DmaFootprint RunGenerated(const char* uri, const std::vector<std::uint8_t>& data,
+DmaFootprint RunGeneratedOn(const char* uri, const std::vector<std::uint8_t>& data,
                           const std::vector<isa::Instruction>& program) {
   Device device = Device::Open(uri, LoadConfig("tiny"));
   DmaFootprint f{driver_test::RunGenerated(device, data, program)};
@@ -114,8 +114,8 @@ TEST(PcieSimDma, GeneratedProgramMovesItsDataByDmaAndMatchesUsbSim) {
   std::vector<std::uint8_t> data(rtl::test::kDataBytes);
   for (auto& b : data) b = static_cast<std::uint8_t>(rng());
   const auto program = rtl::test::GenerateProgram(LoadConfig("tiny"), rng, 24).instructions;
-  const DmaFootprint usb = RunGenerated("usb+sim", data, program);
-  const DmaFootprint pcie = RunGenerated("pcie+sim", data, program);
+  const DmaFootprint usb = RunGeneratedOn("usb+sim", data, program);
+  const DmaFootprint pcie = RunGeneratedOn("pcie+sim", data, program);
   EXPECT_EQ(pcie.data, usb.data);
   EXPECT_EQ(pcie.dump, usb.dump);
   EXPECT_EQ(pcie.counters, usb.counters);

@@ -20,6 +20,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 using std::chrono::milliseconds;
 
+using driver_test::Eventually;
 using driver_test::RawClient;
 
 ServerOptions Small() {
@@ -36,15 +37,6 @@ void ExpectHealthy(const DeviceServer& server, int scale) {
   program.WriteInput(0, x);
   ASSERT_TRUE(program.Launch().Wait(milliseconds(5000)));
   EXPECT_EQ(program.ReadOutput(0), driver_test::ScaleExpected(scale, x));
-}
-
-template <typename Predicate>
-bool Eventually(Predicate predicate) {
-  for (int i = 0; i < 500; ++i) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return false;
 }
 
 TEST(ServerHostile, RecoverableErrorsGetARepliesAndTheConnectionGoesOn) {

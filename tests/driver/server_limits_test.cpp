@@ -16,6 +16,7 @@ namespace {
 
 using namespace systole;
 using namespace systole::protocol;
+using driver_test::Eventually;
 using driver_test::RawClient;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -30,16 +31,6 @@ std::uint64_t ResidentBytes() {
     if (line.starts_with("VmRSS:")) return std::stoull(line.substr(6)) * 1024;
   }
   return 0;
-}
-
-template <typename Predicate>
-bool Eventually(Predicate predicate, milliseconds limit = milliseconds(5000)) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return predicate();
 }
 
 // Connections that never send a byte used to fill --max-clients, locking everyone out.

@@ -45,4 +45,9 @@ std::string ErrorOf(Body body) {
   return "";
 }
 
+// The error of parsing `text` as the file "bad.hlo" ("" when it parses).
+inline std::string ParseError(std::string_view text) {
+  return ErrorOf([&] { ParseModule(text, "bad.hlo"); });
+}
+
 }  // namespace systole::hlo::testing

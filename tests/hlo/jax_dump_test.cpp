@@ -165,9 +165,7 @@ const std::string kTables =
     "1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=11 end_column=17}\n\n"
     "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n";
 
-std::string ParseError(const std::string& text) {
-  return testing::ErrorOf([&] { ParseModule(text, "bad.hlo"); });
-}
+using testing::ParseError;
 
 TEST(JaxDump, SmallModuleNamesItsLine) {
   const Module module = ParseModule(WithTables(kTables), "t.hlo");

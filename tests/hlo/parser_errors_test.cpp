@@ -14,9 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-std::string ParseError(std::string_view text) {
-  return testing::ErrorOf([&] { ParseModule(text, "bad.hlo"); });
-}
+using testing::ParseError;
 
 TEST(HloParseErrors, MissingEquals) {
   EXPECT_EQ(ParseError("ENTRY e {\n  a f32[] parameter(0)\n}\n"), "bad.hlo:2:5: expected '=', found 'f32'");

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "toolchain/asm/literals.hpp"
+
 namespace systole::assembly {
 namespace {
 
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsAlnum(char c) { return IsAlpha(c) || IsDigit(c); }
 
 TokenKind PunctuationKind(char c) {

@@ -15,7 +15,6 @@ namespace {
 constexpr std::uint32_t kFp32Sign = 0x80000000u, kFp32Exp = 0x7F800000u;
 constexpr std::uint16_t kBf16Exp = 0x7F80u;
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsHexPrefix(std::string_view text) {
   return text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');

@@ -15,6 +15,9 @@
 
 namespace systole::assembly {
 
+// A decimal digit, as the lexer and the literal grammar both read one (not locale-dependent).
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
 std::uint32_t FloatBits(float value);
 float BitsToFloat(std::uint32_t bits);
 

@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/conv_internal.hpp"
+#include "toolchain/codegen/require.hpp"
 
 namespace systole::codegen {
 
@@ -32,10 +33,6 @@ using conv::AddSegment;
 using conv::ChunkSpan;
 using conv::Geometry;
 using isa::MemSpace;
-
-void Require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("codegen: conv2d: " + what);
-}
 
 // Output columns ox whose input column ox·sw + kx·dw − pad_left lies inside the image:
 // [first, last) (empty when first >= last).
@@ -211,11 +208,11 @@ std::uint64_t TrialCycles(const Config& config, const Geometry& g, const Tensor&
 void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
             const std::optional<Tensor>& bias, const Tensor& out, const ConvParams& params,
             const OutputTransform& transform) {
-  Require(input.shape.size() == 4 && (weights.shape.size() == 4 || weights.shape.size() == 5) &&
+  Require("conv2d", input.shape.size() == 4 && (weights.shape.size() == 4 || weights.shape.size() == 5) &&
               (out.shape.size() == 4 || out.shape.size() == 5),
           "input must be NHWC, weights HWIO or column-blocked [Cout/C, KH, KW, Cin, C], out NHWC or "
           "column-blocked [Cout/C, N, OH, OW, C]");
-  Require(params.stride_h > 0 && params.stride_w > 0 && params.dilation_h > 0 &&
+  Require("conv2d", params.stride_h > 0 && params.stride_w > 0 && params.dilation_h > 0 &&
               params.dilation_w > 0 && params.groups > 0,
           "strides, dilations and groups must be positive");
   // Column-blocked weights: each tile of C output channels is one contiguous block.
@@ -225,42 +222,42 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
                              : !blocked              ? weights.Dim(3)
                              : !out_blocked          ? out.Dim(3)
                                                      : 0;
-  Require(cout != 0, "out_channels must be given when weights and out are both column-blocked");
+  Require("conv2d", cout != 0, "out_channels must be given when weights and out are both column-blocked");
   Geometry g{input.Dim(0), input.Dim(1), input.Dim(2), input.Dim(3), weights.Dim(wd),
              weights.Dim(wd + 1), weights.Dim(wd + 2), cout, 0, 0, params.groups, params};
-  Require(!blocked || weights.Dim(0) != 0, "empty weights");
-  Require(!blocked || (params.groups == 1 && weights.Dim(0) == (g.cout + builder.C() - 1) / builder.C() &&
+  Require("conv2d", !blocked || weights.Dim(0) != 0, "empty weights");
+  Require("conv2d", !blocked || (params.groups == 1 && weights.Dim(0) == (g.cout + builder.C() - 1) / builder.C() &&
                        weights.Dim(4) == builder.C()),
           fmt::format("column-blocked weights must be [{}, KH, KW, Cin, {}] of an ungrouped convolution",
                       (g.cout + builder.C() - 1) / builder.C(), builder.C()));
-  Require(g.cin % g.groups == 0 && g.cout % g.groups == 0 && g.cin_g * g.groups == g.cin,
+  Require("conv2d", g.cin % g.groups == 0 && g.cout % g.groups == 0 && g.cin_g * g.groups == g.cin,
           "channels must divide into groups (weights are [KH, KW, Cin/groups, Cout])");
   const std::uint64_t span_h = (g.kh - 1) * params.dilation_h + 1;
   const std::uint64_t span_w = (g.kw - 1) * params.dilation_w + 1;
-  Require(g.h + params.pad_top + params.pad_bottom >= span_h &&
+  Require("conv2d", g.h + params.pad_top + params.pad_bottom >= span_h &&
               g.w + params.pad_left + params.pad_right >= span_w,
           "the kernel is larger than the padded image");
   g.oh = (g.h + params.pad_top + params.pad_bottom - span_h) / params.stride_h + 1;
   g.ow = (g.w + params.pad_left + params.pad_right - span_w) / params.stride_w + 1;
   const std::uint64_t out_blocks = (g.cout + builder.C() - 1) / builder.C();
-  Require(out_blocked ? (params.groups == 1 && out.Dim(0) == out_blocks && out.Dim(1) == g.batch &&
+  Require("conv2d", out_blocked ? (params.groups == 1 && out.Dim(0) == out_blocks && out.Dim(1) == g.batch &&
                          out.Dim(2) == g.oh && out.Dim(3) == g.ow && out.Dim(4) == builder.C())
                       : (out.Dim(0) == g.batch && out.Dim(1) == g.oh && out.Dim(2) == g.ow &&
                          out.Dim(3) == g.cout),
           out_blocked ? fmt::format("column-blocked out must be {}x{}x{}x{}x{} (groups = 1)", out_blocks, g.batch,
                                     g.oh, g.ow, builder.C())
                       : fmt::format("out must be {}x{}x{}x{}", g.batch, g.oh, g.ow, g.cout));
-  Require(input.dtype == builder.ElementType() && weights.dtype == builder.ElementType(),
+  Require("conv2d", input.dtype == builder.ElementType() && weights.dtype == builder.ElementType(),
           "input and weights must have the configuration's element type");
   const bool raw = out.dtype == builder.AccumulatorType();
-  Require(raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
-  Require(!raw || transform.func == isa::ActFunc::kNone, "a raw output takes no activation");
-  Require(!params.start || (!raw && params.start->dtype == builder.AccumulatorType() &&
+  Require("conv2d", raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
+  Require("conv2d", !raw || transform.func == isa::ActFunc::kNone, "a raw output takes no activation");
+  Require("conv2d", !params.start || (!raw && params.start->dtype == builder.AccumulatorType() &&
                             params.start->shape == out.shape),
           "a starting tensor must have out's shape in the accumulator type, and out must not be raw");
   if (bias) {  // a vector, or replicated [Cout/C, min(OH·OW, accumulator rows), C] (groups = 1)
     const bool replicated = bias->shape.size() == 3;
-    Require(bias->dtype == builder.AccumulatorType() &&
+    Require("conv2d", bias->dtype == builder.AccumulatorType() &&
                 (replicated ? params.groups == 1 && bias->Dim(0) == out_blocks && bias->Dim(2) == builder.C() &&
                                   bias->Dim(1) >= std::min<std::uint64_t>(g.oh * g.ow, builder.config().AccRows())
                             : bias->Elements() == g.cout),

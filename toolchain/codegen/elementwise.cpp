@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/require.hpp"
 
 namespace systole::codegen {
 
@@ -15,10 +16,6 @@ namespace {
 
 using isa::Field;
 using isa::MemSpace;
-
-void Require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("codegen: elementwise: " + what);
-}
 
 // One block: `rows` x `elems` elements at a/b/out + offset (bytes), rows `stride` bytes apart.
 struct Block {
@@ -70,9 +67,9 @@ void EmitBlocks(ProgramBuilder& builder, const Tensor& a, const Tensor* b, const
 }
 
 void CheckTypes(const ProgramBuilder& builder, const Tensor& a, const Tensor& out) {
-  Require(a.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+  Require("elementwise", a.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
           "operands must have the configuration's element type");
-  Require(a.shape == out.shape && a.Elements() > 0, "out must have a's (non-empty) shape");
+  Require("elementwise", a.shape == out.shape && a.Elements() > 0, "out must have a's (non-empty) shape");
 }
 
 // a viewed as a flat array in full UB rows, in blocks of at most `slot_rows` rows.
@@ -97,7 +94,7 @@ std::uint64_t SlotRows(const ProgramBuilder& builder) {
 void Elementwise(ProgramBuilder& builder, const Tensor& a, const Tensor& b, const Tensor& out,
                  const ElementwiseParams& params) {
   CheckTypes(builder, a, out);
-  Require(b.dtype == a.dtype, "b must have a's element type");
+  Require("elementwise", b.dtype == a.dtype, "b must have a's element type");
   const bool broadcast = b.shape != a.shape;
   const std::uint64_t slot_rows = SlotRows(builder);
   builder.BeginKernel(fmt::format("elementwise op{} {} elements{}", static_cast<int>(params.op),
@@ -107,7 +104,7 @@ void Elementwise(ProgramBuilder& builder, const Tensor& a, const Tensor& b, cons
     return;
   }
   const std::uint64_t cols = a.shape.back(), rows = a.Elements() / cols;
-  Require(b.shape.size() == 1 && b.Dim(0) == cols,
+  Require("elementwise", b.shape.size() == 1 && b.Dim(0) == cols,
           fmt::format("b must have a's shape or be one row of {} elements", cols));
   const std::uint64_t width = builder.UbRowElems(), e = a.ElementBytes();
   std::vector<Block> blocks;
@@ -123,7 +120,7 @@ void Elementwise(ProgramBuilder& builder, const Tensor& a, const Tensor& b, cons
 void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::VecMath math, isa::ActFunc func,
            std::uint16_t lo_bits, std::uint16_t hi_bits) {
   CheckTypes(builder, a, out);
-  Require(builder.IsBf16() || math == isa::VecMath::kNone, "transcendental functions need a bf16 configuration");
+  Require("elementwise", builder.IsBf16() || math == isa::VecMath::kNone, "transcendental functions need a bf16 configuration");
   ElementwiseParams params;
   params.op = isa::VecOp::kPass;
   params.math = math;

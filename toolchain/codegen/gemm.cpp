@@ -6,21 +6,14 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/require.hpp"
 
 namespace systole::codegen {
-
-namespace {
-
-void Require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("codegen: gemm: " + what);
-}
-
-}  // namespace
 
 void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
           const std::optional<Tensor>& bias, const Tensor& out,
           const OutputTransform& transform, std::uint64_t n_columns) {
-  Require((a.shape.size() == 2 || a.shape.size() == 3) && (b.shape.size() == 2 || b.shape.size() == 3) &&
+  Require("gemm", (a.shape.size() == 2 || a.shape.size() == 3) && (b.shape.size() == 2 || b.shape.size() == 3) &&
               (out.shape.size() == 2 || out.shape.size() == 3),
           "A must be a matrix or K-blocked [K/R, M, R], B and out matrices or column-blocked [N/C, rows, C]");
   const bool blocked = b.shape.size() == 3, out_blocked = out.shape.size() == 3;
@@ -30,23 +23,23 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
   const bool a_blocked = a.shape.size() == 3;
   const std::uint64_t cols = builder.C();
   const std::uint64_t n = n_columns != 0 ? n_columns : !out_blocked ? out.Dim(1) : !blocked ? b.Dim(1) : 0;
-  Require(n != 0, "N must be given when B and out are both column-blocked");
+  Require("gemm", n != 0, "N must be given when B and out are both column-blocked");
   const std::uint64_t m = a.Dim(a_blocked ? 1 : 0), k = a_blocked ? b.Dim(blocked ? 1 : 0) : a.Dim(1),
                       blocks = (n + cols - 1) / cols;
-  Require(!a_blocked || (a.Dim(0) == (k + builder.R() - 1) / builder.R() && a.Dim(2) == builder.R()),
+  Require("gemm", !a_blocked || (a.Dim(0) == (k + builder.R() - 1) / builder.R() && a.Dim(2) == builder.R()),
           fmt::format("K-blocked A is {}, not [ceil({} / R), M, R]", fmt::join(a.shape, "x"), k));
-  Require(blocked ? (b.Dim(0) == blocks && b.Dim(1) == k && b.Dim(2) == cols)
+  Require("gemm", blocked ? (b.Dim(0) == blocks && b.Dim(1) == k && b.Dim(2) == cols)
                   : (b.Dim(0) == k && b.Dim(1) == n),
           fmt::format("shapes {}x{} · {} -> N = {} do not agree", m, k, fmt::join(b.shape, "x"), n));
-  Require(out_blocked ? (out.Dim(0) == blocks && out.Dim(1) == m && out.Dim(2) == cols)
+  Require("gemm", out_blocked ? (out.Dim(0) == blocks && out.Dim(1) == m && out.Dim(2) == cols)
                       : (out.Dim(0) == m && out.Dim(1) == n),
           fmt::format("out is {}, not {}x{}", fmt::join(out.shape, "x"), m, n));
-  Require(m > 0 && k > 0 && n > 0, "empty matrix");
-  Require(a.dtype == builder.ElementType() && b.dtype == builder.ElementType(),
+  Require("gemm", m > 0 && k > 0 && n > 0, "empty matrix");
+  Require("gemm", a.dtype == builder.ElementType() && b.dtype == builder.ElementType(),
           "A and B must have the configuration's element type");
   const bool raw = out.dtype == builder.AccumulatorType();
-  Require(raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
-  Require(!raw || (transform.func == isa::ActFunc::kNone &&
+  Require("gemm", raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
+  Require("gemm", !raw || (transform.func == isa::ActFunc::kNone &&
                    (transform.scale_bits == 0 || transform.scale_bits == 0x3F800000 ||
                     (!builder.IsBf16() && transform.scale_bits == 1)) &&
                    transform.shift == 0 && transform.zero_point == 0),
@@ -54,7 +47,7 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
   // A replicated bias [N/C, rows, C] (rows >= min(M, accumulator rows)) loads contiguously.
   const bool replicated_bias = bias && bias->shape.size() == 3;
   if (bias) {
-    Require(bias->dtype == builder.AccumulatorType() &&
+    Require("gemm", bias->dtype == builder.AccumulatorType() &&
                 (replicated_bias ? bias->Dim(0) == blocks && bias->Dim(2) == cols &&
                                        bias->Dim(1) >= std::min<std::uint64_t>(m, builder.config().AccRows())
                                  : bias->Elements() == n),

@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/require.hpp"
 #include "toolchain/codegen/row_blocks.hpp"
 
 namespace systole::codegen {
@@ -29,10 +30,6 @@ namespace {
 
 using isa::Field;
 using isa::MemSpace;
-
-void Require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("codegen: layer norm: " + what);
-}
 
 struct VectorOperands {
   std::uint64_t a, b, dst, rows;
@@ -59,20 +56,20 @@ std::uint64_t LayerNormRowsPerBlock(const Config& config, std::uint64_t n) {
 }
 
 void LayerNorm(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const LayerNormParams& params) {
-  Require(builder.IsBf16(), "the vector unit's rsqrt and REDUCE's scale need a bf16 configuration");
-  Require(in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+  Require("layer norm", builder.IsBf16(), "the vector unit's rsqrt and REDUCE's scale need a bf16 configuration");
+  Require("layer norm", in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
           "in and out must have the configuration's element type");
-  Require(!in.shape.empty() && in.Elements() > 0 && out.Elements() == in.Elements(),
+  Require("layer norm", !in.shape.empty() && in.Elements() > 0 && out.Elements() == in.Elements(),
           "in must not be empty and out must have its elements");
   const std::uint64_t n = in.shape.back(), rows = in.Elements() / n;
   for (const Tensor* t : {params.gamma ? &*params.gamma : nullptr, params.beta ? &*params.beta : nullptr}) {
-    Require(t == nullptr || (t->dtype == in.dtype && t->Elements() == n),
+    Require("layer norm", t == nullptr || (t->dtype == in.dtype && t->Elements() == n),
             fmt::format("gamma and beta must be {} elements of the element type", n));
   }
   const RowLayout layout(n, builder.UbRowElems());
   const std::uint64_t width = layout.width, full = layout.full, tail = layout.tail, k = layout.k;
   const std::uint64_t block = std::min(LayerNormRowsPerBlock(builder.config(), n), rows);
-  Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
+  Require("layer norm", block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
   const bool padded_tail = layout.PaddedTail();
   builder.BeginKernel(fmt::format("layer norm {}x{}", rows, n));
 

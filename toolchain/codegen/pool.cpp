@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/require.hpp"
 
 namespace systole::codegen {
 
@@ -17,10 +18,6 @@ namespace {
 
 using isa::Field;
 using isa::MemSpace;
-
-void Require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("codegen: pool2d: " + what);
-}
 
 struct Fill {
   std::uint64_t row, rows;
@@ -41,21 +38,21 @@ std::pair<std::uint32_t, std::uint8_t> EffectivePoolScale(const Config& config,
 
 void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
             const PoolParams& params) {
-  Require(input.shape.size() == 4 && out.shape.size() == 4, "input and out must be NHWC");
-  Require(input.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+  Require("pool2d", input.shape.size() == 4 && out.shape.size() == 4, "input and out must be NHWC");
+  Require("pool2d", input.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
           "input and out must have the configuration's element type");
-  Require(params.window_h > 0 && params.window_w > 0 && params.stride_h > 0 &&
+  Require("pool2d", params.window_h > 0 && params.window_w > 0 && params.stride_h > 0 &&
               params.stride_w > 0 && params.window_h < 256 && params.window_w < 256 &&
               params.stride_h < 256 && params.stride_w < 256,
           "windows and strides must be 1..255");
   const std::uint64_t batch = input.Dim(0), h = input.Dim(1), w = input.Dim(2), ch = input.Dim(3);
   const std::uint64_t padded_h = h + params.pad_top + params.pad_bottom;
   const std::uint64_t padded_w = w + params.pad_left + params.pad_right;
-  Require(padded_h >= params.window_h && padded_w >= params.window_w,
+  Require("pool2d", padded_h >= params.window_h && padded_w >= params.window_w,
           "the window is larger than the padded image");
   const std::uint64_t oh = (padded_h - params.window_h) / params.stride_h + 1;
   const std::uint64_t ow = (padded_w - params.window_w) / params.stride_w + 1;
-  Require(out.Dim(0) == batch && out.Dim(1) == oh && out.Dim(2) == ow && out.Dim(3) == ch,
+  Require("pool2d", out.Dim(0) == batch && out.Dim(1) == oh && out.Dim(2) == ow && out.Dim(3) == ch,
           fmt::format("out must be {}x{}x{}x{}", batch, oh, ow, ch));
 
   // The most output rows per band such that two bands of input and output fit the UB.
@@ -64,7 +61,7 @@ void Pool2D(ProgramBuilder& builder, const Tensor& input, const Tensor& out,
   };
   std::uint64_t band = std::min<std::uint64_t>(oh, 65535 / ow);
   while (band > 0 && 2 * (band_input_rows(band) + band * ow) > builder.UbRows()) --band;
-  Require(band > 0, "one band of the padded image does not fit the unified buffer");
+  Require("pool2d", band > 0, "one band of the padded image does not fit the unified buffer");
   const std::uint64_t in_slot = band_input_rows(band), out_slot = band * ow;
 
   const bool bf16 = builder.IsBf16();

@@ -20,6 +20,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/require.hpp"
 #include "toolchain/codegen/row_blocks.hpp"
 
 namespace systole::codegen {
@@ -28,24 +29,20 @@ namespace {
 using isa::Field;
 using isa::MemSpace;
 
-void Require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("codegen: row reduce: " + what);
-}
-
 }  // namespace
 
 void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params) {
-  Require(builder.IsBf16(), "REDUCE's scale is fp32 on bf16 configurations only");
-  Require(in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+  Require("row reduce", builder.IsBf16(), "REDUCE's scale is fp32 on bf16 configurations only");
+  Require("row reduce", in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
           "in and out must have the configuration's element type");
-  Require(!in.shape.empty() && in.Elements() > 0, "in must not be empty");
+  Require("row reduce", !in.shape.empty() && in.Elements() > 0, "in must not be empty");
   const std::uint64_t n = in.shape.back(), rows = in.Elements() / n;
-  Require(out.Elements() == rows, fmt::format("out must have {} elements, one per row", rows));
+  Require("row reduce", out.Elements() == rows, fmt::format("out must have {} elements, one per row", rows));
   const RowLayout layout(n, builder.UbRowElems());
   const std::uint64_t e = in.ElementBytes(), k = layout.k;
   // Two input slots of block·k rows and two result slots of block rows.
   const std::uint64_t block = std::min<std::uint64_t>({builder.UbRows() / (2 * k + 2), 65535 / k, rows});
-  Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
+  Require("row reduce", block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
   const std::uint64_t result_base = 2 * block * k;
   builder.BeginKernel(fmt::format("reduce {} {}x{}", params.op == isa::PoolOp::kMax ? "max" : "sum", rows, n));
   if (layout.PaddedTail()) {  // op's identity in every tail row of both slots, LOADed once
@@ -63,17 +60,17 @@ void RowReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, con
 }
 
 void ColumnReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params) {
-  Require(builder.IsBf16(), "REDUCE's scale is fp32 on bf16 configurations only");
-  Require(in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+  Require("row reduce", builder.IsBf16(), "REDUCE's scale is fp32 on bf16 configurations only");
+  Require("row reduce", in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
           "in and out must have the configuration's element type");
-  Require(in.shape.size() == 3 && in.Elements() > 0, "in must be [outer, m, n], not empty");
+  Require("row reduce", in.shape.size() == 3 && in.Elements() > 0, "in must be [outer, m, n], not empty");
   const std::uint64_t outer = in.shape[0], m = in.shape[1], n = in.shape[2];
-  Require(out.Elements() == outer * n, fmt::format("out must have {} elements", outer * n));
+  Require("row reduce", out.Elements() == outer * n, fmt::format("out must have {} elements", outer * n));
   const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes();
   const std::uint64_t blocks = (n + width - 1) / width, tail = n % width;
   // A slot holds a group of blocks: m rows each, and one result row each.
   const std::uint64_t group = std::min<std::uint64_t>(builder.UbRows() / (2 * (m + 1)), blocks);
-  Require(group > 0 && m <= 65535,
+  Require("row reduce", group > 0 && m <= 65535,
           fmt::format("{} rows to reduce do not fit the unified buffer twice", m));
   builder.BeginKernel(fmt::format("reduce {} {}x{}x{} over rows", params.op == isa::PoolOp::kMax ? "max" : "sum",
                                   outer, m, n));

@@ -26,6 +26,7 @@
 #include <stdexcept>
 
 #include "toolchain/codegen/kernels.hpp"
+#include "toolchain/codegen/require.hpp"
 #include "toolchain/codegen/row_blocks.hpp"
 
 namespace systole::codegen {
@@ -33,10 +34,6 @@ namespace {
 
 using isa::Field;
 using isa::MemSpace;
-
-void Require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("codegen: softmax: " + what);
-}
 
 // VECTOR dst = math(a op b) over `rows` rows; `per_row_b`: b is element 0 of row b + i (bcol),
 // or with `one_b` element 0 of row b for every row (bcast + bcol).
@@ -67,15 +64,15 @@ std::uint64_t SoftmaxRowsPerBlock(const Config& config, std::uint64_t n) {
 }
 
 void Softmax(ProgramBuilder& builder, const Tensor& in, const Tensor& out, bool round_difference) {
-  Require(builder.IsBf16(), "the vector unit's exp and recip need a bf16 configuration");
-  Require(in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
+  Require("softmax", builder.IsBf16(), "the vector unit's exp and recip need a bf16 configuration");
+  Require("softmax", in.dtype == builder.ElementType() && out.dtype == builder.ElementType(),
           "in and out must have the configuration's element type");
-  Require(!in.shape.empty() && in.Elements() > 0 && out.Elements() == in.Elements(),
+  Require("softmax", !in.shape.empty() && in.Elements() > 0 && out.Elements() == in.Elements(),
           "in must not be empty and out must have its elements");
   const RowLayout layout(in.shape.back(), builder.UbRowElems());
   const std::uint64_t n = layout.n, rows = in.Elements() / n, k = layout.k;
   const std::uint64_t block = std::min(SoftmaxRowsPerBlock(builder.config(), n), rows);
-  Require(block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
+  Require("softmax", block > 0, fmt::format("a row of {} elements does not fit the unified buffer twice", n));
   const auto slot_at = [&](std::uint64_t s) {
     const std::uint64_t base = s * block * (2 * k + 3);
     return Slot{base, base + block * k, base + 2 * block * k, base + 2 * block * k + block,

@@ -2,13 +2,12 @@
 // dynamic-slice all read the operand at an affine function of the output index.
 #include <algorithm>
 
+#include "toolchain/hlo/dims.hpp"
 #include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 
 namespace {
-
-std::size_t U(std::int64_t value) { return static_cast<std::size_t>(value); }
 
 Literal Broadcast(const Instruction& instruction, const Literal& operand) {
   const std::vector<std::int64_t> operand_strides = RowMajorStrides(operand.shape.dims);

@@ -6,17 +6,12 @@
 
 #include <algorithm>
 
+#include "toolchain/hlo/dims.hpp"
 #include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 
 namespace {
-
-std::size_t U(std::int64_t value) { return static_cast<std::size_t>(value); }
-
-bool Contains(const std::vector<std::int64_t>& dims, std::size_t d) {
-  return std::find(dims.begin(), dims.end(), static_cast<std::int64_t>(d)) != dims.end();
-}
 
 std::int64_t Product(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& which) {
   std::int64_t product = 1;
@@ -32,11 +27,11 @@ Literal EvalDot(const Instruction& instruction, const Operands& operands) {
   const DotDimensionNumbers& dn = instruction.dot_dims;
   std::vector<std::int64_t> lhs_free;
   std::vector<std::int64_t> rhs_free;
-  for (std::size_t d = 0; d < lhs.shape.Rank(); ++d) {
-    if (!Contains(dn.lhs_batch, d) && !Contains(dn.lhs_contracting, d)) lhs_free.push_back(static_cast<std::int64_t>(d));
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(lhs.shape.Rank()); ++d) {
+    if (!Contains(dn.lhs_batch, d) && !Contains(dn.lhs_contracting, d)) lhs_free.push_back(d);
   }
-  for (std::size_t d = 0; d < rhs.shape.Rank(); ++d) {
-    if (!Contains(dn.rhs_batch, d) && !Contains(dn.rhs_contracting, d)) rhs_free.push_back(static_cast<std::int64_t>(d));
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(rhs.shape.Rank()); ++d) {
+    if (!Contains(dn.rhs_batch, d) && !Contains(dn.rhs_contracting, d)) rhs_free.push_back(d);
   }
   const std::int64_t batch = Product(lhs.shape.dims, dn.lhs_batch);
   const std::int64_t m = Product(lhs.shape.dims, lhs_free);

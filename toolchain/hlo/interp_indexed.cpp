@@ -9,17 +9,12 @@
 #include <algorithm>
 #include <numeric>
 
+#include "toolchain/hlo/dims.hpp"
 #include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 
 namespace {
-
-std::size_t U(std::int64_t value) { return static_cast<std::size_t>(value); }
-
-bool Contains(const std::vector<std::int64_t>& dims, std::int64_t d) {
-  return std::find(dims.begin(), dims.end(), d) != dims.end();
-}
 
 // Advances a row-major multi-index over `dims`; false after the last one.
 bool Next(std::vector<std::int64_t>& index, const std::vector<std::int64_t>& dims) {

@@ -4,13 +4,12 @@
 // the initial value, and are rounded to the element type after every step.
 #include <algorithm>
 
+#include "toolchain/hlo/dims.hpp"
 #include "toolchain/hlo/interp_kernels.hpp"
 
 namespace systole::hlo::detail {
 
 namespace {
-
-std::size_t U(std::int64_t value) { return static_cast<std::size_t>(value); }
 
 // The row-major offset in an operand of dims `in_dims` of element `window_index` of the window
 // at `position` (the output index of reduce-window, the source index of select-and-scatter);

@@ -6,19 +6,10 @@
 
 #include <algorithm>
 
+#include "toolchain/hlo/dims.hpp"
 #include "toolchain/hlo/shape_inference_rules.hpp"
 
 namespace systole::hlo::detail {
-
-namespace {
-
-bool Contains(const std::vector<std::int64_t>& dims, std::int64_t d) {
-  return std::find(dims.begin(), dims.end(), d) != dims.end();
-}
-
-std::size_t U(std::int64_t value) { return static_cast<std::size_t>(value); }
-
-}  // namespace
 
 void Inference::SortedDistinct(const std::vector<std::int64_t>& dims, std::size_t rank, std::string_view what) const {
   Distinct(dims, rank, what);

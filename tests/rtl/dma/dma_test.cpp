@@ -18,6 +18,7 @@
 #include "sim/rtl/memory_port.hpp"
 #include "sim/rtl/signals.hpp"
 #include "tests/model/model_test_util.hpp"
+#include "tests/rtl/dma/dma_tb.hpp"
 #include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
@@ -30,8 +31,11 @@ using model::testing::kDataAddress;
 using model::testing::LoadWeights;
 using model::testing::RunProgram;
 
-constexpr std::uint64_t kDataBytes = 0x10000;
-enum Engine : unsigned { kLoad = 0, kWeight = 1, kStore = 2 };
+using dma_tb::Engine;
+using dma_tb::kDataBytes;
+using dma_tb::kLoad;
+using dma_tb::kStore;
+using dma_tb::kWeight;
 
 // The first `bytes` bytes of a Verilator signal.
 template <class Signal>

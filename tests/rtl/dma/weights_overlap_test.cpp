@@ -21,6 +21,7 @@
 #include "sim/rtl/memory_port.hpp"
 #include "sim/rtl/signals.hpp"
 #include "tests/model/model_test_util.hpp"
+#include "tests/rtl/dma/dma_tb.hpp"
 #include "tests/rtl/util/rtl_test_util.hpp"
 
 namespace systole::rtl {
@@ -31,9 +32,10 @@ using model::testing::kDataAddress;
 using model::testing::LoadWeights;
 using model::testing::RunProgram;
 
-constexpr unsigned kWeight = 1;  // dma_tb's engine index of the WEIGHT unit
+using dma_tb::kDataBytes;
+using dma_tb::kWeight;
+
 constexpr unsigned kLatency = 40;
-constexpr std::uint64_t kDataBytes = 0x10000;
 
 struct Tile {
   isa::Instruction insn;

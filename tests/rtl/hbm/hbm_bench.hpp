@@ -39,6 +39,13 @@ struct Variant {
   }
 };
 
+// One Verilated build of hbm_tb for typed tests: its model class, channels and interleave.
+template <class M, unsigned C, unsigned I>
+struct Build {
+  using Model = M;
+  static Variant Get() { return {C, I, 1u << 20}; }
+};
+
 struct Request {
   bool write = false;
   std::uint64_t address = 0;

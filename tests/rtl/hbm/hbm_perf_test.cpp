@@ -22,11 +22,6 @@ namespace {
 
 using model::MemoryAccess;
 
-template <class M, unsigned C, unsigned I>
-struct Build {
-  using Model = M;
-  static Variant Get() { return {C, I, 1u << 20}; }
-};
 using Builds = ::testing::Types<Build<Vvl_hbm_c1_i8, 1, 8>, Build<Vvl_hbm_c2_tiny, 2, 8>,
                                 Build<Vvl_hbm_c4_i5, 4, 5>>;
 
