@@ -171,7 +171,7 @@ set(SYSTOLE_VERILATOR_EXTRA_ARGS "" CACHE STRING
 function(systole_verilate name)
   cmake_parse_arguments(ARG "HIERARCHICAL" "TOP;CONFIG" "SOURCES;PARAMS;ARGS;HIERARCHICAL_CONFIGS"
                         ${ARGN})
-  # Each generated file keeps its own translation unit (and its own -O level), not batched.
+  # Not CMake's unity batches: systole_verilated_batches batches the generated files per -O level.
   set(CMAKE_UNITY_BUILD OFF)
   set(params)
   if(ARG_CONFIG)
