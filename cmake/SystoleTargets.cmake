@@ -27,9 +27,11 @@ function(systole_test name)
   # build type's -O2): GoogleTest and GoogleMock expand into much code that -O2 only makes
   # slower to compile (a test file: 16.3 CPU-s at -O2, 11.6 at -O1). GCC 12's
   # -Wmaybe-uninitialized misfires on std::optional at -O1 (tests/rtl/host/bridge_model.cpp),
-  # so it is off there; -Wuninitialized stays on, and the -O0 sanitizer build keeps both.
+  # so it is off there; -Wuninitialized stays on. In the sanitizer build the libraries are at
+  # -O1 and the test sources at -O0 (CMakeLists.txt, SYSTOLE_SANITIZE).
   target_compile_options(${name} PRIVATE
-    "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1;-Wno-maybe-uninitialized>")
+    "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1;-Wno-maybe-uninitialized>"
+    "$<$<AND:$<CONFIG:Debug>,$<BOOL:${SYSTOLE_SANITIZE}>>:-O0>")
   # The sanitizer build runs only the tests labelled `sanitize` (make test-sanitize builds the
   # sanitize_tests target, which depends on exactly those): the others are neither built there
   # nor registered with CTest.
