@@ -52,6 +52,41 @@ struct AccumulatorLoad {
   std::size_t written = 0;
 };
 
+// A STORE's buffer reads: its unit reads row r into a two-row staging FIFO (rows 0 and 1 right
+// after it starts, row r >= 2 the cycle after the last word of row r - 2 was taken by the
+// memory; rtl/dma/systole_dma_store.sv), on the read port it shares with the vector unit.
+struct StoreReads {
+  std::size_t stream = 0;
+  bool from_accumulators = false;
+  std::uint64_t start = 0;
+  std::vector<std::size_t> last_word;  // per row: the index of its last access
+};
+
+// A vector-unit instruction whose buffer reads share a read port with STORE's (ACTIVATE: the
+// accumulators; POOL, REDUCE over rows, VECTOR without math=: the unified buffer). The port's
+// round-robin arbiter (rtl/systole_core.sv, u_ub_rd_arb / u_acc_rd_arb) gives a STORE that asks
+// beside the continuously reading vector unit the next cycle, so each STORE read in the vector
+// unit's read window moves the rest of the window one cycle later.
+struct VectorOnSharedPort {
+  std::size_t step = 0;
+  std::uint64_t reads = 0;
+  bool from_accumulators = false;
+  std::uint64_t complete = 0, free = 0;  // with the port to itself (Occupy)
+  std::uint64_t lost = 0;                // cycles given to STORE reads so far
+};
+
+// The reads of `insn` that share a port with STORE, if it is such a vector-unit instruction.
+std::uint64_t SharedPortReads(const isa::Instruction& insn) {
+  switch (insn.opcode) {
+    case Opcode::kActivate: return insn[Field::kRows];
+    case Opcode::kVector: return insn[Field::kMath] == 0 ? 2 * insn[Field::kRows] : 0;
+    case Opcode::kPool:
+      return insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW];
+    case Opcode::kReduce: return insn[Field::kOver] != 0 ? insn[Field::kRows] : 0;
+    default: return 0;
+  }
+}
+
 // One instruction of the launch: what program order fixes, then its times as they become known.
 struct Step {
   const isa::Instruction* insn = nullptr;
@@ -146,6 +181,28 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
   finishing.fill(kNoIndex);
   std::size_t completed = 0;
   std::vector<AccumulatorLoad> accumulator_loads;
+  std::vector<StoreReads> store_reads;
+  std::vector<VectorOnSharedPort> vector_reads;  // started, their end not yet known
+  // STORE reads of the accumulators (or the unified buffer) in cycles [begin, end), as far as
+  // the memory has been simulated.
+  const auto store_reads_in = [&](bool from_accumulators, std::uint64_t begin, std::uint64_t end) {
+    std::uint64_t count = 0;
+    for (const StoreReads& store : store_reads) {
+      if (store.from_accumulators != from_accumulators || store.start + 1 >= end) continue;
+      const std::vector<std::int64_t>& accepts = memory.Accepts(store.stream);
+      for (std::size_t r = 0; r < store.last_word.size(); ++r) {
+        std::uint64_t at = store.start + 1 + r;
+        if (r >= 2) {
+          const std::int64_t accepted = accepts[store.last_word[r - 2]];
+          if (accepted < 0) break;
+          at = static_cast<std::uint64_t>(accepted) + 1;
+        }
+        if (at >= end) break;
+        if (at >= begin) ++count;
+      }
+    }
+    return count;
+  };
   // The cycles the MXU writes accumulator rows, [begin, end) in order: a row issued at cycle I
   // is written at I + R + C + 1 (rtl/mxu/systole_mxu.sv).
   std::deque<Span> mxu_writes;
@@ -313,9 +370,10 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
         } else if (s.dma) {
           const DmaShape d = ShapeOf(insn);
           const bool to_accumulators = insn.opcode == Opcode::kLoad && insn[Field::kMem] != 0;
+          // A STORE's accepts are kept: they time its buffer reads (StoreReads).
           s.stream = memory.Add({ArbiterPort(s.unit), start + (d.write ? p.store_issue : p.read_issue),
                                  MemoryTimingModel::DmaAccesses(d.dram, d.stride, d.rows, d.row_bytes, d.write),
-                                 d.credits, to_accumulators});
+                                 d.credits, to_accumulators, insn.opcode == Opcode::kStore});
           owner.push_back(units[u][next_start[u] - 1]);
           if (to_accumulators) {
             AccumulatorLoad& load = accumulator_loads.emplace_back();
@@ -326,6 +384,18 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
               load.row_words.push_back((begin + d.row_bytes - 1) / 32 - begin / 32 + 1);
             }
           }
+          if (insn.opcode == Opcode::kStore) {
+            StoreReads& reads = store_reads.emplace_back();
+            reads.stream = s.stream;
+            reads.from_accumulators = insn[Field::kMem] != 0;
+            reads.start = start;
+            std::size_t words = 0;
+            for (std::uint64_t r = 0; r < d.rows; ++r) {
+              const std::uint64_t begin = d.dram + r * d.stride;
+              words += (begin + d.row_bytes - 1) / 32 - begin / 32 + 1;
+              reads.last_word.push_back(words - 1);
+            }
+          }
           unit_free[u] = kNone;  // known from the memory
         } else if (insn.opcode == Opcode::kMatmul) {
           unit_free[u] = kNone;
@@ -333,8 +403,14 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
         } else {
           std::uint64_t free = 0;
           const std::uint64_t complete = Occupy(insn, start, free);
-          unit_free[u] = free;
-          finish(s, complete, complete);
+          if (const std::uint64_t reads = SharedPortReads(insn); reads > 0) {
+            vector_reads.push_back({units[u][next_start[u] - 1], reads,
+                                    insn.opcode == Opcode::kActivate, complete, free, 0});
+            unit_free[u] = kNone;  // once the STORE reads in its window are known
+          } else {
+            unit_free[u] = free;
+            finish(s, complete, complete);
+          }
         }
       }
     }
@@ -389,6 +465,25 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       }
       ++it;
     }
+    // Vector-unit instructions whose read window the memory has passed: the STORE reads in it.
+    for (auto it = vector_reads.begin(); it != vector_reads.end();) {
+      VectorOnSharedPort& v = *it;
+      Step& s = steps[v.step];
+      const std::uint64_t end = s.start + v.reads + v.lost;
+      if (end > now + 1) {
+        ++it;
+        continue;
+      }
+      const std::uint64_t lost = store_reads_in(v.from_accumulators, s.start, end);
+      if (lost > v.lost) {  // the window grew: look again when the memory has passed it
+        v.lost = lost;
+        ++it;
+        continue;
+      }
+      unit_free[static_cast<unsigned>(s.unit)] = v.free + v.lost;
+      finish(s, v.complete + v.lost, v.complete + v.lost);
+      it = vector_reads.erase(it);
+    }
   };
 
   while (true) {
@@ -399,8 +494,14 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       progress = start_units() || progress;
     }
     if (completed == n) break;
-    // Accumulator LOADs are followed cycle by cycle: no jumping over idle memory cycles.
-    const std::int64_t limit = accumulator_loads.empty() ? -1 : memory.Now() + 1;
+    // Accumulator LOADs are followed cycle by cycle: no jumping over idle memory cycles; nor
+    // past the end of a vector instruction's read window.
+    std::int64_t limit = accumulator_loads.empty() ? -1 : memory.Now() + 1;
+    for (const VectorOnSharedPort& v : vector_reads) {
+      const auto end = static_cast<std::int64_t>(steps[v.step].start + v.reads + v.lost) - 1;
+      const std::int64_t at = std::max(end, memory.Now() + 1);
+      limit = limit < 0 ? at : std::min(limit, at);
+    }
     if (!memory.Step(limit)) throw std::logic_error("TimingModel: the shared schedule is stuck");
     harvest();
   }

@@ -5,15 +5,6 @@
 #include <bit>
 
 namespace systole::model {
-namespace {
-
-// The address of the last byte a DMA of `rows` rows touches.
-std::uint64_t LastByte(std::uint64_t dram, std::uint64_t stride, std::uint64_t rows, std::uint64_t row_bytes) {
-  return rows == 0 || row_bytes == 0 ? dram : dram + (rows - 1) * stride + row_bytes - 1;
-}
-
-}  // namespace
-
 using isa::Field;
 using isa::Opcode;
 
@@ -329,8 +320,7 @@ void TimingModel::ScheduleOne(const isa::Instruction& insn, PerfCounters& perf) 
     case Opcode::kLoad:
     case Opcode::kStore: {
       const DmaShape d = ShapeOf(insn);
-      complete = Transfer(unit, start, Dma(d.dram, d.stride, d.rows, d.row_bytes, d.write, d.credits), d.dram,
-                          LastByte(d.dram, d.stride, d.rows, d.row_bytes), perf);
+      complete = Transfer(unit, start, Dma(d), d.dram, d.LastByte(), perf);
       unit_free = complete - 1;  // ready again in the cycle of its last write / acknowledgement
       break;
     }
@@ -346,8 +336,8 @@ void TimingModel::ScheduleOne(const isa::Instruction& insn, PerfCounters& perf) 
         start = std::max(start, tile_loaded_[tile - parameters_.weight_queue_depth]);
       }
       const DmaShape d = ShapeOf(insn);
-      const DmaTime time = Dma(d.dram, d.stride, d.rows, d.row_bytes, false, d.credits);
-      complete = Transfer(unit, start, time, d.dram, LastByte(d.dram, d.stride, d.rows, d.row_bytes), perf);
+      const DmaTime time = Dma(d);
+      complete = Transfer(unit, start, time, d.dram, d.LastByte(), perf);
       // Tiles overlap: the unit takes the next LOAD_WEIGHTS once this one's requests are issued
       // (its data's arrival less the round trip), plus the one idle cycle between tiles of the
       // RTL (rtl/dma/systole_dma_weights.sv), not when its data has arrived.

@@ -158,8 +158,11 @@ class TimingModel {
     std::uint64_t dram = 0, stride = 0, rows = 0, row_bytes = 0, credits = 0;
     bool write = false;
     bool Empty() const { return rows == 0 || row_bytes == 0; }
+    // The address of the last byte it touches (`dram` when it moves nothing).
+    std::uint64_t LastByte() const { return Empty() ? dram : dram + (rows - 1) * stride + row_bytes - 1; }
   };
   DmaShape ShapeOf(const isa::Instruction& insn) const;
+  DmaTime Dma(const DmaShape& d) { return Dma(d.dram, d.stride, d.rows, d.row_bytes, d.write, d.credits); }
   // MATMUL's end from its first row; sets `unit_free`.
   Cycle MatmulDone(std::uint64_t rows, Cycle first_row, Cycle& unit_free) const;
   // The end of an instruction whose time does not depend on memory (vector unit, the rest) that

@@ -21,7 +21,9 @@ namespace systole::compiler::testing {
 
 constexpr double kAim = 0.05;
 
-enum class Source { kAsmExample, kHloExample, kCorpus };
+// kLayer: one ResNet-50 layer by itself, tests/compiler/data/ (ResNet-50 whole runs on `rtl` in
+// make test-long only).
+enum class Source { kAsmExample, kHloExample, kCorpus, kLayer };
 
 struct TimingCase {
   std::string file;
@@ -72,7 +74,10 @@ TEST_P(RtlTiming, EstimateWithinItsBoundOfTheRtl) {
     ref = AsmCycles(path, "ref", config);
     rtl = AsmCycles(path, "rtl", config);
   } else {
-    const auto path = c.source == Source::kCorpus ? CorpusFile(c.file) : ExampleFile(c.file);
+    const auto path = c.source == Source::kCorpus  ? CorpusFile(c.file)
+                      : c.source == Source::kLayer ? std::filesystem::path(SYSTOLE_SOURCE_DIR) / "tests" /
+                                                         "compiler" / "data" / c.file
+                                                   : ExampleFile(c.file);
     const CompiledModel model = Compile(ReadText(path), c.file, config);
     ref = HloCycles(model, "ref", config);
     rtl = HloCycles(model, "rtl", config);

@@ -15,7 +15,8 @@ INSTANTIATE_TEST_SUITE_P(
                       TimingCase{"small_cnn_f32.hlo", "small", Source::kHloExample},
                       TimingCase{"stem_conv7x7s2_cin3.hlo", "small", Source::kHloExample},
                       TimingCase{"01_mlp_fc_relu_tf.hlo", "small", Source::kCorpus},
-                      TimingCase{"13_add_dot_legacy_operand_shapes.hlo", "small", Source::kCorpus}),
+                      TimingCase{"13_add_dot_legacy_operand_shapes.hlo", "small", Source::kCorpus},
+                      TimingCase{"resnet50_stem_maxpool_bf16.hlo", "small", Source::kLayer}),
     TimingCaseName);
 
 }  // namespace
