@@ -56,7 +56,7 @@ struct AccumulatorLoad {
 // after it starts, row r >= 2 the cycle after the last word of row r - 2 was taken by the
 // memory; rtl/dma/systole_dma_store.sv), on the read port it shares with the vector unit.
 struct StoreReads {
-  std::size_t stream = 0;
+  std::size_t step = 0, stream = 0;
   bool from_accumulators = false;
   std::uint64_t start = 0;
   std::vector<std::size_t> last_word;  // per row: the index of its last access
@@ -189,6 +189,8 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
     std::uint64_t count = 0;
     for (const StoreReads& store : store_reads) {
       if (store.from_accumulators != from_accumulators || store.start + 1 >= end) continue;
+      const std::uint64_t store_complete = steps[store.step].complete;
+      if (store_complete != kNone && store_complete < begin) continue;  // read everything before
       const std::vector<std::int64_t>& accepts = memory.Accepts(store.stream);
       for (std::size_t r = 0; r < store.last_word.size(); ++r) {
         std::uint64_t at = store.start + 1 + r;
@@ -386,6 +388,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
           }
           if (insn.opcode == Opcode::kStore) {
             StoreReads& reads = store_reads.emplace_back();
+            reads.step = units[u][next_start[u] - 1];
             reads.stream = s.stream;
             reads.from_accumulators = insn[Field::kMem] != 0;
             reads.start = start;
