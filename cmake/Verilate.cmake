@@ -211,7 +211,9 @@ endfunction()
 # in the background first, at most SYSTOLE_CONFIGURE_VERILATOR_JOBS at a time; verilate()'s own
 # run then finds Verilator's outputs up to date (Verilator's --skip-identical, on by default)
 # and returns at once. A cold configure of the main tree: 49 s wall on the 2-core machine, about
-# 45 of them in 37 Verilator runs one after the other (11 s the largest). Should verilate()
+# 45 of them in 37 Verilator runs one after the other (11 s the largest); 36 s with the runs of
+# each folder side by side (a folder's models must be done before its CMakeLists.txt ends, for
+# verilate()'s build rules to land in it). Should verilate()
 # build another command (a different Verilator version), nothing is wrong, only slower:
 # systole_verilated_finish warns.
 cmake_host_system_information(RESULT systole_cores QUERY NUMBER_OF_LOGICAL_CORES)
