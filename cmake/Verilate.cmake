@@ -221,6 +221,11 @@ set(SYSTOLE_CONFIGURE_VERILATOR_JOBS ${systole_cores} CACHE STRING
     "Verilator runs side by side while CMake configures (1: one after the other)")
 set_property(GLOBAL PROPERTY SYSTOLE_VERILATOR_RUNNING "")
 
+# Where verilate() puts model NAME's Verilator outputs (PREFIX V<NAME>, as systole_verilate asks).
+function(systole_verilated_dir out name)
+  set(${out} ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${name}.dir/V${name}.dir PARENT_SCOPE)
+endfunction()
+
 # The command verilate() builds for our arguments (verilator-config.cmake, Verilator 5.006).
 function(systole_verilate_command out name verilate_args)
   cmake_parse_arguments(V "TRACE_FST" "PREFIX;TOP_MODULE" "SOURCES;INCLUDE_DIRS;VERILATOR_ARGS"
@@ -233,8 +238,8 @@ function(systole_verilate_command out name verilate_args)
   if(NOT compiler STREQUAL "clang")
     set(compiler gcc)
   endif()
-  set(${out} ${VERILATOR_BIN} --compiler ${compiler} --prefix ${V_PREFIX}
-      --Mdir ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${name}.dir/${V_PREFIX}.dir --make cmake
+  systole_verilated_dir(vdir ${name})
+  set(${out} ${VERILATOR_BIN} --compiler ${compiler} --prefix ${V_PREFIX} --Mdir ${vdir} --make cmake
       ${args} ${V_VERILATOR_ARGS} ${V_SOURCES} PARENT_SCOPE)
 endfunction()
 
@@ -258,7 +263,7 @@ function(systole_verilator_start name verilate_args)
     return()
   endif()
   systole_verilate_command(command ${name} "${verilate_args}")
-  set(vdir ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${name}.dir/V${name}.dir)
+  systole_verilated_dir(vdir ${name})
   set(done_file ${vdir}/systole_prerun.rc)
   file(REMOVE ${done_file})
   # verilate() will not run Verilator at all: nothing to start.
@@ -289,7 +294,7 @@ endfunction()
 function(systole_verilated_finish name)
   if(ARGC GREATER 1)
     set(verilate_args ${ARGN})
-    set(vdir ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${name}.dir/V${name}.dir)
+    systole_verilated_dir(vdir ${name})
     set(done_file ${vdir}/systole_prerun.rc)
     get_property(running GLOBAL PROPERTY SYSTOLE_VERILATOR_RUNNING)
     while(done_file IN_LIST running)

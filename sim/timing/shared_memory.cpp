@@ -62,8 +62,9 @@ struct StoreReads {
   std::vector<std::size_t> last_word;  // per row: the index of its last access
 };
 
-// A vector-unit instruction whose buffer reads share a read port with STORE's (ACTIVATE: the
-// accumulators; POOL, REDUCE over rows, VECTOR without math=: the unified buffer). The port's
+// A vector-unit instruction whose buffer reads (TimingModel::StreamedReads) share a read port
+// with STORE's (ACTIVATE: the accumulators; POOL, REDUCE over rows, VECTOR without math=: the
+// unified buffer). The port's
 // round-robin arbiter (rtl/systole_core.sv, u_ub_rd_arb / u_acc_rd_arb) gives a STORE that asks
 // beside the continuously reading vector unit the next cycle, so each STORE read in the vector
 // unit's read window moves the rest of the window one cycle later.
@@ -74,18 +75,6 @@ struct VectorOnSharedPort {
   std::uint64_t complete = 0, free = 0;  // with the port to itself (Occupy)
   std::uint64_t lost = 0;                // cycles given to STORE reads so far
 };
-
-// The reads of `insn` that share a port with STORE, if it is such a vector-unit instruction.
-std::uint64_t SharedPortReads(const isa::Instruction& insn) {
-  switch (insn.opcode) {
-    case Opcode::kActivate: return insn[Field::kRows];
-    case Opcode::kVector: return insn[Field::kMath] == 0 ? 2 * insn[Field::kRows] : 0;
-    case Opcode::kPool:
-      return insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW];
-    case Opcode::kReduce: return insn[Field::kOver] != 0 ? insn[Field::kRows] : 0;
-    default: return 0;
-  }
-}
 
 // One instruction of the launch: what program order fixes, then its times as they become known.
 struct Step {
@@ -381,10 +370,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
             AccumulatorLoad& load = accumulator_loads.emplace_back();
             load.step = units[u][next_start[u] - 1];
             load.stream = s.stream;
-            for (std::uint64_t r = 0; r < d.rows; ++r) {
-              const std::uint64_t begin = d.dram + r * d.stride;
-              load.row_words.push_back((begin + d.row_bytes - 1) / 32 - begin / 32 + 1);
-            }
+            for (std::uint64_t r = 0; r < d.rows; ++r) load.row_words.push_back(d.RowWords(r));
           }
           if (insn.opcode == Opcode::kStore) {
             StoreReads& reads = store_reads.emplace_back();
@@ -392,10 +378,9 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
             reads.stream = s.stream;
             reads.from_accumulators = insn[Field::kMem] != 0;
             reads.start = start;
-            std::size_t words = 0;
+            std::uint64_t words = 0;
             for (std::uint64_t r = 0; r < d.rows; ++r) {
-              const std::uint64_t begin = d.dram + r * d.stride;
-              words += (begin + d.row_bytes - 1) / 32 - begin / 32 + 1;
+              words += d.RowWords(r);
               reads.last_word.push_back(words - 1);
             }
           }
@@ -406,7 +391,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
         } else {
           std::uint64_t free = 0;
           const std::uint64_t complete = Occupy(insn, start, free);
-          if (const std::uint64_t reads = SharedPortReads(insn); reads > 0) {
+          if (const std::uint64_t reads = StreamedReads(insn).value_or(0); reads > 0) {
             vector_reads.push_back({units[u][next_start[u] - 1], reads,
                                     insn.opcode == Opcode::kActivate, complete, free, 0});
             unit_free[u] = kNone;  // once the STORE reads in its window are known

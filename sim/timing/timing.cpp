@@ -230,19 +230,30 @@ TimingModel::Cycle TimingModel::MatmulDone(std::uint64_t rows, Cycle first_row, 
   return first_row + rows + config_.rows + config_.cols + parameters_.mxu_done_latency;
 }
 
+std::optional<std::uint64_t> TimingModel::StreamedReads(const isa::Instruction& insn) {
+  const std::uint64_t rows = insn[Field::kRows];
+  switch (insn.opcode) {
+    case Opcode::kActivate: return rows + (insn[Field::kBias] != 0 ? 1 : 0);  // the bias row first
+    case Opcode::kVector:  // rows a and b (a twice for op=pass)
+      return insn[Field::kMath] == 0 ? std::optional<std::uint64_t>{2 * rows} : std::nullopt;
+    case Opcode::kReduce:  // over=rows: a POOL window of 1 x rows pixels
+      return insn[Field::kOver] != 0 ? std::optional<std::uint64_t>{rows} : std::nullopt;
+    case Opcode::kPool:  // one window pixel per cycle (a whole row of channels at a time)
+      return insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW];
+    default: return std::nullopt;
+  }
+}
+
 TimingModel::Cycle TimingModel::Occupy(const isa::Instruction& insn, Cycle start, Cycle& unit_free) const {
   const std::uint64_t rows = insn[Field::kRows];
-  // The vector unit's instructions: `reads` buffer reads, one per cycle, then its pipeline;
-  // the unit accepts the next one in the cycle before `done`.
-  const auto vector_reads = [&](std::uint64_t reads) {
-    unit_free = start + reads + parameters_.vector_pipeline - 1;
+  // The vector unit's streaming instructions: their buffer reads, one per cycle, then its
+  // pipeline; the unit accepts the next one in the cycle before `done`.
+  if (const std::optional<std::uint64_t> reads = StreamedReads(insn)) {
+    unit_free = start + *reads + parameters_.vector_pipeline - 1;
     return unit_free + 1;
-  };
+  }
   switch (insn.opcode) {
-    case Opcode::kActivate:
-      return vector_reads(rows + (insn[Field::kBias] != 0 ? 1 : 0));  // the bias row first
     case Opcode::kVector: {
-      if (insn[Field::kMath] == 0) return vector_reads(2 * rows);  // rows a and b (a twice for op=pass)
       // With math=, each row runs the function's micro-program (the cycles rtl_vector_math_test
       // prints for rtl/vector/systole_vector_math_rom.sv) after its two reads, and no read is
       // issued meanwhile.
@@ -253,17 +264,12 @@ TimingModel::Cycle TimingModel::Occupy(const isa::Instruction& insn, Cycle start
       unit_free = complete - 1;
       return complete;
     }
-    case Opcode::kReduce:
-      if (insn[Field::kOver] == 0) {
-        // over=elems: the row's read, then one element per cycle, then its write.
-        const Cycle complete = start + rows * (insn[Field::kElems] + 4) + 1;
-        unit_free = complete - 1;
-        return complete;
-      }
-      return vector_reads(rows);  // over=rows: a POOL window of 1 x rows pixels
-    case Opcode::kPool:
-      // One window pixel per cycle (a whole row of channels at a time).
-      return vector_reads(insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW]);
+    case Opcode::kReduce: {
+      // over=elems: the row's read, then one element per cycle, then its write.
+      const Cycle complete = start + rows * (insn[Field::kElems] + 4) + 1;
+      unit_free = complete - 1;
+      return complete;
+    }
     default:
       unit_free = start + 1;
       return start + 1;

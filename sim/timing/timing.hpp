@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -160,6 +161,11 @@ class TimingModel {
     bool Empty() const { return rows == 0 || row_bytes == 0; }
     // The address of the last byte it touches (`dram` when it moves nothing).
     std::uint64_t LastByte() const { return Empty() ? dram : dram + (rows - 1) * stride + row_bytes - 1; }
+    // The 32-byte words row r covers.
+    std::uint64_t RowWords(std::uint64_t r) const {
+      const std::uint64_t begin = dram + r * stride;
+      return (begin + row_bytes - 1) / 32 - begin / 32 + 1;
+    }
   };
   DmaShape ShapeOf(const isa::Instruction& insn) const;
   DmaTime Dma(const DmaShape& d) { return Dma(d.dram, d.stride, d.rows, d.row_bytes, d.write, d.credits); }
@@ -168,6 +174,9 @@ class TimingModel {
   // The end of an instruction whose time does not depend on memory (vector unit, the rest) that
   // its unit accepted at `start`; sets `unit_free`.
   Cycle Occupy(const isa::Instruction& insn, Cycle start, Cycle& unit_free) const;
+  // The buffer reads of a vector-unit instruction that reads one row a cycle and then drains its
+  // pipeline (ACTIVATE, VECTOR without math=, REDUCE over rows, POOL); none for the others.
+  static std::optional<std::uint64_t> StreamedReads(const isa::Instruction& insn);
 
   // The sequencer takes the launch's next instruction word (fetched) through its dispatch
   // states; returns the cycle of S_ISSUE, before any wait for a full unit queue.
