@@ -212,13 +212,14 @@ DramLocation MemoryTimingModel::Locate(std::uint64_t a) const {
 
 // One requester alone: SharedMemory with the reorder buffer as the only limit besides credits.
 MemoryTimingResult MemoryTimingModel::Run(std::span<const MemoryAccess> accesses,
-                                          std::uint64_t in_flight_limit) const {
+                                          std::uint64_t in_flight_limit, std::uint64_t credit_delay) const {
   MemoryTimingResult result;
   if (accesses.empty()) return result;
   MemoryTimingOptions options = options_;
   options.arbiter_outstanding = options.rob_depth;
   SharedMemory memory(config_, options, {});
   MemoryStream stream{0, 0, {accesses.begin(), accesses.end()}, in_flight_limit};
+  stream.credit_delay = credit_delay;
   stream.record = true;
   memory.Add(std::move(stream));
   while (memory.Step()) {
@@ -275,6 +276,13 @@ struct SharedMemory::State {
   Time now = -1;
   std::vector<std::size_t> newly_accepted, newly_answered;
   std::vector<std::vector<std::int64_t>> accepts, responses;  // per stream: recorded streams only
+  // Credits on their way back (MemoryStream::credit_delay): the cycle from which the
+  // requester may use it again, and the requester.
+  struct Returning {
+    Time from;
+    unsigned requester;
+  };
+  std::vector<Returning> returning;
 
   // Skips the streams with no access at the front of a requester's list.
   void SkipEmpty(Requester& r) {
@@ -294,7 +302,7 @@ struct SharedMemory::State {
   }
   Time NextEvent() const {
     const Time t = now + 1;
-    const bool busy = head < requests.size() ||
+    const bool busy = head < requests.size() || !returning.empty() ||
                       !std::all_of(channels.begin(), channels.end(), [](const Channel& c) { return c.Quiet(); });
     if (busy) return t;
     Time next = -1;
@@ -374,6 +382,12 @@ bool SharedMemory::Step(std::int64_t limit) {
     Time visible = 0;
     if (channel.Step(now, served, visible)) s.requests[served].done = visible;
   }
+  // Credits back from this cycle on.
+  std::erase_if(s.returning, [&](const State::Returning& r) {
+    if (r.from > now) return false;
+    --s.requesters[r.requester].in_flight;
+    return true;
+  });
   // The arbiter: the first requester offering after the one granted last.
   const auto ports = static_cast<unsigned>(s.requesters.size());
   int granted = -1;
@@ -413,7 +427,12 @@ bool SharedMemory::Step(std::int64_t limit) {
   if (s.head < s.requests.size() && s.requests[s.head].done >= 0 && s.requests[s.head].done <= now) {
     const State::Request& q = s.requests[s.head++];
     if (s.streams[q.stream].record) s.responses[q.stream][q.access] = now;
-    if (!s.streams[q.stream].held) --s.requesters[s.streams[q.stream].requester].in_flight;
+    const MemoryStream& answered = s.streams[q.stream];  // a held stream's credit comes with Release
+    if (!answered.held && answered.credit_delay == 0) {
+      --s.requesters[answered.requester].in_flight;
+    } else if (!answered.held) {
+      s.returning.push_back({now + 1 + static_cast<Time>(answered.credit_delay), answered.requester});
+    }
     MemoryStreamTiming& t = s.timing[q.stream];
     if (q.access == 0) t.first_response = static_cast<std::uint64_t>(now);
     if (q.access + 1 == s.streams[q.stream].accesses.size()) {

@@ -47,6 +47,11 @@ struct MemoryStream {
   std::uint64_t release = 0;     // the first cycle its first access may be offered
   std::vector<MemoryAccess> accesses;
   std::uint64_t credits = 0;     // the requester's limit on accesses in flight (0: none)
+  // Cycles a credit comes back later than the cycle after its response (0: a response in cycle
+  // t lets the requester offer again in t + 1). The core's row reader counts a word in flight
+  // until it leaves its response FIFO (rtl/dma/systole_row_reader.sv): the golden model's
+  // TimingParameters::credit_return.
+  std::uint64_t credit_delay = 0;
   // SharedMemory: a response does not return its credit; the requester's consumer does, with
   // Release (a LOAD into the accumulators holds its words until it may write their row). Held
   // streams are recorded.
@@ -76,9 +81,10 @@ class MemoryTimingModel {
 
   // The accesses, offered one per cycle in order by one requester (as the arbiter's output
   // does), each as soon as the controller accepts it and, when `in_flight_limit` is not 0,
-  // while fewer than that many are unanswered (a DMA engine's credits).
-  MemoryTimingResult Run(std::span<const MemoryAccess> accesses,
-                         std::uint64_t in_flight_limit = 0) const;
+  // while fewer than that many hold a credit (a DMA engine's credits, each back `credit_delay`
+  // cycles after the cycle following its response: MemoryStream::credit_delay).
+  MemoryTimingResult Run(std::span<const MemoryAccess> accesses, std::uint64_t in_flight_limit = 0,
+                         std::uint64_t credit_delay = 0) const;
 
   // Several requesters together (SharedMemory below), each stream run to its end.
   std::vector<MemoryStreamTiming> RunStreams(std::span<const MemoryStream> streams,

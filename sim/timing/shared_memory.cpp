@@ -364,7 +364,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
           // A STORE's accepts are kept: they time its buffer reads (StoreReads).
           s.stream = memory.Add({ArbiterPort(s.unit), start + (d.write ? p.store_issue : p.read_issue),
                                  MemoryTimingModel::DmaAccesses(d.dram, d.stride, d.rows, d.row_bytes, d.write),
-                                 d.credits, to_accumulators, insn.opcode == Opcode::kStore});
+                                 d.credits, d.credit_delay, to_accumulators, insn.opcode == Opcode::kStore});
           owner.push_back(units[u][next_start[u] - 1]);
           if (to_accumulators) {
             AccumulatorLoad& load = accumulator_loads.emplace_back();

@@ -32,13 +32,14 @@ TimingModel::TimingModel(const Config& config, TimingParameters parameters)
 }
 
 DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
-                         std::uint64_t row_bytes, bool write, std::uint64_t credits) {
+                         std::uint64_t row_bytes, bool write, std::uint64_t credits,
+                         std::uint64_t credit_delay) {
   if (rows == 0 || row_bytes == 0) return {};
   if (parameters_.memory == TimingParameters::Memory::kFixed) {
     return {parameters_.memory_latency, DmaBeats(rows, row_bytes)};
   }
   const std::uint64_t key_address = dram_period_ != 0 ? address % dram_period_ : address;
-  const auto key = std::tuple{key_address, stride, rows, row_bytes, write, credits};
+  const auto key = std::tuple{key_address, stride, rows, row_bytes, write, credits, credit_delay};
   if (const auto it = dma_cache_.find(key); it != dma_cache_.end()) return it->second;
   // At most dram_max_accesses words (whole rows, at least one) are simulated.
   const std::uint64_t words_per_row = row_bytes / 32 + 2;  // an upper bound, any alignment
@@ -46,7 +47,7 @@ DmaTime TimingModel::Dma(std::uint64_t address, std::uint64_t stride, std::uint6
       std::clamp<std::uint64_t>(parameters_.dram_max_accesses / words_per_row, 1, rows);
   const std::vector<MemoryAccess> accesses =
       MemoryTimingModel::DmaAccesses(key_address, stride, simulated, row_bytes, write);
-  const MemoryTimingResult result = memory_.Run(accesses, credits);
+  const MemoryTimingResult result = memory_.Run(accesses, credits, credit_delay);
   // Response of the first access at `latency`, of the last at `cycles`; one more cycle to take
   // it. A truncated stream continues at the rate it had.
   DmaTime time{result.latencies.front(), result.cycles - result.latencies.front() + 1};
@@ -214,10 +215,12 @@ TimingModel::DmaShape TimingModel::ShapeOf(const isa::Instruction& insn) const {
   if (insn.opcode == Opcode::kLoadWeights) {
     d.row_bytes = insn[Field::kCols] * ElementBytes(config_.dtype);
     d.credits = weight_credits_;
+    d.credit_delay = parameters_.credit_return;
   } else {
     const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
     d.row_bytes = insn[Field::kElems] * size;
     d.credits = d.write ? 0 : parameters_.load_credits;
+    d.credit_delay = d.write ? 0 : parameters_.credit_return;
   }
   return d;
 }

@@ -90,6 +90,16 @@ struct TimingParameters {
   // 32-byte words a LOAD keeps requested or buffered: CREDITS of rtl/dma/systole_row_reader.sv.
   // A stream of short rows runs at most this many words per memory round trip.
   std::uint64_t load_credits = 16;
+  // Cycles a LOAD's or LOAD_WEIGHTS' credit comes back later than the cycle after the word's
+  // response (MemoryStream::credit_delay): the row reader counts a word until it leaves its
+  // response FIFO, and the count is a register. It matters where the credits, not the DRAM,
+  // pace a stream. Measured on the RTL (small, 40 LOADs of N one-word rows, each after the
+  // last): N = 1 and 16 take 51 and 76 cycles whatever the delay (no credit waits); N = 17,
+  // 32, 64, 125 take 99, 132, 176, 266 on the RTL against 97, 130, 171, 256 with no delay
+  // and exactly the RTL's with 2. The controller alone (hbm_tb, a requester offering again
+  // the cycle after a response) matches the model with no delay
+  // (HbmPerfTest.TimingModelFollowsCreditBoundStreams).
+  std::uint64_t credit_return = 2;
   // kFixed: cycles from a DMA's start to its first data beat (device-memory latency).
   std::uint64_t memory_latency = 64;
   // kFixed: bytes one device-memory channel moves per cycle; each DMA row is whole beats.
@@ -139,9 +149,11 @@ class TimingModel {
   std::uint64_t DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const;
   // The memory time of a DMA of `rows` rows of `row_bytes` bytes, `stride` apart from `address`
   // (per TimingParameters::memory).
-  // `credits`: the unit's limit on words in flight (0: only the controller's reorder buffer).
+  // `credits`: the unit's limit on words in flight (0: only the controller's reorder buffer),
+  // each back `credit_delay` cycles late (MemoryStream::credit_delay).
   DmaTime Dma(std::uint64_t address, std::uint64_t stride, std::uint64_t rows,
-              std::uint64_t row_bytes, bool write, std::uint64_t credits = 0);
+              std::uint64_t row_bytes, bool write, std::uint64_t credits = 0,
+              std::uint64_t credit_delay = 0);
 
  private:
   using Cycle = std::uint64_t;
@@ -158,6 +170,7 @@ class TimingModel {
   struct DmaShape {
     std::uint64_t dram = 0, stride = 0, rows = 0, row_bytes = 0, credits = 0;
     bool write = false;
+    std::uint64_t credit_delay = 0;  // MemoryStream::credit_delay
     bool Empty() const { return rows == 0 || row_bytes == 0; }
     // The address of the last byte it touches (`dram` when it moves nothing).
     std::uint64_t LastByte() const { return Empty() ? dram : dram + (rows - 1) * stride + row_bytes - 1; }
@@ -168,7 +181,9 @@ class TimingModel {
     }
   };
   DmaShape ShapeOf(const isa::Instruction& insn) const;
-  DmaTime Dma(const DmaShape& d) { return Dma(d.dram, d.stride, d.rows, d.row_bytes, d.write, d.credits); }
+  DmaTime Dma(const DmaShape& d) {
+    return Dma(d.dram, d.stride, d.rows, d.row_bytes, d.write, d.credits, d.credit_delay);
+  }
   // MATMUL's end from its first row; sets `unit_free`.
   Cycle MatmulDone(std::uint64_t rows, Cycle first_row, Cycle& unit_free) const;
   // The end of an instruction whose time does not depend on memory (vector unit, the rest) that
@@ -206,10 +221,12 @@ class TimingModel {
   trace::Timeline* recording_ = nullptr;  // what Schedule records into: timeline_ unless deferred
   Cycle last_complete_ = 0;               // the completion of the instruction just scheduled
   MemoryTimingModel memory_;
-  // kDram results by (address modulo dram_period_, stride, rows, row bytes, write, credits): a
-  // DMA's timing on an idle memory depends on the address only below the DRAM row bits.
+  // kDram results by (address modulo dram_period_, stride, rows, row bytes, write, credits,
+  // credit delay): a DMA's timing on an idle memory depends on the address only below the DRAM
+  // row bits.
   std::uint64_t dram_period_ = 0;
-  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, std::uint64_t>,
+  std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t, bool, std::uint64_t,
+                      std::uint64_t>,
            DmaTime>
       dma_cache_;
   std::uint64_t weight_credits_ = 0;  // CREDITS of systole_dma_weights for this configuration

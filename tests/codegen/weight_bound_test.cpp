@@ -168,16 +168,17 @@ TEST(WeightBound, ClassifierWithSwappedOperandsStreamsTheWeights) {
     // estimate's RTL-shaped sequencer (issue 19: 4 dispatch cycles per instruction) the swapped
     // form's many short A gathers cost more too: 1.2 % (small) and 2.2 % (small-int8) fewer
     // cycles. With the shared-memory schedule (the A gathers and weight tiles interleaving at
-    // the arbiter, as on the RTL) swapping saves 9.3 % on small, and on small-int8, whose
-    // 16-byte weight rows make the plain form's tiles cheap, it costs 10.3 % (356 074 against
-    // 322 808 cycles). The compiler still swaps every such dot; choosing the form by the
-    // estimate is left open (docs/COMPILER.md). Swapping must keep winning on small, and lose
-    // no more than that on small-int8.
+    // the arbiter, as on the RTL) and the row reader's credits coming back as late as on the
+    // RTL (TimingParameters::credit_return), swapping saves 6.5 % on small, and on small-int8,
+    // whose 16-byte weight rows make the plain form's tiles cheap, it costs 13.7 % (367 044
+    // against 322 808 cycles). So the compiler builds both and keeps the faster one
+    // (lower_dot_conv.cpp, SwapPays; Compiler.SingleRowDotSwapsItsOperandsWhereTheEstimate
+    // SaysItPays): swapped on small, as written on small-int8. These must stay the winners.
     std::cout << name << ": swapped " << swapped_cycles << " vs as written " << plain_cycles << " cycles\n";
     if (config.dtype == DType::kBf16) {
       EXPECT_LT(swapped_cycles, plain_cycles) << name;
     } else {
-      EXPECT_LT(swapped_cycles, plain_cycles * 112 / 100) << name;
+      EXPECT_GT(swapped_cycles, plain_cycles) << name;
     }
   }
 }

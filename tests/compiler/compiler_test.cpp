@@ -1,8 +1,11 @@
 // The compiler end to end on small programs: placement, fusion, numerics against the
 // interpreter on the golden model, model files, and the int8 refusal.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <unistd.h>
 #include <zip.h>
+
+#include <tuple>
 
 #include "tests/util/zip_builder.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
@@ -219,6 +222,41 @@ TEST(Compiler, Int8ConfigurationRefusesFloatDots) {
     EXPECT_THAT(error.what(), HasSubstr("01_mlp.hlo"));
     EXPECT_THAT(error.what(), HasSubstr("dot.36"));
     EXPECT_THAT(error.what(), HasSubstr("int8 MXU"));
+  }
+}
+
+// A single-row dot runs with its operands swapped only where the estimate finds that faster
+// (lower_dot_conv.cpp, SwapPays; WeightBound.ClassifierWithSwappedOperandsStreamsTheWeights
+// times both forms): ResNet-50's classifier on `small` streams its bf16 weights as A rows;
+// on `small-int8`, whose 16-byte weight rows make a tile per output row cheap, it stays as
+// written. Either way the results are exact (int8) or bit-identical to the other form.
+TEST(Compiler, SingleRowDotSwapsItsOperandsWhereTheEstimateSaysItPays) {
+  const auto classifier = [](const std::string& in, const std::string& out) {
+    return fmt::format(R"(HloModule classifier
+ENTRY e {{
+  x = {0}[1,2048] parameter(0)
+  w = {0}[2048,1000] parameter(1)
+  ROOT d = {1}[1,1000] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}})", in, out);
+  };
+  for (const auto& [config_name, text, swapped] :
+       {std::tuple{"small", classifier("bf16", "f32"), true}, std::tuple{"small-int8", classifier("s8", "s32"), false}}) {
+    const Config config = LoadConfig(config_name);
+    const CompiledModel model = Compile(text, "classifier.hlo", config);
+    const Step* dot = FindStep(model, "d");
+    ASSERT_NE(dot, nullptr);
+    ASSERT_EQ(dot->kind, Step::Kind::kDevice) << config_name;
+    EXPECT_EQ(dot->device->kernel.find("swapped") != std::string::npos, swapped)
+        << config_name << ": " << dot->device->kernel << ", ~" << dot->device->estimate.cycles << " cycles";
+    const std::vector<hlo::Literal> inputs = hlo::RandomInputs(*model.module, 5);
+    Device device = Device::Open("ref", config);
+    const RunResult run = Execute(model, device, inputs);
+    const hlo::Literal expected = hlo::Interpreter(*model.module).Run(inputs);
+    if (config.dtype == DType::kInt8) {
+      EXPECT_EQ(testing::FirstBitDifference(run.result, expected), "") << config_name;
+    } else {
+      EXPECT_LT(testing::RelativeError(run.result, expected), 1.0 / 64) << "bf16 operands, fp32 accumulation";
+    }
   }
 }
 

@@ -82,6 +82,31 @@ TEST(MemoryStreams, OpenRowsSkipTheActivateAndCreditsBoundTheStream) {
   EXPECT_GT(timing[1].first_response, 5000u + config.dram.t_cl);
 }
 
+// A credit that comes back late (MemoryStream::credit_delay, the row reader's response FIFO and
+// registered count): with one credit, each access goes out the delay later after the response
+// of the one before; a stream with enough credits never waits for one.
+TEST(MemoryStreams, LateCreditsSpaceACreditBoundStreamOut) {
+  const Config config = LoadConfig("small");
+  for (const std::uint64_t delay : {0u, 1u, 2u, 5u}) {
+    SharedMemory memory(config, {}, {});
+    MemoryStream stream = Reads(1, 0, kDataAddress, 6, 1);
+    stream.credit_delay = delay;
+    stream.record = true;
+    memory.Add(std::move(stream));
+    while (memory.Step()) {
+    }
+    const std::vector<std::int64_t>& accepts = memory.Accepts(0);
+    const std::vector<std::int64_t>& responses = memory.Responses(0);
+    for (std::size_t k = 1; k < accepts.size(); ++k) {
+      EXPECT_EQ(accepts[k], responses[k - 1] + 1 + static_cast<std::int64_t>(delay)) << "delay " << delay << ", access " << k;
+    }
+  }
+  const MemoryTimingModel model(config);
+  const std::vector<MemoryAccess> words = MemoryTimingModel::DmaAccesses(kDataAddress, 32, 24, 32, false);
+  EXPECT_EQ(model.Run(words, 64, 3).cycles, model.Run(words).cycles);
+  EXPECT_GT(model.Run(words, 4, 3).cycles, model.Run(words, 4).cycles);
+}
+
 // The golden model: a lone LOAD costs its unit's pipeline around the memory's own latency.
 TEST(SharedMemory, ALoneLoadIsItsPipelineAroundTheMemorysLatency) {
   const Config config = LoadConfig("small");

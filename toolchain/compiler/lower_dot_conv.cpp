@@ -58,6 +58,20 @@ Tensor View(const Tensor& t, std::uint64_t index, std::vector<std::uint64_t> sha
   return view;
 }
 
+// Whether the swapped form of a single-row dot (LowerGroup) is estimated faster than the form
+// as written: each is built alone in a trial program and the golden model's estimate (the
+// shared schedule, docs/MODEL.md) compares them, as Conv2D picks among its schemes.
+template <class EmitSwapped, class EmitAsWritten>
+bool SwapPays(const Config& config, const EmitSwapped& emit_swapped, const EmitAsWritten& emit_as_written) {
+  const auto cycles = [&](const auto& emit) {
+    codegen::ProgramBuilder trial(config);
+    emit(trial);
+    trial.Finish();
+    return trial.Estimates().back().cycles;
+  };
+  return cycles(emit_swapped) < cycles(emit_as_written);
+}
+
 }  // namespace
 
 DeviceStep LowerGroup(const Group& group, const Config& config) {
@@ -163,17 +177,53 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
     lhs_dims = {batch, m, k};
     rhs_dims = {batch, k, n};
     out_dims = {batch, m, n};
-    // A single-row dot (a classifier at batch 1) runs with its operands swapped,
+    // A single-row dot (a classifier at batch 1) may run with its operands swapped,
     // out^T[N, 1] = b^T[N, K] · a^T[K, 1]: the weights stream as N rows of A from a K-blocked
     // layout ([K/R, N, R]) instead of filling one weight tile per output row (ResNet-50's
     // classifier on small: 452 k -> ~200 k cycles). Each output element sums the same products
     // over the same K indices in the same order (k-steps in turn, each in array-row order), so
     // the result is bit-identical; only for a raw output without epilogue (a bias or scale
-    // would be per row of the swapped output).
-    const bool swap = batch == 1 && nb == 0 && nk == 1 && m == 1 && rhs_perm.size() == nk + 1 &&
-                      group.epilogue.empty() && !narrow && group.func == isa::ActFunc::kNone;
-    if (swap) {
-      const std::uint64_t rows = config.rows;
+    // would be per row of the swapped output). Which form is faster depends on the
+    // configuration (small-int8's 16-byte weight rows make a tile per output row cheap), so
+    // both are built and the estimate chooses (SwapPays).
+    const std::uint64_t rows = config.rows;
+    const auto emit_swapped = [&](codegen::ProgramBuilder& into) {
+      const Tensor x = into.AddInput("x", element, {k, 1});
+      const Tensor w = into.AddInput("w", element, {(k + rows - 1) / rows, n, rows});
+      const Tensor y = into.AddOutput("y", out_type, {n, 1});
+      into.BeginKernel(fmt::format("gemm {}x{}x{} (swapped: {}x{}x1)", m, k, n, n, k));
+      codegen::Gemm(into, w, x, std::nullopt, y, transform, 1);
+    };
+    // As written: weights and output column-blocked where the right operand has one free
+    // dimension, N (each tile's LOAD_WEIGHTS and STORE one contiguous burst: a row stride of 512
+    // bytes or more costs the DRAM 2-4 cycles a row instead of 1-2).
+    const bool one_free = rhs_perm.size() == nb + nk + 1;
+    const std::uint64_t n_blocks = (n + cols - 1) / cols;
+    const std::vector<std::uint64_t> b_view = one_free ? std::vector<std::uint64_t>{n_blocks, k, cols}
+                                                       : std::vector<std::uint64_t>{k, n};
+    const std::vector<std::uint64_t> y_view = one_free ? std::vector<std::uint64_t>{n_blocks, m, cols}
+                                                       : std::vector<std::uint64_t>{m, n};
+    const std::vector<std::uint64_t> b_shape =
+        one_free ? std::vector<std::uint64_t>{batch, n_blocks, k, cols} : rhs_dims;
+    const std::vector<std::uint64_t> y_shape =
+        one_free ? std::vector<std::uint64_t>{batch, n_blocks, m, cols} : out_dims;
+    if (one_free) block_columns = cols;  // before replicated_bias, which follows the blocking
+    const std::vector<std::uint64_t> b_bias_shape = replicated_bias(n, m);
+    const std::string kernel = fmt::format("gemm {}{}x{}x{}", batch > 1 ? fmt::format("{} x ", batch) : "", m, k, n);
+    const auto emit_as_written = [&](codegen::ProgramBuilder& into) {
+      const Tensor a = into.AddInput("a", element, lhs_dims);
+      const Tensor b = into.AddInput("b", element, b_shape);
+      std::optional<Tensor> b_bias;
+      if (biased) b_bias = into.AddInput("bias", into.AccumulatorType(), b_bias_shape);
+      const Tensor y = into.AddOutput("y", out_type, y_shape);
+      into.BeginKernel(kernel);
+      for (std::uint64_t i = 0; i < batch; ++i) {
+        codegen::Gemm(into, View(a, i, {m, k}), View(b, i, b_view), b_bias, View(y, i, y_view), transform, n);
+      }
+    };
+    const bool swappable = batch == 1 && nb == 0 && nk == 1 && m == 1 && one_free && group.epilogue.empty() &&
+                           !narrow && group.func == isa::ActFunc::kNone;
+    if (swappable && SwapPays(config, emit_swapped, emit_as_written)) {
       lhs_perm = Concat({d.lhs_contracting, FreeDims(lhs.Rank(), d.lhs_batch, d.lhs_contracting)});
       lhs_dims = {k, 1};
       rhs_perm = Concat({FreeDims(rhs.Rank(), d.rhs_batch, d.rhs_contracting), d.rhs_contracting});
@@ -182,42 +232,18 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       out_perm = Identity(anchor.shape.Rank());
       std::rotate(out_perm.rbegin(), out_perm.rbegin() + 1, out_perm.rend());  // N first
       output_shape = {n, 1};
-      const Tensor x = builder.AddInput("x", element, lhs_dims);
-      const Tensor w = builder.AddInput("w", element, weight_shape);
-      const Tensor y = builder.AddOutput("y", out_type, output_shape);
       step.kernel = fmt::format("gemm {}x{}x{} (swapped: {}x{}x1)", m, k, n, n, k);
-      builder.BeginKernel(step.kernel);
-      codegen::Gemm(builder, w, x, std::nullopt, y, transform, 1);
+      emit_swapped(builder);
     } else {
-      const Tensor a = builder.AddInput("a", element, lhs_dims);
-      weight_shape = rhs_dims;
-      std::vector<std::uint64_t> b_view = {k, n};
-      if (rhs_perm.size() == nb + nk + 1) {  // one free dimension: N (the output's last)
-        block_columns = cols;
-        block_outer = nb;
-        weight_shape = {batch, (n + cols - 1) / cols, k, cols};
-        b_view = {(n + cols - 1) / cols, k, cols};
-      }
-      const Tensor b = builder.AddInput("b", element, weight_shape);
-      bias_shape = replicated_bias(n, m);
-      if (biased) bias = builder.AddInput("bias", builder.AccumulatorType(), bias_shape);
-      // The output is column-blocked too (each tile's STORE one contiguous burst: a row stride of
-      // 512 bytes or more costs the DRAM 2-4 cycles a row instead of 1-2).
-      const bool one_free = rhs_perm.size() == nb + nk + 1;
-      std::vector<std::uint64_t> y_view = {m, n};
-      output_shape = out_dims;
       if (one_free) {
+        block_outer = nb;
         out_block_columns = cols;
-        output_shape = {batch, (n + cols - 1) / cols, m, cols};
-        y_view = {(n + cols - 1) / cols, m, cols};
       }
-      const Tensor y = builder.AddOutput("y", out_type, output_shape);
-      step.kernel = fmt::format("gemm {}{}x{}x{}", batch > 1 ? fmt::format("{} x ", batch) : "", m, k, n);
-      builder.BeginKernel(step.kernel);
-      for (std::uint64_t i = 0; i < batch; ++i) {
-        codegen::Gemm(builder, View(a, i, {m, k}), View(b, i, b_view), bias, View(y, i, y_view),
-                      transform, n);
-      }
+      weight_shape = b_shape;
+      bias_shape = b_bias_shape;
+      output_shape = y_shape;
+      step.kernel = kernel;
+      emit_as_written(builder);
     }
   }
   step.inputs.push_back({Binding::Kind::kValue, group.input->name, lhs_perm, element, lhs_dims});

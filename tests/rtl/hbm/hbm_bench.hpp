@@ -88,6 +88,9 @@ class HbmBench {
   }
 
   void Send(unsigned requester, const Request& request) { queues_[requester].push_back(request); }
+  // Each requester offers a request only while fewer than `limit` of its own are unanswered (a
+  // DMA engine's credits; 0: no limit).
+  void SetInFlightLimit(std::uint64_t limit) { in_flight_limit_ = limit; }
 
   // One clock edge: drive the requesters, the DRAM devices, check responses, take acceptances.
   void Step() {
@@ -96,6 +99,7 @@ class HbmBench {
     m.req_write = 0;
     for (unsigned i = 0; i < Variant::kRequesters; ++i) {
       if (queues_[i].empty()) continue;
+      if (in_flight_limit_ != 0 && owed_[i].size() >= in_flight_limit_) continue;
       const Request& r = queues_[i].front();
       m.req_valid |= 1u << i;
       m.req_write |= (r.write ? 1u : 0u) << i;
@@ -222,6 +226,7 @@ class HbmBench {
   std::vector<std::deque<Request>> queues_;
   std::vector<std::deque<Owed>> owed_;
   std::uint64_t answered_ = 0, refused_ = 0, blocked_cycles_ = 0;
+  std::uint64_t in_flight_limit_ = 0;
   std::vector<std::vector<std::uint64_t>> latencies_{Variant::kRequesters};
 };
 

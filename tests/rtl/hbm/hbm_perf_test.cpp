@@ -38,8 +38,9 @@ class HbmPerfTest : public ::testing::Test {
     return config;
   }
   // RTL cycles from the first request to the last response, as the model counts them.
-  std::uint64_t RtlCycles(const std::vector<MemoryAccess>& accesses) {
+  std::uint64_t RtlCycles(const std::vector<MemoryAccess>& accesses, std::uint64_t limit = 0) {
     HbmBench<typename B::Model> bench(B::Get(), Machine().dram);
+    bench.SetInFlightLimit(limit);
     for (const auto& a : accesses) bench.Send(0, {a.write, a.address, {}, 0xffffffffu});
     const std::uint64_t start = bench.sim().Cycle();
     bench.Drain();
@@ -81,6 +82,34 @@ TYPED_TEST(HbmPerfTest, TimingModelPredictsTheRtlWithinFivePercent) {
     const double predicted = static_cast<double>(model.Run(accesses).cycles);
     EXPECT_LE(std::abs(predicted - rtl), 0.05 * rtl)
         << name << " (stride " << stride << "): RTL " << rtl << " cycles, model " << predicted;
+  }
+}
+
+// A DMA engine's credits bound how many of its requests are in flight (the requester here
+// offers again the cycle after a response, MemoryStream::credit_delay 0; the core's row reader
+// adds its own cycles in the golden model's TimingParameters::credit_return). The model must
+// follow the RTL where the round trip, not the data bus, sets the pace: LOADs of whole words
+// (125 one-word rows, as ResNet-50's swapped classifier gathers them) and of 6-byte rows that
+// ask for the same word five times over (01_mlp_fc_relu_tf's first LOAD).
+TYPED_TEST(HbmPerfTest, TimingModelFollowsCreditBoundStreams) {
+  const Config machine = this->Machine();
+  const model::MemoryTimingModel model(machine);
+  std::vector<MemoryAccess> gathers;
+  for (std::uint64_t i = 0; i < 20; ++i) {
+    for (const MemoryAccess& a : model::MemoryTimingModel::DmaAccesses(0x1000 + 32000 * i, 32, 125, 32, false)) {
+      gathers.push_back(a);
+    }
+  }
+  const std::vector<std::pair<std::string, std::vector<MemoryAccess>>> patterns = {
+      {"20 gathers of 125 words", gathers},
+      {"300 rows of 6 bytes", model::MemoryTimingModel::DmaAccesses(0, 6, 300, 6, false)}};
+  for (const std::uint64_t credits : {4u, 16u}) {
+    for (const auto& [name, accesses] : patterns) {
+      const double rtl = static_cast<double>(this->RtlCycles(accesses, credits));
+      const double predicted = static_cast<double>(model.Run(accesses, credits).cycles);
+      EXPECT_LE(std::abs(predicted - rtl), 0.01 * rtl)
+          << name << ", " << credits << " credits: RTL " << rtl << " cycles, model " << predicted;
+    }
   }
 }
 
