@@ -2,7 +2,9 @@
 8x8 digits as HLO text, the data set, the initial state and JAX's own training on the CPU from
 the same initialization and the same batches (the reference `systole train` is checked against).
 
-    .venv/bin/python examples/training/make_fixtures.py
+    .venv/bin/python examples/training/make_fixtures.py [pool_cnn]
+
+(with `pool_cnn`, only the pooled CNN's files are written, the others are left as they are)
 
 Files (docs/TRAINING.md describes them):
   digits.npz               arr_0 … arr_3: x_train [1437, 64], y_train [1437, 10] (one-hot),
@@ -21,6 +23,10 @@ Files (docs/TRAINING.md describes them):
                            SGD with momentum, CNN_EPOCHS epochs of reference
   cnn_grad.hlo,            the CNN's step cut in two for pods, as mlp_grad.hlo and
   cnn_sgd_apply.hlo        mlp_sgd_apply.hlo
+  pool_cnn_sgd_step.hlo, pool_cnn_eval.hlo, pool_cnn_sgd_{init,jax}.npz
+                           a CNN with a 2x2 max pool between its convolutions (3x3, 8 then 16
+                           channels), SGD with momentum, CNN_EPOCHS epochs of reference: the
+                           pool's gradient is select-and-scatter
   mlp_{sgd,adam}_init.npz  the initial state, arr_0, arr_1, … in parameter order
   mlp_{sgd,adam}_jax.npz   JAX on the CPU (f32): arr_0 the losses [steps], arr_1 the test
                            accuracy after each epoch [epochs], arr_2 … the state after the first
@@ -31,6 +37,7 @@ SplitMix64 seeded with SHUFFLE_SEED + epoch (batch_order below; runtime/training
 same), BATCH rows per step, the last partial batch dropped.
 """
 import os
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -118,8 +125,39 @@ def cnn_forward(params, x):
     return h.reshape(h.shape[0], -1) @ w + b
 
 
+POOL_CNN_CHANNELS = (8, 16)
+
+
+def init_pool_cnn():
+    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(INIT_SEED + 1), 3)
+    a, b = POOL_CNN_CHANNELS
+    c1 = jax.random.normal(k1, (3, 3, 1, a), jnp.float32) * np.sqrt(2.0 / 9)
+    c2 = jax.random.normal(k2, (3, 3, a, b), jnp.float32) * np.sqrt(2.0 / (9 * a))
+    w = jax.random.normal(k3, (16 * b, 10), jnp.float32) * np.sqrt(1.0 / (16 * b))
+    return {"c1": c1, "b1": jnp.zeros((a,), jnp.float32), "c2": c2, "b2": jnp.zeros((b,), jnp.float32),
+            "w": w, "b": jnp.zeros((10,), jnp.float32)}
+
+
+def pool_cnn_forward(params, x):
+    """A 3x3 SAME convolution with bias and ReLU on the 8x8 image, a 2x2 max pool (stride 2) to
+    4x4, another 3x3 convolution with bias and ReLU, a dense layer. The pool's gradient is
+    select-and-scatter. The parameters are a dict, which tells this model from the others."""
+    dn = ("NHWC", "HWIO", "NHWC")
+    h = x.reshape(x.shape[0], 8, 8, 1)
+    h = jax.nn.relu(jax.lax.conv_general_dilated(h, params["c1"], (1, 1), "SAME", dimension_numbers=dn) + params["b1"])
+    h = jax.lax.reduce_window(h, -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    h = jax.nn.relu(jax.lax.conv_general_dilated(h, params["c2"], (1, 1), "SAME", dimension_numbers=dn) + params["b2"])
+    return h.reshape(h.shape[0], -1) @ params["w"] + params["b"]
+
+
+def model_forward(params, x):
+    if isinstance(params, dict):
+        return pool_cnn_forward(params, x)
+    return (cnn_forward if len(params) == 6 else forward)(params, x)
+
+
 def loss_and_logits(params, x, y):
-    logits = (cnn_forward if len(params) == 6 else forward)(params, x)
+    logits = model_forward(params, x)
     return -jnp.mean(jnp.sum(jax.nn.log_softmax(logits) * y, axis=-1)), logits
 
 
@@ -160,7 +198,7 @@ def adam_step(params, m, v, count, x, y):
 
 
 def eval_accuracy(params, x, y):
-    return accuracy((cnn_forward if len(params) == 6 else forward)(params, x), y)
+    return accuracy(model_forward(params, x), y)
 
 
 def flat(tree):
@@ -187,9 +225,33 @@ def train_reference(step, state, data, epochs):
     return np.array(losses, np.float32), np.array(accuracies, np.float32), early
 
 
+def write_pool_cnn(here, data, write):
+    x = jnp.zeros((BATCH, 64), jnp.float32)
+    y = jnp.zeros((BATCH, 10), jnp.float32)
+    cnn = init_pool_cnn()
+    state = (cnn, jax.tree.map(jnp.zeros_like, cnn))
+    write("pool_cnn_sgd_step.hlo", sgd_step, (*state, x, y), donate=(0, 1))
+    write("pool_cnn_eval.hlo", eval_accuracy, (cnn, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
+    np.savez(os.path.join(here, "pool_cnn_sgd_init.npz"), *flat(state))
+    print(f"pooled cnn sgd: JAX on the CPU, {CNN_EPOCHS} epochs")
+    losses, accuracies, early = train_reference(sgd_step, list(state), data, CNN_EPOCHS)
+    np.savez(os.path.join(here, "pool_cnn_sgd_jax.npz"), losses, accuracies, *early)
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     data = load_data()
+
+    def write(name, fn, args, donate=()):
+        text = jax.jit(fn, donate_argnums=donate, keep_unused=True).lower(*args).as_text(dialect="hlo")
+        with open(os.path.join(here, name), "w") as f:
+            f.write(text)
+
+    if sys.argv[1:] == ["pool_cnn"]:
+        write_pool_cnn(here, data, write)
+        return
+    if sys.argv[1:]:
+        sys.exit(f"usage: {sys.argv[0]} [pool_cnn]")
     np.savez_compressed(os.path.join(here, "digits.npz"), *(data[k] for k in DATA_ARRAYS))
     params = init_params()
     zeros = jax.tree.map(jnp.zeros_like, params)
@@ -200,11 +262,6 @@ def main():
         "sgd": (sgd_step, sgd_apply, (params, zeros), 2),
         "adam": (adam_step, adam_apply, (params, zeros, zeros, count), 4),
     }
-
-    def write(name, fn, args, donate=()):
-        text = jax.jit(fn, donate_argnums=donate, keep_unused=True).lower(*args).as_text(dialect="hlo")
-        with open(os.path.join(here, name), "w") as f:
-            f.write(text)
 
     for name, (step, apply, state, n_state) in optimizers.items():
         write(f"mlp_{name}_step.hlo", step, (*state, x, y), donate=tuple(range(n_state)))
@@ -225,6 +282,7 @@ def main():
     losses, accuracies, early = train_reference(sgd_step, list(cnn_state), data, CNN_EPOCHS)
     np.savez(os.path.join(here, "cnn_sgd_jax.npz"), losses, accuracies, *early)
     write("mlp_eval.hlo", eval_accuracy, (params, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
+    write_pool_cnn(here, data, write)
 
 
 if __name__ == "__main__":

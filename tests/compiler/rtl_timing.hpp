@@ -22,8 +22,8 @@ namespace systole::compiler::testing {
 constexpr double kAim = 0.05;
 
 // kLayer: one ResNet-50 layer by itself, tests/compiler/data/ (ResNet-50 whole runs on `rtl` in
-// make test-long only).
-enum class Source { kAsmExample, kHloExample, kCorpus, kLayer };
+// make test-long only). kTraining: a JAX training step of examples/training/ (one step).
+enum class Source { kAsmExample, kHloExample, kCorpus, kLayer, kTraining };
 
 struct TimingCase {
   std::string file;
@@ -74,10 +74,11 @@ TEST_P(RtlTiming, EstimateWithinItsBoundOfTheRtl) {
     ref = AsmCycles(path, "ref", config);
     rtl = AsmCycles(path, "rtl", config);
   } else {
-    const auto path = c.source == Source::kCorpus  ? CorpusFile(c.file)
-                      : c.source == Source::kLayer ? std::filesystem::path(SYSTOLE_SOURCE_DIR) / "tests" /
-                                                         "compiler" / "data" / c.file
-                                                   : ExampleFile(c.file);
+    const std::filesystem::path source(SYSTOLE_SOURCE_DIR);
+    const auto path = c.source == Source::kCorpus     ? CorpusFile(c.file)
+                      : c.source == Source::kLayer    ? source / "tests" / "compiler" / "data" / c.file
+                      : c.source == Source::kTraining ? source / "examples" / "training" / c.file
+                                                      : ExampleFile(c.file);
     const CompiledModel model = Compile(ReadText(path), c.file, config);
     ref = HloCycles(model, "ref", config);
     rtl = HloCycles(model, "rtl", config);

@@ -17,7 +17,8 @@ INSTANTIATE_TEST_SUITE_P(
                       TimingCase{"01_mlp_fc_relu_tf.hlo", "small", Source::kCorpus},
                       TimingCase{"13_add_dot_legacy_operand_shapes.hlo", "small", Source::kCorpus},
                       TimingCase{"resnet50_stem_maxpool_bf16.hlo", "small", Source::kLayer},
-                      TimingCase{"resnet50_classifier_bf16.hlo", "small", Source::kLayer}),
+                      TimingCase{"resnet50_classifier_bf16.hlo", "small", Source::kLayer},
+                      TimingCase{"cnn_sgd_step.hlo", "small", Source::kTraining}),
     TimingCaseName);
 
 }  // namespace
