@@ -87,6 +87,7 @@ struct Step {
   std::size_t earlier = 0;                  // LOAD_WEIGHTS: pops before it; MATMUL: tiles before it
   bool dma = false, empty_dma = false, pop = false;
   std::uint64_t issue = kNone, available = kNone, start = kNone, first_row = kNone;
+  std::uint64_t tile_in = kNone;  // MATMUL with pop: its tile has left the weight FIFO for the array
   std::uint64_t complete = kNone, end_of_launch = kNone;  // end_of_launch: what it adds to the end
   std::size_t stream = kNoIndex;
   PerfCounters perf{};
@@ -293,6 +294,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       }
       if (s.tile > 0) ready = std::max(ready, steps[pops[s.tile - 1]].first_row);
       ready += config_.rows;
+      s.tile_in = ready;
       if (ready > first_row) {
         At(s.perf, Perf::kStallWfifo) += ready - first_row;
         s.wfifo_stall = {first_row, ready};
@@ -309,6 +311,52 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
     unit_free[static_cast<unsigned>(isa::Unit::kMxu)] = free;
     finish(s, complete, complete);
     return true;
+  };
+
+  // A LOAD_WEIGHTS whose tile needs the weight FIFO slot of an earlier tile (weight_fifo_tiles
+  // before it): the MATMUL that pops that tile, or kNoIndex. Its rows go in once that tile has
+  // left the FIFO for the array (tile_in), one a cycle; `done` follows the last
+  // (rtl/mxu/systole_weight_fifo.sv frees a tile's slot after its last row is read;
+  // rtl/dma/systole_dma_weights.sv). Measured on the RTL's swapped classifier: every tile's
+  // done is 2 R + 1 cycles after the first row of the MATMUL before the one that frees its slot.
+  const auto room_for = [&](const Step& s) -> std::size_t {
+    const std::size_t fifo = config_.weight_fifo_tiles;
+    if (s.insn->opcode != Opcode::kLoadWeights || s.tile < fifo || s.tile - fifo >= s.earlier) return kNoIndex;
+    return s.tile - fifo;
+  };
+  // When tile j has left the FIFO: it shifts in, R rows, once it is loaded and the MATMUL
+  // before its own has issued its first row (finish_matmul: known before the MATMUL that pops
+  // it starts, as the array preloads it beside the one before).
+  const auto tile_leaves_fifo = [&](std::size_t j) -> std::uint64_t {
+    Step& pop = steps[pops[j]];
+    if (known(pop.tile_in) || pop.tile >= pop.earlier) return pop.tile_in;
+    const Step& load = steps[weight_loads[j]];
+    if (!known(load.complete)) return kNone;
+    std::uint64_t ready = load.complete;
+    if (j > 0) {
+      const Step& before = steps[pops[j - 1]];
+      if (!known(before.first_row)) return kNone;
+      ready = std::max(ready, before.first_row);
+    }
+    pop.tile_in = ready + config_.rows;
+    return pop.tile_in;
+  };
+  struct WaitingForRoom {
+    std::size_t step;
+    std::uint64_t data_done;  // its words are in (read_done after the last response)
+  };
+  std::vector<WaitingForRoom> waiting_for_room;
+  const auto fill_freed_slots = [&] {
+    bool progress = false;
+    std::erase_if(waiting_for_room, [&](const WaitingForRoom& w) {
+      Step& s = steps[w.step];
+      const std::uint64_t freed = tile_leaves_fifo(room_for(s));
+      if (!known(freed)) return false;
+      dma_done(s, std::max(w.data_done, freed + config_.rows + 1), memory.Timing(s.stream));
+      progress = true;
+      return true;
+    });
+    return progress;
   };
 
   // Each unit takes its next instruction (Schedule: unit free, tokens, the weight FIFO).
@@ -337,15 +385,14 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
         if (!ready) break;
         const std::uint64_t token_start = start;
         if (s.insn->opcode == Opcode::kLoadWeights) {
-          if (s.tile >= config_.weight_fifo_tiles && s.tile - config_.weight_fifo_tiles < s.earlier) {
-            const Step& freed_by = steps[pops[s.tile - config_.weight_fifo_tiles]];
-            if (!known(freed_by.first_row)) break;
-            start = std::max(start, freed_by.first_row);
-          }
+          // The WEIGHT unit takes a tile while its queue has room, whether or not the weight
+          // FIFO has: the FIFO holds back its rows, and so its `done` (room_for above). The
+          // queue frees an entry as the oldest tile's last row goes in, the cycle before that
+          // tile is complete (as a unit takes its next instruction: unit_free).
           if (s.tile >= p.weight_queue_depth) {
             const Step& before = steps[weight_loads[s.tile - p.weight_queue_depth]];
             if (!known(before.complete)) break;
-            start = std::max(start, before.complete);
+            start = std::max(start, before.complete - 1);
           }
         }
         At(s.perf, Perf::kStallToken) += token_start - base;
@@ -423,7 +470,12 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       Step& s = steps[i];
       if (s.insn->opcode == Opcode::kLoad && (*s.insn)[Field::kMem] != 0) continue;  // by its rows
       const bool store = s.insn->opcode == Opcode::kStore;
-      dma_done(s, t.last_response + 1 + (store ? p.store_done : p.read_done), t);
+      const std::uint64_t done = t.last_response + 1 + (store ? p.store_done : p.read_done);
+      if (room_for(s) != kNoIndex) {
+        waiting_for_room.push_back({i, done});
+        continue;
+      }
+      dma_done(s, done, t);
     }
     // The accumulator LOADs in the cycle just simulated: a finished row is written if the MXU
     // leaves the port free; a word that arrived by the cycle before is taken into the row
@@ -480,6 +532,7 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
       progress = fetch();
       progress = dispatch() || progress;
       progress = start_units() || progress;
+      progress = fill_freed_slots() || progress;
     }
     if (completed == n) break;
     // Accumulator LOADs are followed cycle by cycle: no jumping over idle memory cycles; nor

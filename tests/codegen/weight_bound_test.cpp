@@ -168,10 +168,11 @@ TEST(WeightBound, ClassifierWithSwappedOperandsStreamsTheWeights) {
     // estimate's RTL-shaped sequencer (issue 19: 4 dispatch cycles per instruction) the swapped
     // form's many short A gathers cost more too: 1.2 % (small) and 2.2 % (small-int8) fewer
     // cycles. With the shared-memory schedule (the A gathers and weight tiles interleaving at
-    // the arbiter, as on the RTL) and the row reader's credits coming back as late as on the
-    // RTL (TimingParameters::credit_return), swapping saves 6.5 % on small, and on small-int8,
-    // whose 16-byte weight rows make the plain form's tiles cheap, it costs 13.7 % (367 044
-    // against 322 808 cycles). So the compiler builds both and keeps the faster one
+    // the arbiter, as on the RTL), the row reader's credits coming back as late as on the RTL
+    // (TimingParameters::credit_return) and weight tiles taken ahead of the FIFO's room as on
+    // the RTL, swapping saves 1.8 % on small (345 928 against 352 436 cycles), and on
+    // small-int8, whose 16-byte weight rows make the plain form's tiles cheap, it costs 19.5 %
+    // (380 710 against 318 490). So the compiler builds both and keeps the faster one
     // (lower_dot_conv.cpp, SwapPays; Compiler.SingleRowDotSwapsItsOperandsWhereTheEstimate
     // SaysItPays): swapped on small, as written on small-int8. These must stay the winners.
     std::cout << name << ": swapped " << swapped_cycles << " vs as written " << plain_cycles << " cycles\n";

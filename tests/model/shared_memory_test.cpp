@@ -7,6 +7,7 @@
 #include <array>
 
 #include "sim/timing/memory_timing.hpp"
+#include "sim/trace/timeline.hpp"
 #include "tests/model/model_test_util.hpp"
 
 namespace systole::model {
@@ -152,6 +153,59 @@ TEST(SharedMemory, AStoreBesideALoadSlowsItDown) {
   for (const isa::Instruction& insn : {load, store, Halt()}) estimate.Schedule(insn, perf);
   estimate.EndLaunch(perf);  // nothing to share: a no-op
   EXPECT_LT(estimate.LaunchInstructions()[0].complete, beside_a_store);
+}
+
+// The WEIGHT unit takes a tile while its queue (weight_queue_depth) has room, not waiting for
+// the weight FIFO; the FIFO holds back the tile's rows, so a tile whose words are in early is
+// done 2 R + 1 cycles after the first row of the MATMUL before the one that frees its slot, as
+// on the RTL (room_for in shared_memory.cpp; measured there on the swapped classifier, every
+// tile).
+TEST(SharedMemory, AWeightTileIsTakenBeforeItsFifoSlotIsFreeAndDoneAfter) {
+  const Config config = LoadConfig("small");
+  const TimingParameters p;
+  const std::uint64_t fifo = config.weight_fifo_tiles, r = config.rows, tiles = fifo + 6;
+  ASSERT_EQ(p.weight_queue_depth, 2u);
+  // Tiles of one 32-byte row and MATMULs of 512 rows: from tile fifo + 2 on, the FIFO, not the
+  // memory, holds the tiles back (the slots of tiles 0 and 1 free as the first MATMUL begins).
+  std::vector<isa::Instruction> program;
+  for (std::uint64_t t = 0; t < fifo; ++t) program.push_back(LoadWeights(kDataAddress + 32 * t, 32, 1, 16));
+  for (std::uint64_t t = 0; t < tiles; ++t) {
+    program.push_back(Matmul(0, 0, 512, r, true, false));
+    if (t + fifo < tiles) program.push_back(LoadWeights(kDataAddress + 32 * (t + fifo), 32, 1, 16));
+  }
+  program.push_back(Halt());
+  GoldenModel model(config);
+  trace::Timeline timeline(config, "ref");
+  timeline.BeginLaunch({});
+  model.Record(&timeline);
+  RunOk(model, program);
+  std::vector<trace::Span> weights, matmuls;
+  for (const trace::Span& span : timeline.spans()) {
+    if (span.unit == static_cast<unsigned>(isa::Unit::kWeight)) weights.push_back(span);
+    if (span.unit == static_cast<unsigned>(isa::Unit::kMxu)) matmuls.push_back(span);
+  }
+  ASSERT_EQ(weights.size(), tiles);
+  ASSERT_EQ(matmuls.size(), tiles);
+  // A MATMUL's first row: after its weight-FIFO stall, if any (its tile shifting in).
+  const auto first_row = [&](const trace::Span& matmul) {
+    std::uint64_t row = matmul.begin + p.mxu_issue_latency;
+    for (const trace::Stall& stall : timeline.stalls()) {
+      if (stall.unit == matmul.unit && stall.cause == trace::StallCause::kWeightFifo && stall.begin == row) {
+        row = stall.end;
+      }
+    }
+    return row;
+  };
+  for (std::uint64_t t = fifo + 2; t < tiles; ++t) {
+    SCOPED_TRACE("tile " + std::to_string(t));
+    // Its slot frees when tile t - fifo has shifted into the array, R rows after the first row
+    // of the MATMUL before the one that pops it.
+    const std::uint64_t slot_free = first_row(matmuls[t - fifo - 1]) + r;
+    EXPECT_LT(weights[t].begin, slot_free) << "taken before the FIFO has its slot";
+    EXPECT_EQ(weights[t].end, slot_free + r + 1) << "its R rows go in once the slot is free";
+    EXPECT_EQ(weights[t].begin, weights[t - p.weight_queue_depth].end - 1) << "the queue, not the FIFO, holds it";
+  }
+  model.Record(nullptr);
 }
 
 }  // namespace
