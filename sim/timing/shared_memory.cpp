@@ -314,8 +314,8 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
   };
 
   // A LOAD_WEIGHTS whose tile needs the weight FIFO slot of an earlier tile (weight_fifo_tiles
-  // before it): the MATMUL that pops that tile, or kNoIndex. Its rows go in once that tile has
-  // left the FIFO for the array (tile_in), one a cycle; `done` follows the last
+  // before it, popped earlier in program order): that tile's index, or kNoIndex. Its rows go in
+  // once that tile has left the FIFO for the array (tile_in), one a cycle; `done` follows the last
   // (rtl/mxu/systole_weight_fifo.sv frees a tile's slot after its last row is read;
   // rtl/dma/systole_dma_weights.sv). Measured on the RTL's swapped classifier: every tile's
   // done is 2 R + 1 cycles after the first row of the MATMUL before the one that frees its slot.
