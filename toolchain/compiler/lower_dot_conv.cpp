@@ -180,7 +180,8 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
     // A single-row dot (a classifier at batch 1) may run with its operands swapped,
     // out^T[N, 1] = b^T[N, K] · a^T[K, 1]: the weights stream as N rows of A from a K-blocked
     // layout ([K/R, N, R]) instead of filling one weight tile per output row (ResNet-50's
-    // classifier on small: 452 k -> ~200 k cycles). Each output element sums the same products
+    // classifier: WeightBound.ClassifierWithSwappedOperandsStreamsTheWeights times both forms
+    // on small and small-int8). Each output element sums the same products
     // over the same K indices in the same order (k-steps in turn, each in array-row order), so
     // the result is bit-identical; only for a raw output without epilogue (a bias or scale
     // would be per row of the swapped output). Which form is faster depends on the
