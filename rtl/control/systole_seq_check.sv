@@ -172,22 +172,54 @@ module systole_seq_check #(
     else dec_err = ERR_NONE;
   end
 
+  // One multiplier for the checks' products: an instruction needs at most one in step 1 — the
+  // span of a LOAD, STORE or LOAD_WEIGHTS, rows × k of a MATMUL, the output pixels of a POOL —
+  // and a POOL one more in step 2 (its highest source row), when step 1's are registered. The
+  // steps never overlap (assertion below), so step 2 selects the operands. Sharing it instead
+  // of one multiplier per product keeps the checks' area down (docs/FPGA.md).
+  logic [24:0] mul_a;
+  logic [31:0] mul_b;
+  logic [56:0] mul_p;
+  always_comb begin
+    if (operands_i) begin
+      mul_a = pool_y_q;
+      mul_b = 32'(insn_i[POOL_IN_W_LSB +: POOL_IN_W_WIDTH]);
+    end else begin
+      case (op)
+        // (n - 1) * stride; n >= 1 once decoding passed (else its error wins)
+        OP_LOAD_WEIGHTS: begin
+          mul_a = 25'(insn_i[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH]) - 25'd1;
+          mul_b = 32'(insn_i[LOAD_WEIGHTS_STRIDE_LSB +: LOAD_WEIGHTS_STRIDE_WIDTH]);
+        end
+        OP_MATMUL: begin
+          mul_a = 25'(insn_i[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH]);
+          mul_b = 32'(insn_i[MATMUL_K_LSB +: MATMUL_K_WIDTH]);
+        end
+        OP_POOL: begin
+          mul_a = 25'(insn_i[POOL_OUT_H_LSB +: POOL_OUT_H_WIDTH]);
+          mul_b = 32'(insn_i[POOL_OUT_W_LSB +: POOL_OUT_W_WIDTH]);
+        end
+        default: begin  // LOAD, STORE
+          mul_a = 25'(insn_i[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH]) - 25'd1;
+          mul_b = 32'(insn_i[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH]);
+        end
+      endcase
+    end
+  end
+  assign mul_p = 57'(mul_a) * 57'(mul_b);
+
   // Step 1: the products of the operand checks.
   logic [49:0] span_c;          // LOAD/STORE/LOAD_WEIGHTS: bytes from the first to past the last
   logic [24:0] pool_y_c, pool_x_c;
   logic [31:0] pool_n_c, mk_c;
   always_comb begin
-    // (n - 1) * stride + elems * element bytes; n >= 1 once decoding passed.
+    // (n - 1) * stride + elems * element bytes
     if (op == OP_LOAD_WEIGHTS) begin
-      span_c = (50'(insn_i[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH]) - 50'd1) *
-               50'(insn_i[LOAD_WEIGHTS_STRIDE_LSB +: LOAD_WEIGHTS_STRIDE_WIDTH]) +
-               (50'(insn_i[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH]) <<
-                (BF16 != 0 ? 1 : 0));
+      span_c = 50'(mul_p) + (50'(insn_i[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH]) <<
+                             (BF16 != 0 ? 1 : 0));
     end else begin
-      span_c = (50'(insn_i[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH]) - 50'd1) *
-               50'(insn_i[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH]) +
-               (50'(insn_i[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH]) <<
-                (dma_acc ? 2 : (BF16 != 0 ? 1 : 0)));
+      span_c = 50'(mul_p) + (50'(insn_i[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH]) <<
+                             (dma_acc ? 2 : (BF16 != 0 ? 1 : 0)));
     end
     // Highest window row and column of the last output pixel.
     pool_y_c = (25'(insn_i[POOL_OUT_H_LSB +: POOL_OUT_H_WIDTH]) - 25'd1) *
@@ -196,16 +228,14 @@ module systole_seq_check #(
     pool_x_c = (25'(insn_i[POOL_OUT_W_LSB +: POOL_OUT_W_WIDTH]) - 25'd1) *
                25'(insn_i[POOL_STRIDE_W_LSB +: POOL_STRIDE_W_WIDTH]) +
                25'(insn_i[POOL_WIN_W_LSB +: POOL_WIN_W_WIDTH]) - 25'd1;
-    pool_n_c = 32'(insn_i[POOL_OUT_H_LSB +: POOL_OUT_H_WIDTH]) *
-               32'(insn_i[POOL_OUT_W_LSB +: POOL_OUT_W_WIDTH]);
-    mk_c = 32'(insn_i[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH]) *
-           32'(insn_i[MATMUL_K_LSB +: MATMUL_K_WIDTH]);
+    pool_n_c = 32'(mul_p);  // POOL: out_h * out_w
+    mk_c = 32'(mul_p);      // MATMUL: rows * k
   end
 
   // Step 2: operand checks, in docs/ISA.md order.
   logic [40:0] pool_yw;         // highest source row minus src, minus the column part
   logic [7:0]  opd_err;
-  assign pool_yw = 41'(pool_y_q) * 41'(insn_i[POOL_IN_W_LSB +: POOL_IN_W_WIDTH]);
+  assign pool_yw = 41'(mul_p);  // pool_y_q * in_w: the multiplier's step-2 operands
   always_comb begin
     logic [63:0] width, buf_rows, elem;
     opd_err = ERR_NONE;
@@ -362,6 +392,6 @@ module systole_seq_check #(
 
   // verilator lint_off UNUSEDSIGNAL
   logic unused;
-  assign unused = ^{dma_row[63:24]};
+  assign unused = ^{dma_row[63:24], mul_p[56:50]};
   // verilator lint_on UNUSEDSIGNAL
 endmodule
