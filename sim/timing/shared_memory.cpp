@@ -282,19 +282,39 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
     return progress;
   };
 
+  // When tile j has left the FIFO: it shifts in, R rows, once it is loaded and the MATMUL
+  // before its own has issued its first row (known before the MATMUL that pops it starts, as the
+  // array preloads it beside the one before). A tile loaded after its pop in program order (the
+  // launch faults there) has its time set by finish_matmul.
+  const auto tile_leaves_fifo = [&](std::size_t j) -> std::uint64_t {
+    Step& pop = steps[pops[j]];
+    if (known(pop.tile_in) || pop.tile >= pop.earlier) return pop.tile_in;
+    const Step& load = steps[weight_loads[j]];
+    if (!known(load.complete)) return kNone;
+    std::uint64_t ready = load.complete;
+    if (j > 0) {
+      const Step& before = steps[pops[j - 1]];
+      if (!known(before.first_row)) return kNone;
+      ready = std::max(ready, before.first_row);
+    }
+    pop.tile_in = ready + config_.rows;
+    return pop.tile_in;
+  };
+
   // MATMUL's first row once its tile is in the array (Schedule's kMatmul).
   const auto finish_matmul = [&](Step& s) {
     std::uint64_t first_row = s.start + p.mxu_issue_latency;
     if (s.pop) {
-      std::uint64_t ready = first_row;
+      std::uint64_t ready = kNone;
       if (s.tile < s.earlier) {
-        const Step& load = steps[weight_loads[s.tile]];
-        if (!known(load.complete)) return false;
-        ready = load.complete;
+        ready = tile_leaves_fifo(s.tile);
+        if (!known(ready)) return false;
+      } else {
+        ready = first_row;
+        if (s.tile > 0) ready = std::max(ready, steps[pops[s.tile - 1]].first_row);
+        ready += config_.rows;
+        s.tile_in = ready;
       }
-      if (s.tile > 0) ready = std::max(ready, steps[pops[s.tile - 1]].first_row);
-      ready += config_.rows;
-      s.tile_in = ready;
       if (ready > first_row) {
         At(s.perf, Perf::kStallWfifo) += ready - first_row;
         s.wfifo_stall = {first_row, ready};
@@ -323,23 +343,6 @@ void TimingModel::SimulateShared(PerfCounters& perf) {
     const std::size_t fifo = config_.weight_fifo_tiles;
     if (s.insn->opcode != Opcode::kLoadWeights || s.tile < fifo || s.tile - fifo >= s.earlier) return kNoIndex;
     return s.tile - fifo;
-  };
-  // When tile j has left the FIFO: it shifts in, R rows, once it is loaded and the MATMUL
-  // before its own has issued its first row (finish_matmul: known before the MATMUL that pops
-  // it starts, as the array preloads it beside the one before).
-  const auto tile_leaves_fifo = [&](std::size_t j) -> std::uint64_t {
-    Step& pop = steps[pops[j]];
-    if (known(pop.tile_in) || pop.tile >= pop.earlier) return pop.tile_in;
-    const Step& load = steps[weight_loads[j]];
-    if (!known(load.complete)) return kNone;
-    std::uint64_t ready = load.complete;
-    if (j > 0) {
-      const Step& before = steps[pops[j - 1]];
-      if (!known(before.first_row)) return kNone;
-      ready = std::max(ready, before.first_row);
-    }
-    pop.tile_in = ready + config_.rows;
-    return pop.tile_in;
   };
   struct WaitingForRoom {
     std::size_t step;
