@@ -188,11 +188,12 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
     // configuration (small-int8's 16-byte weight rows make a tile per output row cheap), so
     // both are built and the estimate chooses (SwapPays).
     const std::uint64_t rows = config.rows;
+    const std::string swapped_kernel = fmt::format("gemm {}x{}x{} (swapped: {}x{}x1)", m, k, n, n, k);
     const auto emit_swapped = [&](codegen::ProgramBuilder& into) {
       const Tensor x = into.AddInput("x", element, {k, 1});
       const Tensor w = into.AddInput("w", element, {(k + rows - 1) / rows, n, rows});
       const Tensor y = into.AddOutput("y", out_type, {n, 1});
-      into.BeginKernel(fmt::format("gemm {}x{}x{} (swapped: {}x{}x1)", m, k, n, n, k));
+      into.BeginKernel(swapped_kernel);
       codegen::Gemm(into, w, x, std::nullopt, y, transform, 1);
     };
     // As written: weights and output column-blocked where the right operand has one free
@@ -233,7 +234,7 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       out_perm = Identity(anchor.shape.Rank());
       std::rotate(out_perm.rbegin(), out_perm.rbegin() + 1, out_perm.rend());  // N first
       output_shape = {n, 1};
-      step.kernel = fmt::format("gemm {}x{}x{} (swapped: {}x{}x1)", m, k, n, n, k);
+      step.kernel = swapped_kernel;
       emit_swapped(builder);
     } else {
       if (one_free) {
