@@ -2,8 +2,7 @@
 # `make help` lists them.
 
 BUILD      ?= build
-ASAN_BUILD ?= build-asan
-FUZZ_BUILD ?= build-fuzz
+SANITIZE_BUILD ?= build-sanitize
 FUZZ_SECONDS ?= 15
 JOBS       ?= $(shell nproc)
 CONFIG     ?= small
@@ -53,19 +52,27 @@ trace: configure ## Run the demo model with a timeline (build/run.json) and writ
 	$(SYSTOLE) report $(BUILD)/run.json -o $(BUILD)/run.html
 	@echo "timeline: $(BUILD)/run.json (open in https://ui.perfetto.dev)  report: $(BUILD)/run.html"
 
-test: build ## Build and run every test: main build, sanitizer build, then the fuzzers
+test: build ## Build and run every test: main build, then the sanitizer build's tests and fuzzers
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
-	$(MAKE) --no-print-directory test-sanitize
-	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory sanitize-configure
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target sanitize_tests $(FUZZERS)
+	ctest --test-dir $(SANITIZE_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L '^(sanitize|fuzz)$$' $(CTEST_ARGS)
 
 test-fast: build ## Run the main build's tests only (no sanitizer build)
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
 
-test-sanitize: setup ## Build the toolchain, model and driver with ASan+UBSan and run their tests
-	@test -f $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -G "$(GENERATOR)" \
-	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
-	cmake --build $(ASAN_BUILD) -j $(JOBS) --target sanitize_tests
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L sanitize $(CTEST_ARGS)
+# One clang tree serves the sanitizer tests and the fuzzers: ASan and UBSan everywhere,
+# libFuzzer's coverage in the parsers and decoders only (tests/fuzz/CMakeLists.txt). Before, a GCC
+# sanitizer tree and a clang fuzz tree compiled the same libraries twice (README, build time).
+.PHONY: sanitize-configure
+sanitize-configure: setup
+	@test -f $(SANITIZE_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(SANITIZE_BUILD) -G "$(GENERATOR)" \
+	  -DCMAKE_BUILD_TYPE=Debug -DSYSTOLE_SANITIZE=ON -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
+	cmake $(SANITIZE_BUILD) -DFUZZ_SECONDS=$(FUZZ_SECONDS) -DFUZZ_RUNS=$(FUZZ_RUNS) -DFUZZ_JOBS=$(FUZZ_JOBS) >/dev/null
+
+test-sanitize: sanitize-configure ## Build the toolchain, model and driver with ASan+UBSan (clang) and run their tests
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target sanitize_tests
+	ctest --test-dir $(SANITIZE_BUILD) --output-on-failure --no-tests=error -j $(JOBS) -L '^sanitize$$' $(CTEST_ARGS)
 
 # The long tests: the small CNN trained to accuracy on digits (docs/TRAINING.md), ResNet-50 end
 # to end (ref, the SystemC platform, and rtl with
@@ -91,65 +98,19 @@ test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50,
 FUZZERS := fuzz_decode fuzz_assembler fuzz_bundle fuzz_npy fuzz_config fuzz_frame fuzz_hlo fuzz_server
 FUZZ_RUNS ?= 10000000
 FUZZ_JOBS ?= 1
-.PHONY: fuzz-configure fuzz-long
-fuzz-configure: setup
-	@test -f $(FUZZ_BUILD)/CMakeCache.txt || CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G "$(GENERATOR)" \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_FUZZ=ON -DSYSTOLE_BENCH=OFF -DSYSTOLE_RTL=OFF
-	cmake $(FUZZ_BUILD) -DFUZZ_SECONDS=$(FUZZ_SECONDS) -DFUZZ_RUNS=$(FUZZ_RUNS) -DFUZZ_JOBS=$(FUZZ_JOBS) >/dev/null
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZERS)
+.PHONY: fuzz-build fuzz-long
+fuzz-build: sanitize-configure
+	cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target $(FUZZERS)
 
-fuzz: fuzz-configure ## Build the libFuzzer targets with clang and run each for FUZZ_SECONDS
-	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L '^fuzz$$' -j $(JOBS)
+fuzz: fuzz-build ## Build the libFuzzer targets (the sanitizer tree) and run each for FUZZ_SECONDS
+	ctest --test-dir $(SANITIZE_BUILD) --output-on-failure --no-tests=error -L '^fuzz$$' -j $(JOBS)
 
-fuzz-long: fuzz-configure ## Run each fuzzer to FUZZ_RUNS (10 M) executions in FUZZ_JOBS processes: hours; not in `make test`
-	ctest --test-dir $(FUZZ_BUILD) --output-on-failure --no-tests=error -L '^fuzz_long$$' -j $(JOBS)
-
-bench: build ## Run the benchmarks (golden-model GEMM throughput, …, Python's overhead: docs/PYTHON.md)
-	cmake --build $(BUILD) -j $(JOBS) --target rtl_core_bench
-	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
-	$(BUILD)/bench/driver_link_bench
-	$(BUILD)/bench/rtl_core_bench
-	$(BUILD)/bench/memory_bench
-	PYTHONPATH=$(BUILD)/python .venv/bin/python bench/python_bench.py --systole $(SYSTOLE) --json $(BUILD)/bench/python_bench.json
-
-hls: build ## C-simulate the HLS kernels against the golden model; writes the Vitis testbench's vectors (hls/README.md)
-	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L '^hls$$' -j $(JOBS)
-	@echo "golden vectors for the Vitis testbench: $(BUILD)/tests/hls/golden_vectors_{tiny,small}.bin"
-
-# The open FPGA flow (fpga/README.md, docs/FPGA.md): fpga/flow.py with Debian's yosys and
-# nextpnr-ice40 for iCE40, YoWASP Yosys and nextpnr from .venv-fpga/ for ECP5 and Gowin. Each
-# build writes build-fpga/BOARD/report.json and fails when the design does not fit or misses
-# its clock. SEEDS=N places and routes with seeds 1..N and reports min/median/max Fmax.
-BOARD        ?= icebreaker
-FPGA_BOARDS  := icebreaker ulx3s tangnano20k
-FPGA_BUILD   ?= build-fpga
-SEEDS        ?=
-AREA_FAMILY  ?= ice40
-AREA_CONFIG  ?= tiny
-FPGA_FLOW    := python3 fpga/flow.py --out $(FPGA_BUILD)
-
-fpga: ## Bitstream + build-fpga/BOARD/report.json for BOARD=icebreaker|ulx3s|tangnano20k (SEEDS=N: seed sweep)
-	@scripts/setup.sh fpga
-	$(FPGA_FLOW) build $(BOARD) $(if $(SEEDS),--seeds $(SEEDS))
-
-fpga-all: ## Build every board (SEEDS=N too), print the summary; fails if any board failed
-	@scripts/setup.sh fpga
-	@rc=0; for b in $(FPGA_BOARDS); do $(FPGA_FLOW) build $$b $(if $(SEEDS),--seeds $(SEEDS)) || rc=1; done; \
-	  $(FPGA_FLOW) summary $(FPGA_BOARDS); exit $$rc
-
-fpga-prog: ## Program BOARD with openFPGALoader (its last successful build)
-	$(FPGA_FLOW) prog $(BOARD)
-
-fpga-area: ## Per-module area of systole_core without flattening (AREA_FAMILY=ice40|ecp5|gowin|generic, AREA_CONFIG=tiny)
-	@scripts/setup.sh fpga
-	$(FPGA_FLOW) area --family $(AREA_FAMILY) --config $(AREA_CONFIG)
-
-generate: build ## Regenerate files derived from the ISA/register definitions
-	$(SYSTOLE) gen --root .
+fuzz-long: fuzz-build ## Run each fuzzer to FUZZ_RUNS (10 M) executions in FUZZ_JOBS processes: hours; not in `make test`
+	ctest --test-dir $(SANITIZE_BUILD) --output-on-failure --no-tests=error -L '^fuzz_long$$' -j $(JOBS)
 
 lint: build ## Lint the RTL (Verilator -Wall, Icarus, Yosys) and check generated files are current
 	$(SYSTOLE) gen --check --root .
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L lint
 
 clean: ## Remove build trees
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-long $(FPGA_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) build-asan build-fuzz build-long $(FPGA_BUILD)

@@ -30,7 +30,8 @@ function(systole_test name)
   # so it is off there; -Wuninitialized stays on. In the sanitizer build the libraries are at
   # -O1 and the test sources at -O0 (CMakeLists.txt, SYSTOLE_SANITIZE).
   target_compile_options(${name} PRIVATE
-    "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1;-Wno-maybe-uninitialized>"
+    "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1>"
+    "$<$<AND:$<CONFIG:RelWithDebInfo,Release,MinSizeRel>,$<CXX_COMPILER_ID:GNU>>:-Wno-maybe-uninitialized>"
     "$<$<AND:$<CONFIG:Debug>,$<BOOL:${SYSTOLE_SANITIZE}>>:-O0>")
   # The sanitizer build runs only the tests labelled `sanitize` (make test-sanitize builds the
   # sanitize_tests target, which depends on exactly those): the others are neither built there

@@ -18,9 +18,8 @@ Evaluation DeviceTrainer::Evaluate(const std::vector<hlo::Literal>& test_batch) 
 
 TrainSummary TrainLoop(Trainer& trainer, const Dataset& data, const TrainLoopOptions& options, bool evaluate,
                        const std::function<void(const TrainProgress&)>& progress) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const auto since = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  const auto start = std::chrono::steady_clock::now();
+  const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const auto batch = static_cast<std::size_t>(trainer.batch_size());
   const std::size_t steps_per_epoch = data.train_rows() / batch;
   if (steps_per_epoch == 0) {

@@ -66,7 +66,7 @@ TEST_F(DeviceNames, BadFilesAreRefusedNamingFileAndEntry) {
   EXPECT_THAT([] { ResolveDevice("x"); },
               ThrowsMessage<std::runtime_error>(HasSubstr("devices.x must be a URI or name")));
   Write("[devices\nx = 3\n");
-  EXPECT_THAT([this] { ResolveDevice("x"); }, ThrowsMessage<std::runtime_error>(HasSubstr(file_ + ":1:")));
+  EXPECT_THAT([] { ResolveDevice("x"); }, ThrowsMessage<std::runtime_error>(HasSubstr(file_ + ":1:")));
   Write("[devices]\n");
   EXPECT_THAT([] { ResolveDevice("ref,,rtl"); }, ThrowsMessage<std::runtime_error>(HasSubstr("an empty item")));
 }
