@@ -9,6 +9,45 @@ function(systole_warnings target)
     -Werror)
 endfunction()
 
+# How every test source is compiled: the warnings, GoogleTest, the source-tree locations and the
+# optimisation level. Shared by systole_test and the target that builds their precompiled header.
+function(systole_test_compile_settings target)
+  systole_warnings(${target})
+  target_link_libraries(${target} PRIVATE GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_definitions(${target} PRIVATE
+    SYSTOLE_SOURCE_DIR="${SYSTOLE_SOURCE_DIR}" SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
+  # The test sources themselves at -O1 in optimised builds (the libraries they test keep the
+  # build type's -O2): GoogleTest and GoogleMock expand into much code that -O2 only makes
+  # slower to compile (a test file: 16.3 CPU-s at -O2, 11.6 at -O1). GCC 12's
+  # -Wmaybe-uninitialized misfires on std::optional at -O1 (tests/rtl/host/bridge_model.cpp),
+  # so it is off there; -Wuninitialized stays on. In the sanitizer build the libraries are at
+  # -O1 and the test sources at -O0 (CMakeLists.txt, SYSTOLE_SANITIZE).
+  target_compile_options(${target} PRIVATE
+    "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1>"
+    "$<$<AND:$<CONFIG:RelWithDebInfo,Release,MinSizeRel>,$<CXX_COMPILER_ID:GNU>>:-Wno-maybe-uninitialized>"
+    "$<$<AND:$<CONFIG:Debug>,$<BOOL:${SYSTOLE_SANITIZE}>>:-O0>")
+endfunction()
+
+# One precompiled header for all test sources: GoogleTest, GoogleMock and the standard headers
+# every test includes, parsed once per build tree instead of once per unity batch (cmake/
+# test_pch.cpp hosts it; every test target reuses it, so their compile settings must stay those
+# of systole_test_compile_settings). SYSTOLE_TEST_PCH=OFF compiles the tests without it.
+option(SYSTOLE_TEST_PCH "Compile the tests with one shared precompiled header" ON)
+function(systole_test_pch target)
+  if(NOT SYSTOLE_TEST_PCH)
+    return()
+  endif()
+  if(NOT TARGET systole_test_pch)
+    add_executable(systole_test_pch EXCLUDE_FROM_ALL ${SYSTOLE_SOURCE_DIR}/cmake/test_pch.cpp)
+    systole_test_compile_settings(systole_test_pch)
+    target_precompile_headers(systole_test_pch PRIVATE
+      <gmock/gmock.h> <gtest/gtest.h>
+      <algorithm> <array> <cstdint> <filesystem> <functional> <map> <memory> <optional> <random>
+      <span> <string> <string_view> <utility> <vector>)
+  endif()
+  target_precompile_headers(${target} REUSE_FROM systole_test_pch)
+endfunction()
+
 # systole_test(NAME SOURCES... [LIBS libs...] [LABELS labels...])
 # One GoogleTest executable, registered test-by-test with CTest, each of its tests carrying
 # LABELS (and only its own: a folder's LABELS property would label every test of the folder).
@@ -19,20 +58,9 @@ endfunction()
 function(systole_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
-  systole_warnings(${name})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
-  target_compile_definitions(${name} PRIVATE
-    SYSTOLE_SOURCE_DIR="${SYSTOLE_SOURCE_DIR}" SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
-  # The test sources themselves at -O1 in optimised builds (the libraries they test keep the
-  # build type's -O2): GoogleTest and GoogleMock expand into much code that -O2 only makes
-  # slower to compile (a test file: 16.3 CPU-s at -O2, 11.6 at -O1). GCC 12's
-  # -Wmaybe-uninitialized misfires on std::optional at -O1 (tests/rtl/host/bridge_model.cpp),
-  # so it is off there; -Wuninitialized stays on. In the sanitizer build the libraries are at
-  # -O1 and the test sources at -O0 (CMakeLists.txt, SYSTOLE_SANITIZE).
-  target_compile_options(${name} PRIVATE
-    "$<$<CONFIG:RelWithDebInfo,Release,MinSizeRel>:-O1>"
-    "$<$<AND:$<CONFIG:RelWithDebInfo,Release,MinSizeRel>,$<CXX_COMPILER_ID:GNU>>:-Wno-maybe-uninitialized>"
-    "$<$<AND:$<CONFIG:Debug>,$<BOOL:${SYSTOLE_SANITIZE}>>:-O0>")
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS})
+  systole_test_compile_settings(${name})
+  systole_test_pch(${name})
   # The sanitizer build runs only the tests labelled `sanitize` (make test-sanitize builds the
   # sanitize_tests target, which depends on exactly those): the others are neither built there
   # nor registered with CTest.
