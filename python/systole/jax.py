@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import os
 import threading
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
@@ -36,7 +37,7 @@ import jax.numpy as jnp
 
 import systole as _systole
 
-__all__ = ["jit", "hlo_text", "Jitted", "train_step", "TrainStep", "train", "StepReport", "Trained"]
+__all__ = ["jit", "hlo_text", "Jitted", "train_step", "TrainStep", "train", "StepReport", "Trained", "fit"]
 
 
 def hlo_text(lowered: Any) -> str:
@@ -294,3 +295,54 @@ def train(fn: Callable, state: Any, batches: Iterable[Sequence[Any]], *, device:
             on_step(StepReport(index, metrics, step.cycles, dict(step.link_bytes)))
     table = np.asarray(history, np.float32)
     return Trained(step.state, table[:, 0].copy(), table, step.cycles, dict(step.link_bytes))
+
+
+def _shaped(array: Any, rows: int | None = None) -> jax.ShapeDtypeStruct:
+    """What lowering needs of an array: its shape (with `rows` rows) and JAX's dtype for it."""
+    array = np.asarray(array) if not hasattr(array, "shape") else array
+    shape = tuple(array.shape) if rows is None else (rows, *array.shape[1:])
+    return jax.ShapeDtypeStruct(shape, jax.dtypes.canonicalize_dtype(array.dtype))
+
+
+def fit(fn: Callable, state: Any, data: str | os.PathLike | Sequence[Any], *, batch_size: int,
+        eval_fn: Callable | None = None, eval_state: int = 1, device: str | _systole.Device = "ref",
+        config: str = "small", epochs: int = 30, target_accuracy: float = 0.0, seed: int = 17,
+        max_steps: int = 0, checkpoint: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
+        on_progress: Callable[[_systole.TrainProgress], None] | None = None,
+        verbose: bool = False) -> _systole.TrainSummary:
+    """Trains `fn(*state, *batch) -> (*new_state, loss, metrics…)` on Systole as `systole train`
+    does (systole.Trainer): epochs of batches of `batch_size` rows shuffled from `seed`, the
+    test accuracy from `eval_fn(*state[:eval_state], *test_arrays) -> accuracy` after each epoch,
+    checkpoints (`checkpoint`, `resume`: the .npz files `systole train` writes and reads), and
+    the time to `target_accuracy` in device cycles, seconds at the configuration's clock and wall
+    time. `state` is a tuple of pytrees, one per leading argument of `fn` (donated: the runtime
+    keeps it between steps); `data` the training arrays then the test arrays, one of each per
+    batch argument of `fn` (or a DATA.npz file holding them as arr_0, arr_1, …). `fn` and
+    `eval_fn` are lowered once, for these shapes. Returns the summary, its `state` in the
+    structure `state` was given."""
+    states = tuple(state) if isinstance(state, tuple) else (state,)
+    leaves, tree = jax.tree_util.tree_flatten(states)
+    if isinstance(data, (str, os.PathLike)):
+        with np.load(data) as npz:
+            arrays = [_shaped(npz[f"arr_{i}"]) for i in range(len(npz.files))]
+    else:
+        arrays = [_shaped(a) for a in data]
+    if len(arrays) == 0 or len(arrays) % 2 != 0:
+        raise ValueError(f"systole.jax.fit: data has {len(arrays)} arrays: give the training arrays, then as many "
+                         "test arrays")
+    n = len(arrays) // 2
+    name = getattr(fn, "__name__", "train_step")
+    step = jax.jit(fn, donate_argnums=tuple(range(len(states))), keep_unused=True).lower(
+        *states, *(_shaped(a, batch_size) for a in arrays[:n]))
+    step_program = _systole.compile(hlo_text(step), config=config, name=f"jax:{name}")
+    eval_program = None
+    if eval_fn is not None:
+        lowered = jax.jit(eval_fn, keep_unused=True).lower(*states[:eval_state], *arrays[n:])
+        eval_program = _systole.compile(hlo_text(lowered), config=config,
+                                        name=f"jax:{getattr(eval_fn, '__name__', 'eval')}")
+    trainer = _systole.Trainer(step_program, [np.asarray(x) for x in leaves], eval=eval_program,
+                               device=_open_device(device, config), config=config)
+    summary = trainer.train(data, epochs=epochs, target_accuracy=target_accuracy, seed=seed, max_steps=max_steps,
+                            checkpoint=checkpoint, resume=resume, on_progress=on_progress, verbose=verbose)
+    summary.state = jax.tree_util.tree_unflatten(tree, summary.state)
+    return summary
