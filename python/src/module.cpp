@@ -27,6 +27,7 @@
 #include "runtime/execute.hpp"
 #include "runtime/training.hpp"
 #include "systole/device.hpp"
+#include "systole/device_names.hpp"
 #include "toolchain/compiler/model.hpp"
 #include "toolchain/compiler/model_file.hpp"
 #include "toolchain/hlo/error.hpp"
@@ -634,6 +635,18 @@ PYBIND11_MODULE(_systole, m) {
       },
       py::arg("nbytes"), py::arg("iterations"),
       "Benchmark baseline: seconds per plain memcpy of nbytes (bench/python_bench.py).");
+  m.def(
+      "resolve_device",
+      [](const std::string& device, const std::string& fallback) {
+        const DeviceResolution resolution = ResolveDevice(device, fallback);
+        py::dict d;
+        d["requested"] = resolution.requested;
+        d["uris"] = resolution.uris;
+        d["source"] = resolution.source;
+        return d;
+      },
+      py::arg("device"), py::arg("fallback") = "ref",
+      "What a device name, URI or comma-separated list stands for (devices.toml, SYSTOLE_DEVICE when empty).");
   BindTraining(m);
   m.def("configs", &ListConfigs, "Names of the configurations LoadConfig finds.");
   m.def("config_info", [](const std::string& name) { return ConfigDict(LoadConfigNameOrFile(name)); }, py::arg("config"));

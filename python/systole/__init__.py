@@ -33,7 +33,7 @@ from ._systole import Buffer, ConfigError, DeviceError, Error, HloError, RunErro
 __all__ = [
     "Buffer", "ConfigError", "Device", "DeviceError", "Error", "HloError", "Program", "RunError",
     "RunResult", "TimeToAccuracy", "TrainProgress", "TrainSummary", "Trainer", "compile", "config_info", "configs",
-    "interpret", "load", "numpy_dtype", "random_inputs",
+    "interpret", "load", "numpy_dtype", "random_inputs", "resolve_device",
 ]
 
 try:  # bf16 and f8 arrays: ml_dtypes is what JAX uses (and installs)
@@ -64,6 +64,12 @@ def numpy_dtype(hlo_type: str) -> np.dtype:
         return np.dtype(_NUMPY_TYPES[hlo_type])
     except KeyError:
         raise TypeError(f"no NumPy dtype for HLO element type {hlo_type!r}") from None
+
+
+def resolve_device(device: str | None = None) -> dict[str, Any]:
+    """What a device name (devices.toml), URI or comma-separated list stands for, as `systole
+    info --device` shows it: `uris`, `requested`, `source`. None: SYSTOLE_DEVICE, else "ref"."""
+    return dict(_systole.resolve_device(device or ""))
 
 
 def configs() -> list[str]:

@@ -110,9 +110,11 @@ def _open(device: str | Device, config: str) -> Device:
 class Trainer:
     """A training run's programs, devices and state, with the loop of `systole train`.
 
-    One device: `step` is a training step whose state is donated (HLO with input_output_alias,
-    what `jax.jit(step, donate_argnums=…)` writes), `init` its initial state. A pod: `grad` and
-    `apply` instead of `step` (docs/TRAINING.md, "Pods"), `device` a list of URIs or Devices,
+    `device` is a URI, a name from devices.toml, a comma-separated list of either, an open
+    Device or a list of URIs and Devices (as `systole train --device`; none: SYSTOLE_DEVICE,
+    else "ref"). One device: `step` is a training step whose state is donated (HLO with
+    input_output_alias, what `jax.jit(step, donate_argnums=…)` writes), `init` its initial
+    state. A pod: `grad` and `apply` instead of `step` (docs/TRAINING.md, "Pods"), several devices,
     `shards` micro-batches per step (default one per device), the exchange modelled over a link
     of `link_gbps` and `link_latency_us`; `init` is then the update program's state.
 
@@ -124,7 +126,8 @@ class Trainer:
 
     def __init__(self, step: Program | PathLike | None = None, init: PathLike | Sequence[Any] | None = None, *,
                  eval: Program | PathLike | None = None, grad: Program | PathLike | None = None,
-                 apply: Program | PathLike | None = None, device: str | Device | Sequence[str | Device] = "ref",
+                 apply: Program | PathLike | None = None,
+                 device: str | Device | Sequence[str | Device] | None = None,
                  config: str | None = None, shards: int = 0, link_gbps: float = 100.0,
                  link_latency_us: float = 1.0):
         pod = grad is not None or apply is not None
@@ -132,9 +135,11 @@ class Trainer:
             raise ValueError("give either a training step or, for a pod, grad and apply")
         if init is None:
             raise ValueError("init: the initial state (an .npz file or arrays) is needed")
-        devices = list(device) if isinstance(device, (list, tuple)) else [device]
-        if isinstance(device, str) and "," in device:
-            devices = [uri.strip() for uri in device.split(",")]
+        if device is None or isinstance(device, str):
+            # A URI, a name from devices.toml or a comma-separated list; none: SYSTOLE_DEVICE, else ref.
+            devices = list(_systole.resolve_device(device or "")["uris"])
+        else:
+            devices = list(device) if isinstance(device, (list, tuple)) else [device]
         if not devices:
             raise ValueError("device: at least one device is needed")
         if config is None:

@@ -193,7 +193,7 @@ def test_jax_fit_lowers_the_step_and_evaluation_and_trains_as_the_command_does(f
     np.testing.assert_array_equal(resumed.losses.astype(np.float32), reference["losses"][50:])
 
 
-def test_a_pod_from_python_is_the_command_s_pod(tmp_path):
+def test_a_pod_from_python_is_the_command_s_pod(tmp_path, monkeypatch):
     common = ["--apply", FIXTURES / "mlp_sgd_apply.hlo", "--shards", 8, "--steps", 3]
     run = subprocess.run([systole_command(), "train", "--grad", str(FIXTURES / "mlp_grad.hlo"), "--data", str(DATA),
                           "--init", str(INIT), "--device", "ref,ref", "--checkpoint", str(tmp_path / "command.npz"),
@@ -201,9 +201,13 @@ def test_a_pod_from_python_is_the_command_s_pod(tmp_path):
     assert run.returncode == 0, run.stderr
     command = json.loads(run.stdout)
 
+    # The devices by name, as `systole train --device NAME` finds them (docs/TRAINING.md, "Device names").
+    (tmp_path / "devices.toml").write_text('[devices]\nlittle-pod = ["ref", "ref"]\n')
+    monkeypatch.setenv("SYSTOLE_DEVICES_FILE", str(tmp_path / "devices.toml"))
+    assert systole.resolve_device("little-pod")["uris"] == ["ref", "ref"]
     trainer = systole.Trainer(grad=FIXTURES / "mlp_grad.hlo", apply=FIXTURES / "mlp_sgd_apply.hlo", init=INIT,
-                              device=["ref", "ref"], shards=8)
-    assert trainer.batch_size == 32
+                              device="little-pod", shards=8)
+    assert trainer.batch_size == 32 and len(trainer.devices) == 2
     summary = trainer.train(DATA, max_steps=3, checkpoint=tmp_path / "python.npz")
     assert_same_checkpoint(tmp_path / "python.npz", tmp_path / "command.npz")
     assert summary.steps == 3 and summary.device_cycles == command["device_cycles"]
@@ -275,7 +279,7 @@ def test_errors_name_the_file_and_the_array(reference, tmp_path):
     with pytest.raises(ValueError, match="either a training step or, for a pod, grad and apply"):
         systole.Trainer(STEP, INIT, grad=STEP)
     with pytest.raises(ValueError, match="2 devices train a pod"):
-        systole.Trainer(STEP, INIT, device=["ref", "ref"])
+        systole.Trainer(STEP, INIT, device="ref,ref")
     with pytest.raises(ValueError, match="target_accuracy"):
         trainer.train(DATA, target_accuracy=97)
 
