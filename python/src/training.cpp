@@ -249,7 +249,9 @@ class PyTrainer {
   // The initial state from an INIT.npz path or arrays, read against `program`'s donated
   // parameters (the step's, or a pod's update program's).
   std::vector<hlo::Literal> InitialState(const py::object& state, const CompiledModel& program) const {
-    if (py::isinstance<py::str>(state)) return runtime::ReadInitialState(state.cast<std::string>(), program, signature_);
+    if (py::isinstance<py::str>(state)) {
+      return runtime::ReadInitialState(state.cast<std::string>(), program, signature_);
+    }
     return runtime::InitialStateFromArrays(ToNpyArrays(state, "state"), {"state", false}, program, signature_);
   }
 

@@ -162,13 +162,19 @@ def test_checkpoints_pass_between_python_and_the_command(reference, tmp_path):
     assert_same_checkpoint(tmp_path / "again.npz", reference["step50"])
 
 
+def load_fixtures():
+    """examples/training/make_fixtures.py as a module: the JAX functions the fixtures were lowered from."""
+    if "make_fixtures" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["make_fixtures"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["make_fixtures"]
+
+
 @pytest.fixture(scope="module")
 def fixtures():
-    spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["make_fixtures"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_fixtures()
 
 
 def test_jax_fit_lowers_the_step_and_evaluation_and_trains_as_the_command_does(fixtures, reference, tmp_path):
@@ -214,6 +220,15 @@ def test_a_pod_from_python_is_the_command_s_pod(tmp_path, monkeypatch):
     assert summary.pod["devices"] == 2
     assert summary.pod["device_cycles_per_step"] == command["pod"]["device_cycles_per_step"]
     assert summary.pod["exchange_cycles_per_step"] == command["pod"]["exchange_cycles_per_step"]
+
+    # The same pod lowered from make_fixtures.py's JAX functions (grad, sgd_apply).
+    f = load_fixtures()
+    params = f.init_params()
+    lowered = systole.jax.fit_pod(f.grad, f.sgd_apply, (params, jax.tree.map(np.zeros_like, params)), DATA,
+                                  batch_size=32, shards=8, device="ref,ref", max_steps=3,
+                                  checkpoint=tmp_path / "jax.npz")
+    assert_same_checkpoint(tmp_path / "jax.npz", tmp_path / "command.npz")
+    assert lowered.pod == summary.pod and len(lowered.state) == 2
 
     device = systole.Device("ref")
     with pytest.raises(ValueError, match=r"devices\[1\] is devices\[0\] again"):
