@@ -49,10 +49,6 @@ std::shared_ptr<const compiler::CompiledModel> CompileFile(const std::string& pa
       compiler::Compile(ReadHloText(path, source, ""), source, config));
 }
 
-std::string Percent(std::optional<double> value) {
-  return value ? fmt::format("{:.2f}%", 100.0 * *value) : std::string("-");
-}
-
 void Train(const TrainOptions& options) {
   const Config config = LoadConfigNameOrFile(options.config);
   const bool pod = !options.grad.empty();
@@ -63,20 +59,8 @@ void Train(const TrainOptions& options) {
   const auto step = CompileFile(pod ? options.grad : options.step, config);
   const auto apply = pod ? CompileFile(options.apply, config) : nullptr;
   const auto eval = options.eval.empty() ? nullptr : CompileFile(options.eval, config);
-  runtime::StepSignature signature;
-  if (pod) {
-    // grad(params…, batch…): the batch is what the step's parameters after the apply's
-    // gradients are; the state is what the apply program donates.
-    const std::size_t gradients = apply->module->entry->Parameters().size() - apply->module->input_output_aliases.size();
-    for (std::size_t p = 0; p < step->module->entry->Parameters().size(); ++p) {
-      if (p >= gradients) signature.batch_parameters.push_back(p);
-    }
-    for (const auto& alias : apply->module->input_output_aliases) {
-      signature.state_parameters.push_back(static_cast<std::size_t>(alias.parameter));
-    }
-  } else {
-    signature = runtime::ReadStepSignature(*step->module, step->source_name);
-  }
+  const runtime::StepSignature signature = pod ? runtime::PodSignature(*step, *apply)
+                                               : runtime::ReadStepSignature(*step->module, step->source_name);
   const runtime::Dataset data = runtime::ReadDataset(options.data, *step, signature);
   std::vector<hlo::Literal> state =
       runtime::ReadInitialState(options.init, pod ? *apply : *step, signature);
@@ -126,10 +110,7 @@ void Train(const TrainOptions& options) {
       return;
     }
     if (isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
-    fmt::print("epoch {:>3}  step {:>6}  loss {:.4f}  train accuracy {}  test accuracy {}  device cycles {}  wall "
-               "{:.1f} s\n", p.epoch, p.step, p.metrics.at(0),
-               Percent(p.metrics.size() > 1 ? std::optional(p.metrics[1]) : std::nullopt), Percent(p.test_accuracy),
-               p.device_cycles, p.wall_seconds);
+    fmt::print("{}\n", runtime::EpochLine(p));
   };
   const runtime::TrainSummary summary = runtime::TrainLoop(*trainer, data, loop, eval != nullptr, progress);
   if (!options.losses.empty() && first_process) {
@@ -169,19 +150,7 @@ void Train(const TrainOptions& options) {
     fmt::print("{}\n", json.dump(2));
     return;
   }
-  fmt::print("\n{} steps, final test accuracy {}; device {} cycles = {:.4f} s at {} MHz; wall {:.1f} s\n",
-             summary.steps, Percent(summary.final_test_accuracy), summary.device_cycles, device_seconds,
-             config.clock_mhz, summary.wall_seconds);
-  if (options.target_accuracy > 0) {
-    if (summary.reached_target) {
-      fmt::print("time to {:.1f}% test accuracy: {} steps, {} device cycles = {:.4f} s at {} MHz, wall {:.1f} s\n",
-                 100.0 * options.target_accuracy, summary.target_steps, summary.target_cycles,
-                 runtime::CyclesToSeconds(summary.target_cycles, config.clock_mhz), config.clock_mhz,
-                 summary.target_wall_seconds);
-    } else {
-      fmt::print("the target of {:.1f}% test accuracy was not reached\n", 100.0 * options.target_accuracy);
-    }
-  }
+  fmt::print("\n{}", runtime::SummaryText(summary, config.clock_mhz, options.target_accuracy));
   if (!options.checkpoint.empty()) fmt::print("checkpoint: {}\n", options.checkpoint);
 }
 

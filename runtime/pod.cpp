@@ -32,6 +32,19 @@ std::runtime_error ProgramError(const CompiledModel& model, const std::string& m
 
 }  // namespace
 
+StepSignature PodSignature(const CompiledModel& grad, const CompiledModel& apply) {
+  StepSignature signature;
+  const std::size_t gradients =
+      apply.module->entry->Parameters().size() - apply.module->input_output_aliases.size();
+  for (std::size_t p = gradients; p < grad.module->entry->Parameters().size(); ++p) {
+    signature.batch_parameters.push_back(p);
+  }
+  for (const hlo::InputOutputAlias& alias : apply.module->input_output_aliases) {
+    signature.state_parameters.push_back(static_cast<std::size_t>(alias.parameter));
+  }
+  return signature;
+}
+
 Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::string> names, std::size_t shards,
          std::vector<hlo::Literal> state, PodLink link, std::uint32_t clock_mhz, PodProcesses processes)
     : programs_(std::move(programs)), devices_(std::move(devices)), names_(std::move(names)), shards_(shards),

@@ -62,6 +62,12 @@ struct PodStepTiming {
   std::uint64_t exchange_cycles = 0;         // the modelled allgather, at the configuration's clock
 };
 
+// How a pod's data and initial state are laid out, as ReadDataset and ReadInitialState take
+// them: the batch parameters are the gradient program's after the parameters (as many as the
+// gradients the update takes), the state parameters the update program's donated ones (the
+// initial state is then read against the update program).
+StepSignature PodSignature(const CompiledModel& grad, const CompiledModel& apply);
+
 class Pod : public Trainer {
  public:
   // `devices` (at least one; `names` says what each is, for errors) must outlive the pod;

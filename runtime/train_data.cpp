@@ -1,5 +1,6 @@
-// Training data and initial state from .npz files (docs/TRAINING.md): the arrays typed and
-// shaped as the training step's parameters, every mismatch named with the file and the array.
+// Training data and initial state from .npz files or from arrays in memory (docs/TRAINING.md):
+// the arrays typed and shaped as the training step's parameters, every mismatch named with the
+// file (or the caller's name for the arrays) and the array.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -7,7 +8,6 @@
 #include <stdexcept>
 
 #include "runtime/train_loop.hpp"
-#include "toolchain/npy/npy.hpp"
 
 namespace systole::runtime {
 
@@ -26,13 +26,20 @@ hlo::Literal ToLiteral(const npy::Array& array, hlo::ElementType type) {
 
 }  // namespace
 
+std::string ArraySource::Element(std::size_t index) const {
+  return npz ? fmt::format("arr_{}", index) : fmt::format("array {}", index);
+}
+
 Dataset ReadDataset(const std::filesystem::path& file, const CompiledModel& step, const StepSignature& signature) {
-  const std::string path = file.string();
-  const std::vector<npy::Array> arrays = npy::ReadNpz(file);
+  return DatasetFromArrays(npy::ReadNpz(file), {file.string(), true}, step, signature);
+}
+
+Dataset DatasetFromArrays(const std::vector<npy::Array>& arrays, const ArraySource& source, const CompiledModel& step,
+                          const StepSignature& signature) {
   const std::size_t n = signature.batch_parameters.size();
   if (arrays.size() != 2 * n) {
-    throw std::runtime_error(fmt::format("{}: {} arrays, but {} takes {} batch arrays: the data file holds the {} "
-                                         "training arrays, then the {} test arrays", path, arrays.size(),
+    throw std::runtime_error(fmt::format("{}: {} arrays, but {} takes {} batch arrays: the data holds the {} "
+                                         "training arrays, then the {} test arrays", source.name, arrays.size(),
                                          step.source_name, n, n, n));
   }
   Dataset data;
@@ -45,35 +52,40 @@ Dataset ReadDataset(const std::filesystem::path& file, const CompiledModel& step
                                                                       return static_cast<std::uint64_t>(w) == g;
                                                                     });
     if (!rows_match) {
-      throw std::runtime_error(fmt::format("{}: arr_{} has shape [{}], but its rows must be shaped like {} ('{}') "
-                                           "after the batch dimension", path, i, fmt::join(got, ", "),
-                                           parameter->shape.ToString(), parameter->name));
+      throw std::runtime_error(fmt::format("{}: {} has shape [{}], but its rows must be shaped like {} ('{}') "
+                                           "after the batch dimension", source.name, source.Element(i),
+                                           fmt::join(got, ", "), parameter->shape.ToString(), parameter->name));
     }
     (i < n ? data.train : data.test).push_back(ToLiteral(arrays[i], parameter->shape.type));
   }
   if (data.train[0].shape.dims[0] != data.train.back().shape.dims[0] ||
       data.test[0].shape.dims[0] != data.test.back().shape.dims[0]) {
-    throw std::runtime_error(fmt::format("{}: the arrays of one set differ in their number of rows", path));
+    throw std::runtime_error(fmt::format("{}: the arrays of one set differ in their number of rows", source.name));
   }
   return data;
 }
 
 std::vector<hlo::Literal> ReadInitialState(const std::filesystem::path& file, const CompiledModel& step,
                                            const StepSignature& signature) {
-  const std::string path = file.string();
-  const std::vector<npy::Array> arrays = npy::ReadNpz(file);
+  return InitialStateFromArrays(npy::ReadNpz(file), {file.string(), true}, step, signature);
+}
+
+std::vector<hlo::Literal> InitialStateFromArrays(const std::vector<npy::Array>& arrays, const ArraySource& source,
+                                                 const CompiledModel& step, const StepSignature& signature) {
   if (arrays.size() != signature.state_parameters.size()) {
-    throw std::runtime_error(fmt::format("{}: {} arrays, but {} has {} state parameters (the donated inputs)", path,
-                                         arrays.size(), step.source_name, signature.state_parameters.size()));
+    throw std::runtime_error(fmt::format("{}: {} arrays, but {} has {} state parameters (the donated inputs)",
+                                         source.name, arrays.size(), step.source_name,
+                                         signature.state_parameters.size()));
   }
   std::vector<hlo::Literal> state;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     const hlo::Instruction* parameter = step.module->entry->Parameters().at(signature.state_parameters[i]);
     hlo::Literal value = ToLiteral(arrays[i], parameter->shape.type);
     if (!value.shape.SameAs(parameter->shape)) {
-      throw std::runtime_error(fmt::format("{}: arr_{} is [{}], parameter {} ('{}') is {}", path, i,
-                                           fmt::join(arrays[i].shape, ", "), signature.state_parameters[i],
-                                           parameter->name, parameter->shape.ToString()));
+      throw std::runtime_error(fmt::format("{}: {} is [{}], parameter {} ('{}') is {}", source.name,
+                                           source.Element(i), fmt::join(arrays[i].shape, ", "),
+                                           signature.state_parameters[i], parameter->name,
+                                           parameter->shape.ToString()));
     }
     state.push_back(std::move(value));
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/training.hpp"
+#include "toolchain/npy/npy.hpp"
 
 namespace systole::runtime {
 
@@ -55,13 +56,26 @@ struct Dataset {
   std::size_t train_rows() const { return train.empty() ? 0 : static_cast<std::size_t>(train[0].shape.dims[0]); }
 };
 
+// Where arrays came from, for errors: an .npz file (its arrays are arr_0, arr_1, …) or arrays
+// in memory that the caller names (the Python front end's: "array 0", "array 1", …).
+struct ArraySource {
+  std::string name;
+  bool npz = false;
+  std::string Element(std::size_t index) const;
+};
+
 // DATA.npz: arr_0 … arr_{2n-1} = the n training arrays, then the n test arrays of a step with
 // n batch parameters, each shaped like its parameter after the row dimension and rounded to its
 // element type (train_data.cpp).
 Dataset ReadDataset(const std::filesystem::path& file, const CompiledModel& step, const StepSignature& signature);
+// The same from arrays in memory, in the same order.
+Dataset DatasetFromArrays(const std::vector<npy::Array>& arrays, const ArraySource& source, const CompiledModel& step,
+                          const StepSignature& signature);
 // INIT.npz: one array per state parameter, in StepSignature::state_parameters order.
 std::vector<hlo::Literal> ReadInitialState(const std::filesystem::path& file, const CompiledModel& step,
                                            const StepSignature& signature);
+std::vector<hlo::Literal> InitialStateFromArrays(const std::vector<npy::Array>& arrays, const ArraySource& source,
+                                                 const CompiledModel& step, const StepSignature& signature);
 
 struct TrainLoopOptions {
   std::size_t epochs = 30;
@@ -106,5 +120,13 @@ TrainSummary TrainLoop(Trainer& trainer, const Dataset& data, const TrainLoopOpt
 
 // Seconds `cycles` take at `clock_mhz` (0 when the clock is unknown).
 double CyclesToSeconds(std::uint64_t cycles, std::uint32_t clock_mhz);
+
+// The reports `systole train` prints and the Python front end shows (train_report.cpp), so
+// both read alike. An epoch's line: mean loss and train accuracy of its steps, test accuracy,
+// device cycles so far, wall time.
+std::string EpochLine(const TrainProgress& progress);
+// The summary after the run: steps, final test accuracy, device cycles and seconds at
+// `clock_mhz`, wall time, and with a target (> 0) the time to it or that it was not reached.
+std::string SummaryText(const TrainSummary& summary, std::uint32_t clock_mhz, double target_accuracy);
 
 }  // namespace systole::runtime

@@ -23,9 +23,11 @@
 #include <vector>
 
 #include "arch/config/config.hpp"
+#include "python/src/binding.hpp"
 #include "runtime/execute.hpp"
 #include "runtime/training.hpp"
 #include "systole/device.hpp"
+#include "systole/device_names.hpp"
 #include "toolchain/compiler/model.hpp"
 #include "toolchain/compiler/model_file.hpp"
 #include "toolchain/hlo/error.hpp"
@@ -34,17 +36,8 @@
 #include "toolchain/hlo/ir.hpp"
 #include "toolchain/hlo/parser.hpp"
 
-namespace py = pybind11;
-
 namespace systole::python {
 namespace {
-
-// A Device shared by its Python handle and the buffers made from it.
-struct DeviceHolder {
-  explicit DeviceHolder(Device opened) : device(std::move(opened)) {}
-  Device device;
-  std::mutex mutex;  // the driver allows one thread at a time per Device
-};
 
 class PyBuffer {
  public:
@@ -110,11 +103,6 @@ class PyBuffer {
 
   std::shared_ptr<DeviceHolder> holder_;
   Buffer buffer_;
-};
-
-// A compiled model (compiler::CompiledModel), immutable once made.
-struct PyProgram {
-  std::shared_ptr<const compiler::CompiledModel> model;
 };
 
 py::dict ConfigDict(const Config& c) {
@@ -265,6 +253,8 @@ std::vector<hlo::Literal> Arguments(const compiler::CompiledModel& model, const 
   return hlo::InputsFromArrays(*model.module, arrays);
 }
 
+}  // namespace
+
 py::array ToNumpy(const npy::Array& a) {
   std::vector<py::ssize_t> shape(a.shape.begin(), a.shape.end());
   auto fill = [&](auto tag) {
@@ -284,6 +274,8 @@ py::array ToNumpy(const npy::Array& a) {
   }
   throw std::logic_error("unknown npy element type");
 }
+
+namespace {
 
 class PyDevice {
  public:
@@ -385,15 +377,28 @@ class PyDevice {
   }
 
  private:
-  void CheckConfig(const compiler::CompiledModel& model) const {
-    if (model.config != holder_->device.config().name) {
-      throw py::value_error("the program is compiled for configuration '" + model.config + "' but device " +
-                            holder_->device.uri() + " is '" + holder_->device.config().name + "'");
-    }
-  }
+  void CheckConfig(const compiler::CompiledModel& model) const { CheckProgramConfig(model, holder_->device); }
 
   std::shared_ptr<DeviceHolder> holder_;
 };
+
+}  // namespace
+
+void CheckProgramConfig(const compiler::CompiledModel& model, const Device& device) {
+  if (model.config != device.config().name) {
+    throw py::value_error("the program " + model.source_name + " is compiled for configuration '" + model.config +
+                          "' but device " + device.uri() + " is '" + device.config().name + "'");
+  }
+}
+
+std::shared_ptr<DeviceHolder> DeviceHolderOf(const py::handle& device, const std::string& what) {
+  if (!py::isinstance<PyDevice>(device)) {
+    throw py::type_error(what + " is not a device: " + py::repr(device).cast<std::string>());
+  }
+  return device.cast<const PyDevice&>().holder();
+}
+
+namespace {
 
 PyProgram CompileText(const std::string& text, const std::string& source_name, const std::string& config, bool fuse) {
   const Config loaded = LoadConfigNameOrFile(config);
@@ -630,6 +635,19 @@ PYBIND11_MODULE(_systole, m) {
       },
       py::arg("nbytes"), py::arg("iterations"),
       "Benchmark baseline: seconds per plain memcpy of nbytes (bench/python_bench.py).");
+  m.def(
+      "resolve_device",
+      [](const std::string& device, const std::string& fallback) {
+        const DeviceResolution resolution = ResolveDevice(device, fallback);
+        py::dict d;
+        d["requested"] = resolution.requested;
+        d["uris"] = resolution.uris;
+        d["source"] = resolution.source;
+        return d;
+      },
+      py::arg("device"), py::arg("fallback") = "ref",
+      "What a device name, URI or comma-separated list stands for (devices.toml, SYSTOLE_DEVICE when empty).");
+  BindTraining(m);
   m.def("configs", &ListConfigs, "Names of the configurations LoadConfig finds.");
   m.def("config_info", [](const std::string& name) { return ConfigDict(LoadConfigNameOrFile(name)); }, py::arg("config"));
 }

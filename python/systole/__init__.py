@@ -7,7 +7,8 @@
     result = dev.run(prog, [np.zeros(shape, np.float32) for shape in prog.input_shapes])
     result.outputs, result.stats["cycles"]
 
-`systole.jax.jit(fn)` runs a JAX function on a device (see systole/jax.py and docs/PYTHON.md).
+`systole.jax.jit(fn)` runs a JAX function on a device (see systole/jax.py and docs/PYTHON.md);
+`systole.Trainer` trains to a target accuracy as `systole train` does (systole/training.py).
 Errors from the C++ side are raised as `systole.Error` and its subclasses (DeviceError,
 RunError, HloError, ConfigError) with the C++ message.
 """
@@ -31,7 +32,8 @@ from ._systole import Buffer, ConfigError, DeviceError, Error, HloError, RunErro
 
 __all__ = [
     "Buffer", "ConfigError", "Device", "DeviceError", "Error", "HloError", "Program", "RunError",
-    "RunResult", "compile", "config_info", "configs", "interpret", "load", "numpy_dtype", "random_inputs",
+    "RunResult", "TimeToAccuracy", "TrainProgress", "TrainSummary", "Trainer", "compile", "config_info", "configs",
+    "interpret", "load", "numpy_dtype", "random_inputs", "resolve_device",
 ]
 
 try:  # bf16 and f8 arrays: ml_dtypes is what JAX uses (and installs)
@@ -62,6 +64,12 @@ def numpy_dtype(hlo_type: str) -> np.dtype:
         return np.dtype(_NUMPY_TYPES[hlo_type])
     except KeyError:
         raise TypeError(f"no NumPy dtype for HLO element type {hlo_type!r}") from None
+
+
+def resolve_device(device: str | None = None) -> dict[str, Any]:
+    """What a device name (devices.toml), URI or comma-separated list stands for, as `systole
+    info --device` shows it: `uris`, `requested`, `source`. None: SYSTOLE_DEVICE, else "ref"."""
+    return dict(_systole.resolve_device(device or ""))
 
 
 def configs() -> list[str]:
@@ -294,3 +302,7 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<systole.Device {self.uri!r} config={self.config!r}>"
+
+
+# Training to a target accuracy (the loop of `systole train`): after Device and Program, which it uses.
+from .training import TimeToAccuracy, TrainProgress, TrainSummary, Trainer  # noqa: E402

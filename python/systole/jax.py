@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import os
 import threading
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
@@ -36,7 +37,7 @@ import jax.numpy as jnp
 
 import systole as _systole
 
-__all__ = ["jit", "hlo_text", "Jitted", "train_step", "TrainStep", "train", "StepReport", "Trained"]
+__all__ = ["jit", "hlo_text", "Jitted", "train_step", "TrainStep", "train", "StepReport", "Trained", "fit", "fit_pod"]
 
 
 def hlo_text(lowered: Any) -> str:
@@ -294,3 +295,102 @@ def train(fn: Callable, state: Any, batches: Iterable[Sequence[Any]], *, device:
             on_step(StepReport(index, metrics, step.cycles, dict(step.link_bytes)))
     table = np.asarray(history, np.float32)
     return Trained(step.state, table[:, 0].copy(), table, step.cycles, dict(step.link_bytes))
+
+
+def _shaped(array: Any, rows: int | None = None) -> jax.ShapeDtypeStruct:
+    """What lowering needs of an array: its shape (with `rows` rows) and JAX's dtype for it."""
+    array = np.asarray(array) if not hasattr(array, "shape") else array
+    shape = tuple(array.shape) if rows is None else (rows, *array.shape[1:])
+    return jax.ShapeDtypeStruct(shape, jax.dtypes.canonicalize_dtype(array.dtype))
+
+
+def fit(fn: Callable, state: Any, data: str | os.PathLike | Sequence[Any], *, batch_size: int,
+        eval_fn: Callable | None = None, eval_state: int = 1, device: str | _systole.Device = "ref",
+        config: str = "small", epochs: int = 30, target_accuracy: float = 0.0, seed: int = 17,
+        max_steps: int = 0, checkpoint: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
+        on_progress: Callable[[_systole.TrainProgress], None] | None = None,
+        verbose: bool = False) -> _systole.TrainSummary:
+    """Trains `fn(*state, *batch) -> (*new_state, loss, metrics…)` on Systole as `systole train`
+    does (systole.Trainer): epochs of batches of `batch_size` rows shuffled from `seed`, the
+    test accuracy from `eval_fn(*state[:eval_state], *test_arrays) -> accuracy` after each epoch,
+    checkpoints (`checkpoint`, `resume`: the .npz files `systole train` writes and reads), and
+    the time to `target_accuracy` in device cycles, seconds at the configuration's clock and wall
+    time. `state` is a tuple of pytrees, one per leading argument of `fn` (donated: the runtime
+    keeps it between steps); `data` the training arrays then the test arrays, one of each per
+    batch argument of `fn` (or a DATA.npz file holding them as arr_0, arr_1, …). `fn` and
+    `eval_fn` are lowered once, for these shapes. Returns the summary, its `state` in the
+    structure `state` was given."""
+    states, arrays = _fit_inputs("fit", state, data)
+    n = len(arrays) // 2
+    step = _compile_lowered(jax.jit(fn, donate_argnums=tuple(range(len(states))), keep_unused=True).lower(
+        *states, *(_shaped(a, batch_size) for a in arrays[:n])), fn, config)
+    trainer = _systole.Trainer(step, _leaves(states),
+                               eval=_eval_program(eval_fn, states[:eval_state], arrays[n:], config),
+                               device=_open_device(device, config), config=config)
+    return _fit(trainer, states, data, epochs=epochs, target_accuracy=target_accuracy, seed=seed,
+                max_steps=max_steps, checkpoint=checkpoint, resume=resume, on_progress=on_progress, verbose=verbose)
+
+
+def fit_pod(grad_fn: Callable, apply_fn: Callable, state: Any, data: str | os.PathLike | Sequence[Any], *,
+            batch_size: int, shards: int, device: str | Sequence[str | _systole.Device], grad_state: int = 1,
+            eval_fn: Callable | None = None, eval_state: int = 1, config: str = "small", link_gbps: float = 100.0,
+            link_latency_us: float = 1.0, epochs: int = 30, target_accuracy: float = 0.0, seed: int = 17,
+            max_steps: int = 0, checkpoint: str | os.PathLike | None = None,
+            resume: str | os.PathLike | None = None,
+            on_progress: Callable[[_systole.TrainProgress], None] | None = None,
+            verbose: bool = False) -> _systole.TrainSummary:
+    """`fit` on a pod (docs/TRAINING.md, "Pods"): each step's global batch of `batch_size` rows is
+    cut into `shards` micro-batches spread over the devices (`device`: a pod's name, a
+    comma-separated list or a list of URIs and Devices); `grad_fn(*state[:grad_state], *batch)
+    -> (gradients, loss, metrics…)` runs on each, the gradients are exchanged through Gloo and
+    summed in shard order, and `apply_fn(*state, gradients) -> new state` (the state donated)
+    updates every replica. Bit-identical for any number of devices."""
+    if shards <= 0 or batch_size % shards != 0:
+        raise ValueError(f"systole.jax.fit_pod: {shards} shards do not divide a batch of {batch_size} rows")
+    states, arrays = _fit_inputs("fit_pod", state, data)
+    n = len(arrays) // 2
+    grad = _compile_lowered(jax.jit(grad_fn, keep_unused=True).lower(
+        *states[:grad_state], *(_shaped(a, batch_size // shards) for a in arrays[:n])), grad_fn, config)
+    apply = _compile_lowered(jax.jit(apply_fn, donate_argnums=tuple(range(len(states))), keep_unused=True).lower(
+        *states, *states[:grad_state]), apply_fn, config)
+    # URIs open a Device each (not jit's shared one per URI): a pod's devices run at once.
+    trainer = _systole.Trainer(grad=grad, apply=apply, init=_leaves(states),
+                               eval=_eval_program(eval_fn, states[:eval_state], arrays[n:], config),
+                               device=device, config=config, shards=shards, link_gbps=link_gbps,
+                               link_latency_us=link_latency_us)
+    return _fit(trainer, states, data, epochs=epochs, target_accuracy=target_accuracy, seed=seed,
+                max_steps=max_steps, checkpoint=checkpoint, resume=resume, on_progress=on_progress, verbose=verbose)
+
+
+def _fit_inputs(what: str, state: Any, data: Any) -> tuple[tuple, list[jax.ShapeDtypeStruct]]:
+    """The state as a tuple of pytrees, and the data's arrays as shapes (read from DATA.npz if a path)."""
+    states = tuple(state) if isinstance(state, tuple) else (state,)
+    if isinstance(data, (str, os.PathLike)):
+        with np.load(data) as npz:
+            arrays = [_shaped(npz[f"arr_{i}"]) for i in range(len(npz.files))]
+    else:
+        arrays = [_shaped(a) for a in data]
+    if len(arrays) == 0 or len(arrays) % 2 != 0:
+        raise ValueError(f"systole.jax.{what}: data has {len(arrays)} arrays: give the training arrays, then as "
+                         "many test arrays")
+    return states, arrays
+
+
+def _leaves(states: tuple) -> list[np.ndarray]:
+    return [np.asarray(x) for x in jax.tree_util.tree_leaves(states)]
+
+
+def _compile_lowered(lowered: Any, fn: Callable, config: str) -> _systole.Program:
+    return _systole.compile(hlo_text(lowered), config=config, name=f"jax:{getattr(fn, '__name__', 'fn')}")
+
+
+def _eval_program(eval_fn: Callable | None, states: tuple, test: list, config: str) -> _systole.Program | None:
+    if eval_fn is None:
+        return None
+    return _compile_lowered(jax.jit(eval_fn, keep_unused=True).lower(*states, *test), eval_fn, config)
+
+
+def _fit(trainer: _systole.Trainer, states: tuple, data: Any, **options: Any) -> _systole.TrainSummary:
+    summary = trainer.train(data, **options)
+    summary.state = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(states), summary.state)
+    return summary

@@ -198,5 +198,48 @@ TEST(Checkpoint, OfAnotherModelIsRefusedNamingTheArray) {
               ::testing::ThrowsMessage<std::runtime_error>(::testing::HasSubstr("arr_1 has shape [64, 64]")));
 }
 
+TEST(TrainData, ArraysInMemoryReadAsTheFileAndAreCheckedNamingTheArray) {
+  // The Python front end hands the data and state over as arrays (systole.Trainer).
+  const auto step = testing::CompileFixture("mlp_sgd_step.hlo");
+  const StepSignature signature = ReadStepSignature(*step->module, step->source_name);
+  std::vector<npy::Array> arrays = npy::ReadNpz(Fixture("digits.npz"));
+  const Dataset from_file = LoadDataset(*step);
+  const Dataset from_arrays = DatasetFromArrays(arrays, {"data", false}, *step, signature);
+  ASSERT_EQ(from_arrays.train.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(from_arrays.train[i].values, from_file.train[i].values);
+    EXPECT_EQ(from_arrays.test[i].values, from_file.test[i].values);
+  }
+  arrays[1].shape = {1437 * 2, 5};
+  EXPECT_THAT([&] { DatasetFromArrays(arrays, {"data", false}, *step, signature); },
+              ::testing::ThrowsMessage<std::runtime_error>(::testing::HasSubstr(
+                  "data: array 1 has shape [2874, 5], but its rows must be shaped like f32[32,10]")));
+  std::vector<npy::Array> state = npy::ReadNpz(Fixture("mlp_sgd_init.npz"));
+  state.pop_back();
+  EXPECT_THAT([&] { InitialStateFromArrays(state, {"state", false}, *step, signature); },
+              ::testing::ThrowsMessage<std::runtime_error>(::testing::HasSubstr(
+                  "state: 7 arrays, but mlp_sgd_step.hlo has 8 state parameters")));
+}
+
+TEST(TrainReport, LinesAreTheCommandsOwn) {
+  TrainProgress epoch{true, 88, 2, {0.25, 0.9}, 0.9166, 375320, 1.25};
+  EXPECT_EQ(EpochLine(epoch), "epoch   2  step     88  loss 0.2500  train accuracy 90.00%  test accuracy 91.66%  "
+                              "device cycles 375320  wall 1.2 s");
+  TrainSummary summary;
+  summary.steps = 88;
+  summary.device_cycles = 375320;
+  summary.final_test_accuracy = 0.9166;
+  summary.wall_seconds = 1.25;
+  EXPECT_EQ(SummaryText(summary, 500, 0.95), "88 steps, final test accuracy 91.66%; device 375320 cycles = 0.0008 s at "
+                                             "500 MHz; wall 1.2 s\nthe target of 95.0% test accuracy was not reached\n");
+  summary.reached_target = true;
+  summary.target_steps = 44;
+  summary.target_cycles = 187660;
+  summary.target_wall_seconds = 0.5;
+  EXPECT_THAT(SummaryText(summary, 500, 0.95),
+              ::testing::EndsWith("time to 95.0% test accuracy: 44 steps, 187660 device cycles = 0.0004 s at 500 MHz, "
+                                  "wall 0.5 s\n"));
+}
+
 }  // namespace
 }  // namespace systole::runtime
