@@ -137,6 +137,72 @@ std::uint64_t Covered(std::vector<Interval> spans) {
   return covered;
 }
 
+// The unit that had an instruction in flight for the largest share of a launch (spans clipped
+// to it): the unit whose pace the launch ran at. A launch whose busiest unit is below
+// kBoundShare has no single bound (its units waited on each other).
+constexpr double kBoundShare = 0.9;
+struct Busiest {
+  std::string unit;
+  double share = 0;
+};
+Busiest BusiestUnit(const Report& r, const LaunchRow& launch) {
+  Busiest best;
+  const std::uint64_t cycles = launch.at.end - launch.at.begin;
+  if (cycles == 0) return best;
+  for (const auto& [unit, spans] : r.busy) {
+    std::vector<Interval> inside;
+    for (const Interval& s : spans) {
+      const std::uint64_t begin = std::max(s.begin, launch.at.begin), end = std::min(s.end, launch.at.end);
+      if (begin < end) inside.push_back({begin, end});
+    }
+    const double share = static_cast<double>(Covered(std::move(inside))) / static_cast<double>(cycles);
+    if (share > best.share) best = {unit, share};
+  }
+  return best;
+}
+
+std::uint64_t MacsOf(const LaunchRow& launch) {
+  return launch.counters.contains("MACS") ? launch.counters.at("MACS") : 0;
+}
+
+// Launches grouped by the unit that bounds them, with the cycles each group lost against an
+// array busy with useful MACs every cycle: where a designer looks first.
+std::string BoundsTable(const Report& r, const std::vector<Busiest>& busiest, double peak) {
+  struct Group {
+    std::size_t launches = 0;
+    std::uint64_t cycles = 0;
+    double lost = 0;
+  };
+  std::map<std::string, Group> groups;
+  double total_cycles = 0;
+  for (std::size_t i = 0; i < r.launches.size(); ++i) {
+    const LaunchRow& l = r.launches[i];
+    const std::uint64_t n = l.at.end - l.at.begin;
+    const std::string key = busiest[i].share >= kBoundShare ? busiest[i].unit
+                                                            : fmt::format("no unit ≥ {:.0f}%", 100 * kBoundShare);
+    Group& g = groups[key];
+    ++g.launches;
+    g.cycles += n;
+    g.lost += static_cast<double>(n) - (peak > 0 ? static_cast<double>(MacsOf(l)) / peak : 0.0);
+    total_cycles += static_cast<double>(n);
+  }
+  std::vector<std::pair<std::string, Group>> ordered(groups.begin(), groups.end());
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second.lost > b.second.lost; });
+  std::string html = fmt::format(
+      "<h2>What bounds each launch</h2>\n<p>Each launch is put down to the unit that had an instruction in flight "
+      "for the largest share of it, when that share is at least {:.0f}%; lost cycles are the launch's cycles less "
+      "MACS / (rows x cols), the cycles a full array would have needed.</p>\n<table><tr><th>bound</th><th>launches</th>"
+      "<th>cycles</th><th>lost cycles</th><th>lost, share of all cycles</th><th>utilization</th></tr>\n",
+      100 * kBoundShare);
+  for (const auto& [bound, g] : ordered) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}%</td><td>{:.1f}%</td></tr>\n",
+                        Escape(bound), g.launches, g.cycles, g.lost,
+                        total_cycles > 0 ? 100 * g.lost / total_cycles : 0.0,
+                        g.cycles ? 100 * (1 - g.lost / static_cast<double>(g.cycles)) : 0.0);
+  }
+  return html + "</table>\n";
+}
+
 // One row of the overview: per pixel column, the fraction of its cycles covered by `spans`,
 // drawn as runs of equal (quantized) opacity.
 std::string OverviewRow(const std::vector<Interval>& spans, std::uint64_t end, double y, double width,
@@ -200,7 +266,7 @@ std::string HtmlReport(const std::string& trace_json, const std::string& title) 
   const double peak = static_cast<double>(r.rows) * r.cols;
   std::uint64_t macs = 0, cycles = 0;
   for (const LaunchRow& l : r.launches) {
-    macs += l.counters.contains("MACS") ? l.counters.at("MACS") : 0;
+    macs += MacsOf(l);
     cycles += l.at.end - l.at.begin;
   }
   std::string html = fmt::format(R"(<!DOCTYPE html>
@@ -241,21 +307,28 @@ td:first-child, th:first-child {{ text-align: left; }}
   }
   html += "</table>\n";
 
-  // Per launch: utilization as a bar, stalls as a table column.
+  std::vector<Busiest> busiest;
+  for (const LaunchRow& l : r.launches) busiest.push_back(BusiestUnit(r, l));
+  html += BoundsTable(r, busiest, peak);
+
+  // Per launch: utilization as a bar, the busiest unit, stalls as a table column.
   html += "<h2>Launches</h2>\n<p>Utilization = MACS / (cycles x rows x cols), from the counters the host read "
           "after each launch.</p>\n<table><tr><th>launch</th><th>cycles</th><th>MACS</th><th>utilization</th>"
-          "<th></th><th>stall unit-cycles</th></tr>\n";
-  for (const LaunchRow& l : r.launches) {
+          "<th></th><th>busiest unit</th><th>stall unit-cycles</th></tr>\n";
+  for (std::size_t i = 0; i < r.launches.size(); ++i) {
+    const LaunchRow& l = r.launches[i];
     const std::uint64_t n = l.at.end - l.at.begin;
-    const std::uint64_t launch_macs = l.counters.contains("MACS") ? l.counters.at("MACS") : 0;
+    const std::uint64_t launch_macs = MacsOf(l);
     const double util = n && peak > 0 ? static_cast<double>(launch_macs) / (static_cast<double>(n) * peak) : 0.0;
     std::string stalls;
     for (const auto& [cause, k] : l.stalls) stalls += fmt::format("{}{}: {}", stalls.empty() ? "" : ", ", cause, k);
     html += fmt::format(
         "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td><svg width=\"200\" height=\"12\">"
         "<rect width=\"200\" height=\"12\" fill=\"#eee\"/><rect class=\"bar\" width=\"{:.1f}\" height=\"12\"/></svg>"
-        "</td><td>{}</td></tr>\n",
-        Escape(l.name), n, launch_macs, 100.0 * util, 200.0 * std::min(1.0, util), stalls.empty() ? "—" : stalls);
+        "</td><td>{}</td><td>{}</td></tr>\n",
+        Escape(l.name), n, launch_macs, 100.0 * util, 200.0 * std::min(1.0, util),
+        busiest[i].unit.empty() ? "—" : fmt::format("{} {:.0f}%", Escape(busiest[i].unit), 100 * busiest[i].share),
+        stalls.empty() ? "—" : stalls);
   }
   html += "</table>\n<p>Made by <code>systole report</code> from a timeline of <code>systole run --trace</code> "
           "(docs/TRACE.md).</p>\n</body></html>\n";

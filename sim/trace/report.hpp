@@ -1,7 +1,8 @@
 // `systole report run.json -o report.html`: one self-contained page (inline SVG and CSS, no
 // scripts, nothing fetched) from a timeline that `systole run --trace` wrote — per-launch
-// (per-layer, for a model) utilization, the stall breakdown by unit and cause, and a timeline
-// overview with one row per unit.
+// (per-layer, for a model) utilization and busiest unit, the launches grouped by the unit that
+// bounds them with the cycles each group lost, the stall breakdown by unit and cause, and a
+// timeline overview with one row per unit.
 #pragma once
 
 #include <string>
