@@ -79,3 +79,15 @@ function(systole_test name)
     set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${script}")
   endif()
 endfunction()
+
+# systole_yosys_lint(OUT TOP): the Yosys check every block gets in
+# `make lint` (label lint), after reading and elaborating it: synth's coarse steps (every process
+# into logic, FSMs, memories and arithmetic inferred, the netlist optimised), then `check
+# -assert`, so that multiple drivers, undriven wires and combinational loops fail the test. The
+# mapping to gates is what took the time (the HBM controller: 50 CPU-s against 10, the control
+# block 38 against 4.5); it is checked where a design is built for a part: the FPGA flow's
+# synthesis of the iCEBreaker top (fpga.icebreaker.synth, the whole core), and for the blocks no
+# board holds their own generic synthesis (rtl.<block>.yosys_synth), both labelled synth.
+function(systole_yosys_lint out top)
+  set(${out} "synth -top ${top} -run :fine; check -assert" PARENT_SCOPE)
+endfunction()

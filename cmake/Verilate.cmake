@@ -414,18 +414,6 @@ function(systole_rtl_tool_params yosys_out iverilog_out)
   set(${iverilog_out} ${iverilog} PARENT_SCOPE)
 endfunction()
 
-# systole_yosys_lint(OUT TOP): the Yosys check every block gets in
-# `make lint` (label lint), after reading and elaborating it: synth's coarse steps (every process
-# into logic, FSMs, memories and arithmetic inferred, the netlist optimised), then `check
-# -assert`, so that multiple drivers, undriven wires and combinational loops fail the test. The
-# mapping to gates is what took the time (the HBM controller: 50 CPU-s against 10, the control
-# block 38 against 4.5); it is checked where a design is built for a part: the FPGA flow's
-# synthesis of the iCEBreaker top (fpga.icebreaker.synth, the whole core), and for the blocks no
-# board holds their own generic synthesis (rtl.<block>.yosys_synth), both labelled synth.
-function(systole_yosys_lint out top)
-  set(${out} "synth -top ${top} -run :fine; check -assert" PARENT_SCOPE)
-endfunction()
-
 # systole_verilate_configs(NAME <prefix> TOP <module> CONFIGS <configs...> SOURCES <.sv...>
 #                          GLUE <template.cpp.in> MACRO <name> [ENTRY_EXTRA <text>]
 #                          [PARAMS <names...>] [HIERARCHICAL_CONFIGS <configs...>])
