@@ -43,7 +43,7 @@ nlohmann::ordered_json ToJson(const Config& config) {
       {"memory", {{"bytes", config.memory_bytes}, {"channels", config.memory_channels},
                   {"interleave_bytes", config.interleave_bytes}}},
       {"queues", {{"command_queue_depth", config.command_queue_depth},
-                  {"token_capacity", config.token_capacity}}},
+                  {"token_capacity", config.token_capacity}, {"load_credits", config.load_credits}}},
       {"clock_mhz", config.clock_mhz},
       {"peak_gmacs", static_cast<double>(config.PeakMacsPerCycle()) * config.clock_mhz / 1000.0},
   };
@@ -65,8 +65,8 @@ void PrintText(const Config& config) {
   fmt::print("device memory   {} in {} channel{}, {}-byte interleave\n",
              Bytes(config.memory_bytes), config.memory_channels,
              config.memory_channels == 1 ? "" : "s", config.interleave_bytes);
-  fmt::print("queues          {} launches, {} tokens per unit pair\n", config.command_queue_depth,
-             config.token_capacity);
+  fmt::print("queues          {} launches, {} tokens per unit pair, {} LOAD credits (32-byte words)\n",
+             config.command_queue_depth, config.token_capacity, config.load_credits);
   fmt::print("clock           {} MHz (used for reports)\n", config.clock_mhz);
 }
 

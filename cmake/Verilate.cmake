@@ -27,7 +27,7 @@ file(GLOB systole_host_sources CONFIGURE_DEPENDS ${SYSTOLE_RTL_DIR}/host/*.sv)
 set(systole_soc_sources ${systole_core_sources} ${systole_hbm_sources} ${SYSTOLE_RTL_DIR}/systole_soc.sv)
 set(systole_usb_top_sources ${systole_core_sources} ${systole_host_sources})
 set(systole_pcie_top_sources ${systole_core_sources} ${systole_host_sources})
-set(SYSTOLE_CORE_PARAMS ROWS COLS BF16 UB_ROWS ACC_ROWS WFIFO_TILES CMDQ_DEPTH TOKEN_CAP
+set(SYSTOLE_CORE_PARAMS ROWS COLS BF16 UB_ROWS ACC_ROWS WFIFO_TILES CMDQ_DEPTH TOKEN_CAP LOAD_CREDITS
     MEM_BYTES_LO MEM_BYTES_HI MEM_CHANNELS INTERLEAVE_LOG2 CLOCK_MHZ NAME0 NAME1 NAME2 NAME3)
 # The DRAM geometry the HBM controller is built for (log2 of dram.bank_groups, banks_per_group,
 # row_bytes / 32): parameters of systole_soc and the controller, not of the bare core.

@@ -44,7 +44,7 @@ VENV_BIN = ROOT / ".venv-fpga" / "bin"
 
 # The parameters every whole-core top declares (cmake/Verilate.cmake's SYSTOLE_CORE_PARAMS).
 CORE_PARAMS = ["ROWS", "COLS", "BF16", "UB_ROWS", "ACC_ROWS", "WFIFO_TILES", "CMDQ_DEPTH",
-               "TOKEN_CAP", "MEM_BYTES_LO", "MEM_BYTES_HI", "MEM_CHANNELS", "INTERLEAVE_LOG2",
+               "TOKEN_CAP", "LOAD_CREDITS", "MEM_BYTES_LO", "MEM_BYTES_HI", "MEM_CHANNELS", "INTERLEAVE_LOG2",
                "CLOCK_MHZ", "NAME0", "NAME1", "NAME2", "NAME3"]
 
 

@@ -25,6 +25,7 @@ module systole_core #(
     parameter integer WFIFO_TILES = 2,
     parameter integer CMDQ_DEPTH = 2,
     parameter integer TOKEN_CAP = 255,
+    parameter integer LOAD_CREDITS = 16,
     parameter integer MEM_BYTES_LO = 1048576,
     parameter integer MEM_BYTES_HI = 0,
     parameter integer MEM_CHANNELS = 2,
@@ -99,7 +100,7 @@ module systole_core #(
 
   systole_control #(
       .ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS),
-      .WFIFO_TILES(WFIFO_TILES), .CMDQ_DEPTH(CMDQ_DEPTH), .TOKEN_CAP(TOKEN_CAP),
+      .WFIFO_TILES(WFIFO_TILES), .CMDQ_DEPTH(CMDQ_DEPTH), .TOKEN_CAP(TOKEN_CAP), .LOAD_CREDITS(LOAD_CREDITS),
       .MEM_BYTES_LO(MEM_BYTES_LO), .MEM_BYTES_HI(MEM_BYTES_HI), .MEM_CHANNELS(MEM_CHANNELS),
       .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .CLOCK_MHZ(CLOCK_MHZ),
       .NAME0(NAME0), .NAME1(NAME1), .NAME2(NAME2), .NAME3(NAME3)
@@ -172,7 +173,8 @@ module systole_core #(
   logic                 wrow_valid, wrow_ready;
   logic [COLS*EW-1:0]   wrow_data;
 
-  systole_dma_load #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_load (
+  systole_dma_load #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS),
+                     .LOAD_CREDITS(LOAD_CREDITS)) u_load (
       .clk, .rst(urst),
       .cmd_valid(cmd_valid[UNIT_LOAD]), .cmd_ready(cmd_ready[UNIT_LOAD]),
       .cmd_insn(cmd_insn[UNIT_LOAD*256 +: 256]), .done(done[UNIT_LOAD]),

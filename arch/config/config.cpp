@@ -165,6 +165,8 @@ void Config::Validate(std::string_view where) const {
   ValidateDram(where, *this);
   RequireRange(where, "queues.command_queue_depth", command_queue_depth, 1, 255);
   RequireRange(where, "queues.token_capacity", token_capacity, 1, 255);
+  RequireRange(where, "queues.load_credits", load_credits, 2, 128);
+  RequirePowerOfTwo(where, "queues.load_credits", load_credits);
   RequireRange(where, "clock.mhz", clock_mhz, 1, 10000);
 }
 
@@ -214,6 +216,9 @@ Config ParseConfig(std::string_view toml_text, std::string_view origin) {
   }
   config.command_queue_depth = ReadInt32(root, "queues", "command_queue_depth", origin);
   config.token_capacity = ReadInt32(root, "queues", "token_capacity", origin);
+  if (const toml::table* queues = root["queues"].as_table(); queues != nullptr && queues->contains("load_credits")) {
+    config.load_credits = ReadInt32(root, "queues", "load_credits", origin);
+  }
   config.clock_mhz = ReadInt32(root, "clock", "mhz", origin);
   config.Validate(origin);
   return config;

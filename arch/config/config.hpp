@@ -99,6 +99,10 @@ struct Config {
   // [queues]
   std::uint32_t command_queue_depth = 0;
   std::uint32_t token_capacity = 0;
+  // 32-byte words a LOAD keeps requested or buffered (the LOAD row reader's credits, a power of
+  // two from 2 to 128; optional, 16): a stream of short rows moves at most this many words per
+  // memory round trip, and each costs 32 bytes of response FIFO in the RTL.
+  std::uint32_t load_credits = 16;
 
   // [clock]
   std::uint32_t clock_mhz = 0;

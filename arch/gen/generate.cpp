@@ -356,6 +356,7 @@ std::string RtlParams(const Config& config, std::string_view source) {
   param("WFIFO_TILES", config.weight_fifo_tiles);
   param("CMDQ_DEPTH", config.command_queue_depth);
   param("TOKEN_CAP", config.token_capacity);
+  param("LOAD_CREDITS", config.load_credits);
   param("MEM_BYTES_LO", config.memory_bytes & 0xffffffffu);
   param("MEM_BYTES_HI", config.memory_bytes >> 32);
   param("MEM_CHANNELS", config.memory_channels);

@@ -22,7 +22,8 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> IdentityRegisters(const Con
       {OffsetOf("CFG_QUEUES"),
        Place(config.weight_fifo_tiles, FieldOf("CFG_QUEUES", "WFIFO_TILES")) |
            Place(config.command_queue_depth, FieldOf("CFG_QUEUES", "CMDQ_DEPTH")) |
-           Place(config.token_capacity, FieldOf("CFG_QUEUES", "TOKEN_CAPACITY"))},
+           Place(config.token_capacity, FieldOf("CFG_QUEUES", "TOKEN_CAPACITY")) |
+           Place(config.load_credits, FieldOf("CFG_QUEUES", "LOAD_CREDITS"))},
       {OffsetOf("CFG_MEM_SIZE_LO"), static_cast<std::uint32_t>(config.memory_bytes)},
       {OffsetOf("CFG_MEM_SIZE_HI"), static_cast<std::uint32_t>(config.memory_bytes >> 32)},
       {OffsetOf("CFG_MEM"),
@@ -76,6 +77,7 @@ Config DecodeIdentity(const std::function<std::uint32_t(std::uint32_t offset)>& 
   config.weight_fifo_tiles = Extract(queues, FieldOf("CFG_QUEUES", "WFIFO_TILES"));
   config.command_queue_depth = Extract(queues, FieldOf("CFG_QUEUES", "CMDQ_DEPTH"));
   config.token_capacity = Extract(queues, FieldOf("CFG_QUEUES", "TOKEN_CAPACITY"));
+  config.load_credits = Extract(queues, FieldOf("CFG_QUEUES", "LOAD_CREDITS"));
   config.memory_bytes = std::uint64_t{read(OffsetOf("CFG_MEM_SIZE_LO"))} |
                         (std::uint64_t{read(OffsetOf("CFG_MEM_SIZE_HI"))} << 32);
   const std::uint32_t mem = read(OffsetOf("CFG_MEM"));

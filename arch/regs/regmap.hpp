@@ -79,10 +79,11 @@ inline constexpr std::array<BitField, 2> kCfgArray = {{
 inline constexpr std::array<BitField, 1> kCfgDtype = {{
     {"DTYPE", 0, 8, "0 = int8 (int32 accumulators), 1 = bf16 (fp32 accumulators)"},
 }};
-inline constexpr std::array<BitField, 3> kCfgQueues = {{
+inline constexpr std::array<BitField, 4> kCfgQueues = {{
     {"WFIFO_TILES", 0, 8, "weight FIFO depth in tiles"},
     {"CMDQ_DEPTH", 8, 8, "command queue depth"},
     {"TOKEN_CAPACITY", 16, 8, "dependency tokens each unit pair can hold"},
+    {"LOAD_CREDITS", 24, 8, "32-byte words a LOAD keeps requested or buffered"},
 }};
 inline constexpr std::array<BitField, 2> kCfgMem = {{
     {"CHANNELS", 0, 8, "device-memory channels"},

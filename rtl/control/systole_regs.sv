@@ -36,6 +36,7 @@ module systole_regs #(
     parameter integer WFIFO_TILES = 0,
     parameter integer CMDQ_DEPTH = 0,
     parameter integer TOKEN_CAP = 0,
+    parameter integer LOAD_CREDITS = 0,
     parameter integer MEM_BYTES_LO = 0,
     parameter integer MEM_BYTES_HI = -1,
     parameter integer MEM_CHANNELS = 0,
@@ -92,6 +93,9 @@ module systole_regs #(
   end
   if (WFIFO_TILES < 1 || WFIFO_TILES > 255 || TOKEN_CAP < 1 || TOKEN_CAP > 255) begin : g_q_check
     systole_param_error_WFIFO_TILES_and_TOKEN_CAP_must_be_1_to_255 u_error ();
+  end
+  if (LOAD_CREDITS < 2 || LOAD_CREDITS > 128) begin : g_credits_check
+    systole_param_error_LOAD_CREDITS_must_be_2_to_128 u_error ();
   end
   if (MEM_BYTES_HI < 0 || MEM_BYTES_HI > 65535) begin : g_mem_hi_check
     systole_param_error_MEM_BYTES_HI_must_be_0_to_65535 u_error ();
@@ -279,7 +283,8 @@ module systole_regs #(
       REG_CFG_ACC_ROWS: id_value = 32'(ACC_ROWS);
       REG_CFG_QUEUES: id_value = (32'(WFIFO_TILES[7:0]) << REG_CFG_QUEUES_WFIFO_TILES_LSB) |
                              (32'(CMDQ_DEPTH[7:0]) << REG_CFG_QUEUES_CMDQ_DEPTH_LSB) |
-                             (32'(TOKEN_CAP[7:0]) << REG_CFG_QUEUES_TOKEN_CAPACITY_LSB);
+                             (32'(TOKEN_CAP[7:0]) << REG_CFG_QUEUES_TOKEN_CAPACITY_LSB) |
+                             (32'(LOAD_CREDITS[7:0]) << REG_CFG_QUEUES_LOAD_CREDITS_LSB);
       REG_CFG_MEM_SIZE_LO: id_value = 32'(MEM_BYTES_LO);
       REG_CFG_MEM_SIZE_HI: id_value = 32'(MEM_BYTES_HI);
       REG_CFG_MEM: id_value = (32'(MEM_CHANNELS[7:0]) << REG_CFG_MEM_CHANNELS_LSB) |

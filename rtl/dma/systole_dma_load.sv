@@ -10,6 +10,7 @@ module systole_dma_load #(
     parameter integer BF16 = -1,
     parameter integer UB_ROWS = 0,
     parameter integer ACC_ROWS = 0,
+    parameter integer LOAD_CREDITS = 0,
     localparam integer EW = BF16 != 0 ? 16 : 8,
     localparam integer W = ROWS > COLS ? ROWS : COLS,
     localparam integer UB_AW = $clog2(UB_ROWS),
@@ -56,6 +57,10 @@ module systole_dma_load #(
   if (UB_ROWS < 2 || ACC_ROWS < 2) begin : g_buffer_check
     systole_param_error_dma_load_UB_ROWS_and_ACC_ROWS_must_be_at_least_2 u_error ();
   end
+  // The row reader checks that it is a power of two of at least 2.
+  if (LOAD_CREDITS < 2 || LOAD_CREDITS > 128) begin : g_credits_check
+    systole_param_error_dma_load_LOAD_CREDITS_must_be_2_to_128 u_error ();
+  end
   `include "systole_isa.svh"
 
   localparam integer E = EW / 8;
@@ -95,7 +100,9 @@ module systole_dma_load #(
   logic [ROW_BYTES*8-1:0] row_data;
   wire                    job_valid = active && jobs_left_q != 0;
 
-  systole_row_reader #(.ROW_BYTES(ROW_BYTES)) u_reader (
+  // One job per row: as many rows in flight as words (a stream of one-word rows keeps every
+  // credit busy).
+  systole_row_reader #(.ROW_BYTES(ROW_BYTES), .CREDITS(LOAD_CREDITS), .JOB_DEPTH(LOAD_CREDITS)) u_reader (
       .clk, .rst,
       .job_valid, .job_ready,
       .job_addr(next_addr_q),

@@ -20,6 +20,7 @@ module systole_uart_top #(
     parameter integer WFIFO_TILES = 2,
     parameter integer CMDQ_DEPTH = 2,
     parameter integer TOKEN_CAP = 255,
+    parameter integer LOAD_CREDITS = 16,
     parameter integer MEM_BYTES_LO = 1048576,
     parameter integer MEM_BYTES_HI = 0,
     parameter integer MEM_CHANNELS = 2,
@@ -76,7 +77,7 @@ module systole_uart_top #(
 
   systole_usb_top #(
       .ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS),
-      .WFIFO_TILES(WFIFO_TILES), .CMDQ_DEPTH(CMDQ_DEPTH), .TOKEN_CAP(TOKEN_CAP),
+      .WFIFO_TILES(WFIFO_TILES), .CMDQ_DEPTH(CMDQ_DEPTH), .TOKEN_CAP(TOKEN_CAP), .LOAD_CREDITS(LOAD_CREDITS),
       .MEM_BYTES_LO(MEM_BYTES_LO), .MEM_BYTES_HI(MEM_BYTES_HI), .MEM_CHANNELS(MEM_CHANNELS),
       .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .CLOCK_MHZ(CLOCK_MHZ),
       .NAME0(NAME0), .NAME1(NAME1), .NAME2(NAME2), .NAME3(NAME3), .MAX_PAYLOAD(MAX_PAYLOAD)

@@ -98,7 +98,8 @@ std::uint32_t GoldenModel::IdentityRegister(std::uint32_t offset) const {
     case OffsetOf("CFG_QUEUES"):
       return Place(config_.weight_fifo_tiles, FieldOf("CFG_QUEUES", "WFIFO_TILES")) |
              Place(config_.command_queue_depth, FieldOf("CFG_QUEUES", "CMDQ_DEPTH")) |
-             Place(config_.token_capacity, FieldOf("CFG_QUEUES", "TOKEN_CAPACITY"));
+             Place(config_.token_capacity, FieldOf("CFG_QUEUES", "TOKEN_CAPACITY")) |
+             Place(config_.load_credits, FieldOf("CFG_QUEUES", "LOAD_CREDITS"));
     case OffsetOf("CFG_MEM_SIZE_LO"): return Low(config_.memory_bytes);
     case OffsetOf("CFG_MEM_SIZE_HI"): return High(config_.memory_bytes);
     case OffsetOf("CFG_MEM"):

@@ -219,7 +219,7 @@ TimingModel::DmaShape TimingModel::ShapeOf(const isa::Instruction& insn) const {
   } else {
     const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
     d.row_bytes = insn[Field::kElems] * size;
-    d.credits = d.write ? 0 : parameters_.load_credits;
+    d.credits = d.write ? 0 : config_.load_credits;  // the LOAD row reader's CREDITS
     d.credit_delay = d.write ? 0 : parameters_.credit_return;
   }
   return d;

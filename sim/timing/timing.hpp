@@ -87,9 +87,6 @@ struct TimingParameters {
   // LOAD_WEIGHTS the WEIGHT unit holds at once (issued, not all rows pushed): its queue depth,
   // QUEUE of rtl/dma/systole_dma_weights.sv.
   std::uint64_t weight_queue_depth = 2;
-  // 32-byte words a LOAD keeps requested or buffered: CREDITS of rtl/dma/systole_row_reader.sv.
-  // A stream of short rows runs at most this many words per memory round trip.
-  std::uint64_t load_credits = 16;
   // Cycles a LOAD's or LOAD_WEIGHTS' credit comes back later than the cycle after the word's
   // response (MemoryStream::credit_delay): the row reader counts a word until it leaves its
   // response FIFO, and the count is a register. It matters where the credits, not the DRAM,

@@ -227,9 +227,10 @@ TEST(Compiler, Int8ConfigurationRefusesFloatDots) {
 
 // A single-row dot runs with its operands swapped only where the estimate finds that faster
 // (lower_dot_conv.cpp, SwapPays; WeightBound.ClassifierWithSwappedOperandsStreamsTheWeights
-// times both forms): ResNet-50's classifier on `small` streams its bf16 weights as A rows;
-// on `small-int8`, whose 16-byte weight rows make a tile per output row cheap, it stays as
-// written. Either way the results are exact (int8) or bit-identical to the other form.
+// times both forms): ResNet-50's classifier on `small` and `small-int8` streams its weights as
+// A rows, LOAD-bound at 32 credits; on `small-int8` with the 16 LOAD credits it had before, its
+// 16-byte weight rows make a tile per output row cheaper and it stays as written. Either way
+// the results are exact (int8) or bit-identical to the other form.
 TEST(Compiler, SingleRowDotSwapsItsOperandsWhereTheEstimateSaysItPays) {
   const auto classifier = [](const std::string& in, const std::string& out) {
     return fmt::format(R"(HloModule classifier
@@ -239,9 +240,12 @@ ENTRY e {{
   ROOT d = {1}[1,1000] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
 }})", in, out);
   };
-  for (const auto& [config_name, text, swapped] :
-       {std::tuple{"small", classifier("bf16", "f32"), true}, std::tuple{"small-int8", classifier("s8", "s32"), false}}) {
-    const Config config = LoadConfig(config_name);
+  Config sixteen_credits = LoadConfig("small-int8");
+  sixteen_credits.load_credits = 16;
+  for (const auto& [config_name, config, text, swapped] :
+       {std::tuple{"small", LoadConfig("small"), classifier("bf16", "f32"), true},
+        std::tuple{"small-int8", LoadConfig("small-int8"), classifier("s8", "s32"), true},
+        std::tuple{"small-int8, 16 LOAD credits", sixteen_credits, classifier("s8", "s32"), false}}) {
     const CompiledModel model = Compile(text, "classifier.hlo", config);
     const Step* dot = FindStep(model, "d");
     ASSERT_NE(dot, nullptr);

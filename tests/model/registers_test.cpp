@@ -34,7 +34,8 @@ TEST(Registers, IdentityOfEveryShippedConfiguration) {
     EXPECT_EQ(Register(model, "CFG_ACC_ROWS"), config.accumulator_bytes / (config.cols * 4));
     EXPECT_EQ(Register(model, "CFG_QUEUES"), config.weight_fifo_tiles |
                                                  config.command_queue_depth << 8 |
-                                                 config.token_capacity << 16);
+                                                 config.token_capacity << 16 |
+                                                 config.load_credits << 24);
     EXPECT_EQ(Register(model, "CFG_MEM_SIZE_LO"), config.memory_bytes & 0xFFFFFFFF);
     EXPECT_EQ(Register(model, "CFG_MEM_SIZE_HI"), config.memory_bytes >> 32);
     EXPECT_EQ(Register(model, "CFG_MEM"), config.memory_channels | interleave_log2 << 8);

@@ -20,6 +20,7 @@ module icebreaker_top #(
     parameter integer WFIFO_TILES = 0,
     parameter integer CMDQ_DEPTH = 0,
     parameter integer TOKEN_CAP = 0,
+    parameter integer LOAD_CREDITS = 0,
     parameter integer MEM_BYTES_LO = 0,
     parameter integer MEM_BYTES_HI = 0,
     parameter integer MEM_CHANNELS = 0,
@@ -72,7 +73,7 @@ module icebreaker_top #(
 
   systole_uart_top #(
       .ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS),
-      .WFIFO_TILES(WFIFO_TILES), .CMDQ_DEPTH(CMDQ_DEPTH), .TOKEN_CAP(TOKEN_CAP),
+      .WFIFO_TILES(WFIFO_TILES), .CMDQ_DEPTH(CMDQ_DEPTH), .TOKEN_CAP(TOKEN_CAP), .LOAD_CREDITS(LOAD_CREDITS),
       .MEM_BYTES_LO(MEM_BYTES_LO), .MEM_BYTES_HI(MEM_BYTES_HI), .MEM_CHANNELS(MEM_CHANNELS),
       .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .CLOCK_MHZ(CLOCK_MHZ),
       .NAME0(NAME0), .NAME1(NAME1), .NAME2(NAME2), .NAME3(NAME3), .BAUD(BAUD)

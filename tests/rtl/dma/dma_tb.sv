@@ -8,6 +8,7 @@ module dma_tb #(
     parameter integer BF16 = 0,
     parameter integer UB_ROWS = 1024,
     parameter integer ACC_ROWS = 64,
+    parameter integer LOAD_CREDITS = 16,
     localparam integer EW = BF16 != 0 ? 16 : 8,
     localparam integer W = ROWS > COLS ? ROWS : COLS,
     localparam integer UB_AW = $clog2(UB_ROWS),
@@ -67,7 +68,8 @@ module dma_tb #(
   logic [31:0] b_ub, b_acc, b_w, b_from_ub, b_from_acc;
   logic [2:0] stalls;
 
-  systole_dma_load #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_load (
+  systole_dma_load #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS),
+                     .LOAD_CREDITS(LOAD_CREDITS)) u_load (
       .clk, .rst, .cmd_valid(cmd_valid[0]), .cmd_ready(cmd_ready[0]), .cmd_insn, .done(done[0]),
       .ub_wr_req, .ub_wr_addr, .ub_wr_lanes, .ub_wr_data, .ub_wr_gnt(ub_wr_req),
       .acc_wr_req, .acc_wr_addr, .acc_wr_lanes, .acc_wr_data, .acc_wr_gnt(acc_wr_req),
