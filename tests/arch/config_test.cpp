@@ -156,6 +156,21 @@ TEST(Config, RejectsZeroFifoAndQueues) {
               HasSubstr("queues.command_queue_depth = 0"));
 }
 
+// queues.load_credits (the LOAD row reader's credits) may be left out: 16, tiny's. Given, it is a
+// power of two from 2 to 128, the RTL's range (systole_dma_load, systole_regs).
+TEST(Config, LoadCreditsAreOptionalAndAPowerOfTwoFrom2To128) {
+  EXPECT_EQ(ParseConfig(Toml(), "t.toml").load_credits, 16u);
+  EXPECT_EQ(ParseConfig(Toml("token_capacity", "token_capacity = 255\nload_credits = 64"), "t.toml").load_credits, 64u);
+  EXPECT_THAT(ErrorOf(Toml("token_capacity", "token_capacity = 255\nload_credits = 24")),
+              HasSubstr("queues.load_credits = 24: must be a power of two"));
+  EXPECT_THAT(ErrorOf(Toml("token_capacity", "token_capacity = 255\nload_credits = 1")),
+              HasSubstr("queues.load_credits = 1"));
+  EXPECT_THAT(ErrorOf(Toml("token_capacity", "token_capacity = 255\nload_credits = 256")),
+              HasSubstr("queues.load_credits = 256"));
+  EXPECT_EQ(LoadConfig("tiny").load_credits, 16u);
+  EXPECT_EQ(LoadConfig("small").load_credits, 32u);
+}
+
 TEST(Config, RejectsMissingField) {
   EXPECT_THAT(ErrorOf(Toml("mhz", "")), HasSubstr("clock.mhz is missing"));
 }
