@@ -108,6 +108,49 @@ fuzz: fuzz-build ## Build the libFuzzer targets (the sanitizer tree) and run eac
 fuzz-long: fuzz-build ## Run each fuzzer to FUZZ_RUNS (10 M) executions in FUZZ_JOBS processes: hours; not in `make test`
 	ctest --test-dir $(SANITIZE_BUILD) --output-on-failure --no-tests=error -L '^fuzz_long$$' -j $(JOBS)
 
+bench: build ## Run the benchmarks (golden-model GEMM throughput, …, Python's overhead: docs/PYTHON.md)
+	cmake --build $(BUILD) -j $(JOBS) --target rtl_core_bench
+	$(BUILD)/bench/model_gemm_bench --benchmark_counters_tabular=true
+	$(BUILD)/bench/driver_link_bench
+	$(BUILD)/bench/rtl_core_bench
+	$(BUILD)/bench/memory_bench
+	PYTHONPATH=$(BUILD)/python .venv/bin/python bench/python_bench.py --systole $(SYSTOLE) --json $(BUILD)/bench/python_bench.json
+
+hls: build ## C-simulate the HLS kernels against the golden model; writes the Vitis testbench's vectors (hls/README.md)
+	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L '^hls$$' -j $(JOBS)
+	@echo "golden vectors for the Vitis testbench: $(BUILD)/tests/hls/golden_vectors_{tiny,small}.bin"
+
+# The open FPGA flow (fpga/README.md, docs/FPGA.md): fpga/flow.py with Debian's yosys and
+# nextpnr-ice40 for iCE40, YoWASP Yosys and nextpnr from .venv-fpga/ for ECP5 and Gowin. Each
+# build writes build-fpga/BOARD/report.json and fails when the design does not fit or misses
+# its clock. SEEDS=N places and routes with seeds 1..N and reports min/median/max Fmax.
+BOARD        ?= icebreaker
+FPGA_BOARDS  := icebreaker ulx3s tangnano20k
+FPGA_BUILD   ?= build-fpga
+SEEDS        ?=
+AREA_FAMILY  ?= ice40
+AREA_CONFIG  ?= tiny
+FPGA_FLOW    := python3 fpga/flow.py --out $(FPGA_BUILD)
+
+fpga: ## Bitstream + build-fpga/BOARD/report.json for BOARD=icebreaker|ulx3s|tangnano20k (SEEDS=N: seed sweep)
+	@scripts/setup.sh fpga
+	$(FPGA_FLOW) build $(BOARD) $(if $(SEEDS),--seeds $(SEEDS))
+
+fpga-all: ## Build every board (SEEDS=N too), print the summary; fails if any board failed
+	@scripts/setup.sh fpga
+	@rc=0; for b in $(FPGA_BOARDS); do $(FPGA_FLOW) build $$b $(if $(SEEDS),--seeds $(SEEDS)) || rc=1; done; \
+	  $(FPGA_FLOW) summary $(FPGA_BOARDS); exit $$rc
+
+fpga-prog: ## Program BOARD with openFPGALoader (its last successful build)
+	$(FPGA_FLOW) prog $(BOARD)
+
+fpga-area: ## Per-module area of systole_core without flattening (AREA_FAMILY=ice40|ecp5|gowin|generic, AREA_CONFIG=tiny)
+	@scripts/setup.sh fpga
+	$(FPGA_FLOW) area --family $(AREA_FAMILY) --config $(AREA_CONFIG)
+
+generate: build ## Regenerate files derived from the ISA/register definitions
+	$(SYSTOLE) gen --root .
+
 lint: build ## Lint the RTL (Verilator -Wall, Icarus, Yosys) and check generated files are current
 	$(SYSTOLE) gen --check --root .
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -L lint
