@@ -4,9 +4,9 @@
 // abort and doorbell — and the identity registers that describe its configuration.
 #include <fmt/format.h>
 
-#include <bit>
 #include <stdexcept>
 
+#include "arch/regs/identity.hpp"
 #include "sim/model/golden_model.hpp"
 
 namespace systole::model {
@@ -14,9 +14,7 @@ namespace systole::model {
 namespace {
 
 using regs::ErrorCode;
-using regs::FieldOf;
 using regs::OffsetOf;
-using regs::Place;
 
 // Perf enum order must be register order, so a counter's index is (offset - first) / 8.
 constexpr std::array<std::string_view, kNumPerfCounters> kPerfRegisterNames = {
@@ -35,9 +33,6 @@ consteval bool PerfCountersMatchRegisterMap() {
   return true;
 }
 static_assert(PerfCountersMatchRegisterMap(), "Perf (perf_counters.hpp) disagrees with kRegisters");
-
-constexpr std::uint32_t Low(std::uint64_t value) { return static_cast<std::uint32_t>(value); }
-constexpr std::uint32_t High(std::uint64_t value) { return static_cast<std::uint32_t>(value >> 32); }
 
 }  // namespace
 
@@ -83,46 +78,13 @@ class GoldenModel::RegisterOwner final : public regs::HostRegisterOwner {
   GoldenModel& model_;
 };
 
+// The identity block is what arch/regs/identity.cpp says every device reports (the driver decodes
+// it with the same file's DecodeIdentity); offsets outside it read as zero.
 std::uint32_t GoldenModel::IdentityRegister(std::uint32_t offset) const {
-  switch (offset) {
-    case OffsetOf("ID_MAGIC"): return regs::kMagic;
-    case OffsetOf("ID_VERSION"):
-      return Place(isa::kIsaVersionMajor, FieldOf("ID_VERSION", "MAJOR")) |
-             Place(isa::kIsaVersionMinor, FieldOf("ID_VERSION", "MINOR"));
-    case OffsetOf("CFG_ARRAY"):
-      return Place(config_.rows, FieldOf("CFG_ARRAY", "ROWS")) |
-             Place(config_.cols, FieldOf("CFG_ARRAY", "COLS"));
-    case OffsetOf("CFG_DTYPE"): return static_cast<std::uint32_t>(config_.dtype);
-    case OffsetOf("CFG_UB_ROWS"): return Low(ub_rows_);
-    case OffsetOf("CFG_ACC_ROWS"): return Low(acc_rows_);
-    case OffsetOf("CFG_QUEUES"):
-      return Place(config_.weight_fifo_tiles, FieldOf("CFG_QUEUES", "WFIFO_TILES")) |
-             Place(config_.command_queue_depth, FieldOf("CFG_QUEUES", "CMDQ_DEPTH")) |
-             Place(config_.token_capacity, FieldOf("CFG_QUEUES", "TOKEN_CAPACITY")) |
-             Place(config_.load_credits, FieldOf("CFG_QUEUES", "LOAD_CREDITS"));
-    case OffsetOf("CFG_MEM_SIZE_LO"): return Low(config_.memory_bytes);
-    case OffsetOf("CFG_MEM_SIZE_HI"): return High(config_.memory_bytes);
-    case OffsetOf("CFG_MEM"):
-      return Place(config_.memory_channels, FieldOf("CFG_MEM", "CHANNELS")) |
-             Place(static_cast<std::uint32_t>(std::countr_zero(config_.interleave_bytes)),
-                   FieldOf("CFG_MEM", "INTERLEAVE_LOG2"));
-    case OffsetOf("CFG_CLOCK_MHZ"): return config_.clock_mhz;
-    case OffsetOf("CFG_NAME0"):
-    case OffsetOf("CFG_NAME1"):
-    case OffsetOf("CFG_NAME2"):
-    case OffsetOf("CFG_NAME3"): {
-      // Four name bytes, first in the low byte; NUL past the end of the name.
-      const std::size_t first = (offset - OffsetOf("CFG_NAME0"));
-      std::uint32_t word = 0;
-      for (std::size_t i = 0; i < 4; ++i) {
-        if (first + i < config_.name.size()) {
-          word |= std::uint32_t{static_cast<std::uint8_t>(config_.name[first + i])} << (8 * i);
-        }
-      }
-      return word;
-    }
-    default: return 0;
+  for (const auto& [at, value] : regs::IdentityRegisters(config_)) {
+    if (at == offset) return value;
   }
+  return 0;
 }
 
 std::uint32_t GoldenModel::ReadRegister(std::uint32_t offset) {
