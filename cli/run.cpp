@@ -43,6 +43,7 @@ struct RunOptions {
   std::string trace;  // a Chrome trace-event timeline of the launch (ref, rtl)
   std::string wave;   // an FST waveform of the launch (rtl)
   std::string module;  // HLO files of several modules: which one (NAME or INDEX)
+  unsigned jobs = 1;   // models: device steps side by side (--jobs)
 };
 
 // Converts one value to the device's little-endian representation of `dtype`. Integers must
@@ -311,6 +312,11 @@ void AddRunCommand(CLI::App& app) {
   cmd->add_option("--trace", options->trace,
                   "Write a timeline of every launch (Chrome trace-event JSON: Perfetto, chrome://tracing; "
                   "ref and rtl; docs/TRACE.md)");
+  cmd->add_option("-j,--jobs", options->jobs,
+                  "Models: run the device steps on N devices side by side, each step from the golden model's "
+                  "inputs and checked bit for bit against its output (rtl on N cores; docs/MODEL.md)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
   cmd->add_option("--fst,--wave", options->wave,
                   "Write the waveform of every signal during the run (FST: GTKWave, Surfer; rtl only; slow)");
   cmd->callback([options] {
@@ -319,10 +325,11 @@ void AddRunCommand(CLI::App& app) {
         RunModel({options->program, options->device, options->config, options->inputs,
                   options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
                   options->network_seed, options->outputs, options->lossy_inputs, options->json, options->quiet,
-                  options->trace, options->wave, options->module});
+                  options->trace, options->wave, options->module, options->jobs});
       } else {
         if (!options->module.empty()) throw std::runtime_error("--module is for HLO files");
         if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
+        if (options->jobs != 1) throw std::runtime_error("--jobs is for models (.hlo, compiled .sbin)");
         // Programs take exactly what their .input dtypes hold (AppendElement); there is no lossy mode.
         if (options->lossy_inputs) throw std::runtime_error("--lossy-inputs is for models (.hlo, compiled .sbin)");
         RunProgram(*options);

@@ -15,6 +15,7 @@
 #include "cli/run_files.hpp"
 #include "cli/tensor_text.hpp"
 #include "runtime/execute.hpp"
+#include "runtime/parallel_steps.hpp"
 #include "sim/trace/timeline.hpp"
 #include "toolchain/compiler/model_file.hpp"
 #include "toolchain/hlo/io.hpp"
@@ -91,17 +92,26 @@ void RunModel(const ModelRunOptions& options) {
   }
 
   trace::Timeline timeline(config, options.device);  // outlives the device that may point at it
-  Device device = Device::Open(options.device, config);
-  if (!options.trace.empty()) device.Record(&timeline);
-  if (!options.wave.empty()) device.RecordWaveform(options.wave);
   const auto run_start = Clock::now();
-  const runtime::RunResult run = runtime::Execute(model, device, inputs, progress);
-  const double run_seconds = Since(run_start);
-  if (!options.wave.empty()) device.RecordWaveform({});
-  if (!options.trace.empty()) {
-    device.Record(nullptr);
-    timeline.WriteChromeTrace(options.trace);
+  runtime::RunResult run;
+  if (options.jobs > 1) {
+    if (!options.wave.empty()) throw std::runtime_error("--wave records one device: it cannot be used with --jobs");
+    runtime::ParallelOptions parallel;
+    parallel.uri = options.device;
+    parallel.jobs = options.jobs;
+    parallel.timeline = options.trace.empty() ? nullptr : &timeline;
+    parallel.progress = progress;
+    run = runtime::ExecuteParallel(model, config, inputs, parallel);
+  } else {
+    Device device = Device::Open(options.device, config);
+    if (!options.trace.empty()) device.Record(&timeline);
+    if (!options.wave.empty()) device.RecordWaveform(options.wave);
+    run = runtime::Execute(model, device, inputs, progress);
+    if (!options.wave.empty()) device.RecordWaveform({});
+    if (!options.trace.empty()) device.Record(nullptr);
   }
+  const double run_seconds = Since(run_start);
+  if (!options.trace.empty()) timeline.WriteChromeTrace(options.trace);
   if (progress && isatty(STDERR_FILENO)) fmt::print(stderr, "\r\033[K");
   const std::vector<npy::Array> outputs = hlo::OutputArrays(run.result);
   if (!options.outputs.empty()) npy::WriteNpz(options.outputs, outputs);
@@ -121,7 +131,7 @@ void RunModel(const ModelRunOptions& options) {
         {"model", options.model}, {"device", options.device}, {"config", config.name},
         {"cycles", s.cycles}, {"mxu_busy", s.mxu_busy}, {"macs", s.macs},
         {"mxu_utilization", utilization}, {"mxu_busy_fraction", busy},
-        {"device_steps", s.device_steps}, {"host_steps", s.host_steps}, {"host_fallback_ops", host_ops},
+        {"jobs", options.jobs}, {"device_steps", s.device_steps}, {"host_steps", s.host_steps}, {"host_fallback_ops", host_ops},
         {"compile_seconds", compile_seconds}, {"run_seconds", run_seconds},
         {"host_seconds", s.host_seconds}, {"device_seconds", s.device_seconds}, {"wall_seconds", Since(start)}};
     nlohmann::ordered_json out = nlohmann::ordered_json::array();

@@ -21,6 +21,7 @@ struct ModelRunOptions {
   std::string trace;  // a Chrome trace-event timeline of the device steps (ref, rtl)
   std::string wave;   // an FST waveform of the device steps (rtl)
   std::string module;  // HLO files of several modules: which one (NAME or INDEX); empty: the only one
+  unsigned jobs = 1;   // >1: the device steps on that many devices side by side (runtime/parallel_steps.hpp)
 };
 
 // HLO text: a .hlo file, or a file that starts with "HloModule".

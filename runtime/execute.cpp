@@ -74,8 +74,8 @@ std::uint64_t LoadBytes(const image::Program& program) {
 
 class Runner {
  public:
-  Runner(const CompiledModel& model, Device& device, ResidentPrograms* resident)
-      : model_(model), device_(device), entry_(*model.module->entry), resident_(resident) {}
+  Runner(const CompiledModel& model, Device& device, ResidentPrograms* resident, std::vector<DeviceStepRecord>* record)
+      : model_(model), device_(device), entry_(*model.module->entry), resident_(resident), record_(record) {}
 
   RunResult Run(const std::vector<hlo::Literal>& arguments, const std::function<void(const std::string&)>& progress) {
     const std::vector<hlo::Instruction*> parameters = entry_.Parameters();
@@ -236,6 +236,7 @@ class Runner {
     stats.mxu_busy += counters["MXU_BUSY"];
     stats.macs += counters["MACS"];
     stats.device_seconds += Seconds(start);
+    if (record_ != nullptr) record_->push_back({std::move(inputs), bytes, counters});
 
     start = Clock::now();
     const hlo::Instruction* result = entry_.Find(step.output.value);
@@ -262,6 +263,7 @@ class Runner {
   std::unordered_map<std::string, hlo::Literal> values_;
   std::unordered_map<std::string, std::size_t> last_use_;
   ResidentPrograms* resident_;
+  std::vector<DeviceStepRecord>* record_;
 };
 
 }  // namespace
@@ -345,13 +347,14 @@ systole::Program& ResidentPrograms::Get(std::size_t index, std::uint64_t& progra
 }
 
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
-                  const std::function<void(const std::string&)>& progress, ResidentPrograms* resident) {
+                  const std::function<void(const std::string&)>& progress, ResidentPrograms* resident,
+                  std::vector<DeviceStepRecord>* record) {
   if (resident != nullptr && (&resident->model() != &model || &resident->device() != &device)) {
     throw std::invalid_argument(fmt::format("{}: the resident programs given belong to another model or device "
                                             "handle (they were made for {})", model.source_name,
                                             resident->model().source_name));
   }
-  Runner runner(model, device, resident);
+  Runner runner(model, device, resident, record);
   return runner.Run(arguments, progress);
 }
 

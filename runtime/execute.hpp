@@ -61,14 +61,24 @@ struct RunResult {
   RunStats stats;
 };
 
+// What one device step wrote to the device and read back from it: its inputs as the bytes
+// written (Program::WriteInput order), its output's bytes and the counters after it. Enough to
+// run the step again on another device and compare (parallel_steps.hpp).
+struct DeviceStepRecord {
+  std::vector<std::vector<std::uint8_t>> inputs;
+  std::vector<std::uint8_t> output;
+  Counters counters;
+};
+
 // Runs `model` with `arguments` (entry parameters in order, shapes as declared). `progress`
 // (may be empty) hears about each device step. With `resident` (made for this model and
 // device) the device steps reuse its programs instead of loading their own; the results are
 // the same either way. Throws std::runtime_error naming the step on a device fault or timeout,
-// std::invalid_argument when `resident` belongs to another model or device.
+// std::invalid_argument when `resident` belongs to another model or device. With `record`,
+// every device step's bytes and counters are appended to it in step order.
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress = {},
-                  ResidentPrograms* resident = nullptr);
+                  ResidentPrograms* resident = nullptr, std::vector<DeviceStepRecord>* record = nullptr);
 
 // Random inputs shaped like a trained network's, for demonstrations and tests of deep models:
 // hlo::RandomInputs(module, seed), then every parameter that is the weights (operand 1) of a

@@ -64,6 +64,31 @@ void Timeline::BeginLaunch(std::span<const isa::Word> program) {
   }
 }
 
+void Timeline::Append(const Timeline& other) {
+  const std::uint64_t offset = launches_.empty() ? 0 : launches_.back().end;
+  const std::size_t first = launches_.size();
+  const std::uint64_t other_start = other.launches_.empty() ? 0 : other.launches_.front().begin;
+  for (Launch launch : other.launches_) {
+    launch.begin = launch.begin - other_start + offset;
+    launch.end = launch.end - other_start + offset;
+    launches_.push_back(std::move(launch));
+  }
+  for (Span span : other.spans_) {
+    span.begin = span.begin - other_start + offset;
+    span.end = span.end - other_start + offset;
+    span.launch += first;
+    spans_.push_back(std::move(span));
+  }
+  for (Stall stall : other.stalls_) {
+    stall.begin = stall.begin - other_start + offset;
+    stall.end = stall.end - other_start + offset;
+    stall.launch += first;
+    stalls_.push_back(stall);
+  }
+  unmatched_ += other.unmatched_;
+  started_ = false;  // the next launch begins after the appended ones (BeginLaunch)
+}
+
 void Timeline::SetLaunchCounters(std::vector<std::pair<std::string, std::uint64_t>> counters) {
   if (!launches_.empty()) launches_.back().counters = std::move(counters);
 }

@@ -88,6 +88,11 @@ class Timeline {
   const std::vector<Stall>& stalls() const { return stalls_; }
   const std::vector<Launch>& launches() const { return launches_; }
 
+  // Appends `other`'s launches (recorded on another device, for the same configuration) after
+  // this timeline's, as if they had run next: its spans and stalls move along the axis with
+  // them. A launch of this timeline still being recorded is closed first.
+  void Append(const Timeline& other);
+
   // Instructions the device reported beyond those the host announced (0 when all matched).
   std::uint64_t unmatched() const { return unmatched_; }
 

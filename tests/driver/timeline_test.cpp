@@ -73,6 +73,44 @@ TEST(Timeline, LaunchesAreLaidEndToEnd) {
   EXPECT_EQ(timeline.stalls()[0].launch, 1u);
 }
 
+// ExecuteParallel records each step on its own timeline and appends them in step order.
+TEST(Timeline, AppendedLaunchesFollowTheLastOneWithTheirSpansAndStalls) {
+  trace::Timeline timeline(LoadConfig("tiny"), "rtl");
+  timeline.NameNextLaunch("conv1");
+  timeline.BeginLaunch(ThreeUnits());
+  timeline.LaunchStarted(0);
+  timeline.UnitInstruction(0, 0, 50);
+  trace::Timeline other(LoadConfig("tiny"), "rtl");
+  other.NameNextLaunch("conv2");
+  other.BeginLaunch(ThreeUnits());
+  other.LaunchStarted(900);  // another device, its clock elsewhere
+  other.UnitInstruction(2, 905, 920);
+  other.UnitInstruction(2, 920, 921);  // not announced
+  other.UnitStall(2, StallCause::kWeightFifo, 901, 905);
+  other.SetLaunchCounters({{"MACS", 32}});
+  timeline.Append(other);
+  ASSERT_EQ(timeline.launches().size(), 2u);
+  EXPECT_EQ(timeline.launches()[1].name, "conv2");
+  EXPECT_EQ(timeline.launches()[1].begin, 50u);
+  EXPECT_EQ(timeline.launches()[1].end, 71u);
+  EXPECT_EQ(timeline.launches()[1].counters.size(), 1u);
+  ASSERT_EQ(timeline.spans().size(), 3u);
+  EXPECT_EQ(timeline.spans()[1].begin, 55u);
+  EXPECT_EQ(timeline.spans()[1].end, 70u);
+  EXPECT_EQ(timeline.spans()[1].launch, 1u);
+  EXPECT_EQ(timeline.spans()[1].index, 1u);  // the MATMUL, as the other timeline matched it
+  ASSERT_EQ(timeline.stalls().size(), 1u);
+  EXPECT_EQ(timeline.stalls()[0].begin, 51u);
+  EXPECT_EQ(timeline.stalls()[0].launch, 1u);
+  EXPECT_EQ(timeline.unmatched(), 1u);
+  // A launch recorded afterwards starts where the appended ones end.
+  timeline.BeginLaunch(ThreeUnits());
+  timeline.LaunchStarted(5);
+  timeline.UnitInstruction(0, 5, 6);
+  EXPECT_EQ(timeline.launches()[2].begin, 71u);
+  EXPECT_EQ(timeline.spans().back().begin, 71u);
+}
+
 TEST(Timeline, ChromeTraceHasAThreadPerUnitLaneAndMicrosecondTimes) {
   const Config config = LoadConfig("tiny");
   trace::Timeline timeline(config, "ref");

@@ -66,6 +66,13 @@ struct Counters {
   bool operator==(const Counters&) const = default;
 };
 
+// The counters that do not depend on timing: what ran and what moved. Every device computes
+// them alike; CYCLES and the stall counters are each device's own timing (ref's an estimate;
+// behind DRAM, history-dependent).
+inline constexpr std::string_view kFunctionalCounters[] = {
+    "INSNS", "MACS", "MXU_BUSY", "BYTES_DRAM_TO_UB", "BYTES_DRAM_TO_ACC", "BYTES_WEIGHTS",
+    "BYTES_UB_TO_DRAM", "BYTES_ACC_TO_DRAM", "BYTES_HOST"};
+
 namespace detail {
 struct DeviceState;
 struct BufferState;
