@@ -1,10 +1,14 @@
 // ResNet-50 (the corpus's 06_resnet50_inference_f32.hlo) end to end: compiled for small, run on
 // the golden model (and on the Verilated RTL when SYSTOLE_RESNET_RTL is set: minutes) and
-// compared with the interpreter. Labelled `long`: the interpreter alone takes a while.
+// compared with the interpreter; and on the Verilated RTL with its steps side by side.
+// Labelled `long`: the interpreter alone takes a while.
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
+#include "runtime/parallel_steps.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
 
 namespace systole::compiler {
@@ -37,6 +41,34 @@ TEST(ResNet50, RunsEndToEndAndMatchesTheInterpreter) {
   std::printf("ResNet-50 on %s: %llu cycles, MXU utilization %.1f%%, predictions error %.4f, host %.1fs, device %.1fs\n",
               rtl ? "rtl" : "ref", static_cast<unsigned long long>(result.run.stats.cycles), 100 * utilization,
               error, result.run.stats.host_seconds, result.run.stats.device_seconds);
+}
+
+// ResNet-50 on the Verilated `small` core, every device step side by side on as many devices as
+// the machine has cores (runtime/parallel_steps.hpp, `systole run --jobs`): each of the 58 steps
+// bit for bit the golden model's output and functional counters (ExecuteParallel throws
+// otherwise), so the predictions are the RTL's. 5.5 minutes on two cores (docs/COMPILER.md).
+TEST(ResNet50, EveryStepOnTheRtlMatchesTheGoldenModel) {
+  const Config config = LoadConfig("small");
+  try {
+    Device::Open("rtl", config);
+  } catch (const std::exception& error) {
+    GTEST_SKIP() << "no Verilated small core in this build: " << error.what();
+  }
+  const std::string file = "06_resnet50_inference_f32.hlo";
+  const CompiledModel model = Compile(ReadText(CorpusFile(file)), file, config);
+  const auto inputs = NetworkInputs(*model.module, 1);
+  runtime::ParallelOptions options;
+  options.uri = "rtl";
+  options.jobs = std::max(2u, std::thread::hardware_concurrency());
+  options.progress = [](const std::string& message) { std::fprintf(stderr, "%s\n", message.c_str()); };
+  const RunResult run = runtime::ExecuteParallel(model, config, inputs, options);
+  EXPECT_EQ(run.stats.device_steps, 58u);
+  const hlo::Literal expected = hlo::Interpreter(*model.module).Run(inputs);
+  EXPECT_LE(testing::RelativeError(run.result.elements.at(0), expected.elements.at(0)), 1.0 / 8);
+  const double utilization = double(run.stats.macs) / (double(run.stats.cycles) * 256.0);
+  std::printf("ResNet-50 on rtl, %u devices side by side: %llu cycles, MXU utilization %.1f%%, %.0f s\n",
+              options.jobs, static_cast<unsigned long long>(run.stats.cycles), 100 * utilization,
+              run.stats.device_seconds);
 }
 
 // Unfused, the device computes exactly conv(bf16(x), bf16(w)) in fp32: against the interpreter
