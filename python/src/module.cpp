@@ -25,6 +25,7 @@
 #include "arch/config/config.hpp"
 #include "python/src/binding.hpp"
 #include "runtime/execute.hpp"
+#include "runtime/parallel_steps.hpp"
 #include "runtime/training.hpp"
 #include "systole/device.hpp"
 #include "systole/device_names.hpp"
@@ -321,15 +322,25 @@ class PyDevice {
     holder_->device.ClearCounters();
   }
 
-  py::dict Run(const PyProgram& program, const py::sequence& inputs) {
+  // jobs > 1: the device steps on that many devices opened like this one, side by side, each
+  // checked against the golden model (runtime/parallel_steps.hpp); this device is not used.
+  py::dict Run(const PyProgram& program, const py::sequence& inputs, unsigned jobs) {
     const compiler::CompiledModel& model = *program.model;
     CheckConfig(model);
+    if (jobs == 0) throw py::value_error("jobs must be at least 1");
     const std::vector<hlo::Literal> arguments = Arguments(model, inputs);
     runtime::RunResult run;
     {
       py::gil_scoped_release release;
-      std::lock_guard lock(holder_->mutex);
-      run = runtime::Execute(model, holder_->device, arguments);
+      if (jobs > 1) {
+        runtime::ParallelOptions options;
+        options.uri = holder_->device.uri();
+        options.jobs = jobs;
+        run = runtime::ExecuteParallel(model, holder_->device.config(), arguments, options);
+      } else {
+        std::lock_guard lock(holder_->mutex);
+        run = runtime::Execute(model, holder_->device, arguments);
+      }
     }
     std::vector<hlo::Shape> shapes;
     FlattenShapes(run.result.shape, shapes);
@@ -573,7 +584,7 @@ PYBIND11_MODULE(_systole, m) {
       .def("allocate", &PyDevice::Allocate, py::arg("nbytes"), py::arg("alignment") = kAllocationAlignment)
       .def("counters", &PyDevice::ReadCounters)
       .def("clear_counters", &PyDevice::ClearCounters)
-      .def("run", &PyDevice::Run, py::arg("program"), py::arg("inputs"))
+      .def("run", &PyDevice::Run, py::arg("program"), py::arg("inputs"), py::arg("jobs") = 1u)
       .def("_native_run_seconds", &PyDevice::NativeRunSeconds, py::arg("program"), py::arg("inputs"),
            py::arg("iterations"),
            "Benchmark baseline: seconds per call of the same run through the C++ API alone (no Python in the loop).");

@@ -289,11 +289,16 @@ class Device:
     def clear_counters(self) -> None:
         self._native.clear_counters()
 
-    def run(self, program: Program, inputs: Sequence[Any]) -> RunResult:
+    def run(self, program: Program, inputs: Sequence[Any], jobs: int = 1) -> RunResult:
         """Runs a compiled program: device steps here, host steps on the CPU interpreter.
-        `inputs` are the entry parameters in order, as arrays of their declared shapes."""
+        `inputs` are the entry parameters in order, as arrays of their declared shapes.
+
+        With `jobs` > 1 the golden model runs the program first and the device steps then run
+        again on `jobs` devices opened like this one (its URI and configuration), side by side,
+        each from the golden model's inputs and checked bit for bit against its output
+        (`systole run --jobs`, docs/COMPILER.md): an `rtl` run on several cores."""
         native = program._native if isinstance(program, Program) else program
-        raw = self._native.run(native, [_host_array(x) for x in inputs])
+        raw = self._native.run(native, [_host_array(x) for x in inputs], jobs)
         # The C++ side hands arrays over in the .npy types of hlo::OutputArrays (bf16 as
         # float32, pred as uint8, s16 as int32, …); give each its HLO type's dtype back (exact).
         outputs = [np.asarray(a).astype(numpy_dtype(t), copy=False)
