@@ -72,6 +72,7 @@ class ParallelRun {
   }
 
   void Run() {
+    if (steps_.empty()) return;  // a model that runs on the host alone opens no device
     const unsigned jobs = std::max(1u, std::min<unsigned>(options_.jobs, static_cast<unsigned>(steps_.size())));
     std::vector<std::thread> threads;
     for (unsigned j = 0; j < jobs; ++j) threads.emplace_back([this] { Job(); });
