@@ -187,7 +187,6 @@ void SdramDevice::Edge(std::uint64_t cycle, const SdramPins& pins) {
     if (!pins.cke) return;  // power is up once CKE is high; until then nothing counts
     started_ = true;
     first_edge_ = now_;
-    std::fill(row_refreshed_.begin(), row_refreshed_.end(), now_);
   }
   Advance(now_);
   // DQM history for read masking (latency 2); skipped edges had DQM low.
@@ -414,6 +413,10 @@ void SdramDevice::Mode(const SdramPins& pins) {
   if (cl != 2 && cl != 3) Violate("mode", fmt::format("CAS latency {} not supported", cl));
   if (((pins.a >> 7) & 3u) != 0 || ((pins.a >> 10) & 7u) != 0) {
     Violate("mode", fmt::format("reserved or test mode bits in 0x{:x}", pins.a));
+  }
+  if (!init_done_) {
+    // stored data means something from here on: every row's 64 ms start now
+    std::fill(row_refreshed_.begin(), row_refreshed_.end(), now_);
   }
   burst_code_ = bl == 7 ? 7 : std::min(bl, 3u);
   cas_latency_ = cl == 2 ? 2 : 3;

@@ -16,7 +16,8 @@
 //              reserved burst length, test modes)
 //   tRCD tRP tRC tRAS tRASmax tRRD tWR tMRD tRFC   the datasheet's intervals, in cycles
 //   tREF       a row not refreshed within 64 ms (the device's refresh counter walks the 8192
-//              rows: REF number n refreshes row n mod 8192); with refresh_gap_limit set also
+//              rows: REF number n refreshes row n mod 8192; the 64 ms of every row start when
+//              the power-up sequence ends, before which nothing is stored); with refresh_gap_limit set also
 //              "tREFI": more than that many cycles between two REFs (distributed refresh)
 //   bank closed / bank open   a column command to an idle bank, ACT to an active bank, REF or
 //              MRS with a bank active

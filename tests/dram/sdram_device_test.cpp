@@ -315,14 +315,15 @@ TEST_F(SdramDeviceTest, RowOpenBeyondTrasMaxIsNamed) {
 TEST_F(SdramDeviceTest, EveryRowRefreshedWithinTref) {
   // 4 refresh rows per t_ref = 100000 cycles: REFs every 25000 are fine; then one row waits
   // 100001 cycles.
-  PowerUp();  // REFs at 13 and 22 refreshed rows 0 and 1
+  PowerUp();  // every row's 64 ms start at the MRS (31); the next REF is row 2's
   std::uint64_t t = 22;
   for (int i = 0; i < 6; ++i) {
     t += 25000;
     At(t, Cmd::kRefresh);
   }
   EXPECT_THAT(Rules(), IsEmpty()) << dev_.Report();
-  // the next row to refresh (0) was refreshed at t - 75000: due by t + 25000
+  // the next row to refresh (0) was refreshed at t - 75000: due by t + 25000 (rows 1 and 2,
+  // last refreshed at 31, were refreshed at 100022 and 125022: within 100000 of it)
   At(t + 25000, Cmd::kNop);
   EXPECT_THAT(Rules(), IsEmpty()) << dev_.Report();
   dev_.Finish(t + 25001);
