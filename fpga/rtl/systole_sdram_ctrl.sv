@@ -191,10 +191,15 @@ module systole_sdram_ctrl #(
   endfunction
 
   logic accept, hit, all_closed, pre_all_ok, ref_ok, act_ok, col_ok;
-  wire [ROW_BITS-1:0] bank_row = open_row_q[ROW_BITS*bank_q +: ROW_BITS];
+  logic [ROW_BITS-1:0] bank_row;  // the open row of the request's bank
   assign accept = req_valid && req_ready;
 
   always_comb begin
+    // a loop, not open_row_q[ROW_BITS*bank_q +: ...]: Yosys maps that product to a DSP
+    bank_row = '0;
+    for (int b = 0; b < 4; b++) begin
+      if (bank_q == 2'(b)) bank_row = open_row_q[ROW_BITS*b +: ROW_BITS];
+    end
     all_closed = open_q == 4'd0;
     pre_all_ok = mrd_q == '0;
     ref_ok = mrd_q == '0 && rfc_q == '0;
@@ -330,7 +335,9 @@ module systole_sdram_ctrl #(
             ba_d = bank_q;
             a_d = 13'(row_q);
             open_d[bank_q] = 1'b1;
-            open_row_d[ROW_BITS*bank_q +: ROW_BITS] = row_q;
+            for (int b = 0; b < 4; b++) begin
+              if (bank_q == 2'(b)) open_row_d[ROW_BITS*b +: ROW_BITS] = row_q;
+            end
             act_wait_d[CW*bank_q +: CW] = CW'(T_RC - 1);
             pre_wait_d[CW*bank_q +: CW] = CW'(T_RAS - 1);
             col_wait_d[CW*bank_q +: CW] = CW'(T_RCD - 1);
@@ -357,17 +364,22 @@ module systole_sdram_ctrl #(
       default: state_d = S_WAIT;
     endcase
 
-    // write beats: beat 0 leaves with the first WR, beat 8 with the second
-    if (cmd_d == CMD_WR && !second_q) begin
-      writing_d = 1'b1;
-      wbeat_d = 4'd1;
+    // write beats: beat 0 leaves with the first WR, beat 8 with the second. The data and
+    // strobes shift down one beat at a time (a shift register, not a 16-way multiplexer); a
+    // request taken with the last beat loads its own.
+    if ((cmd_d == CMD_WR && !second_q) || writing_q) begin
       dq_o_d = wdata_q[15:0];
       dqm_d = ~wstrb_q[1:0];
       dq_oe_d = 1'b1;
+      if (!accept) begin
+        wdata_d = {16'd0, wdata_q[255:16]};
+        wstrb_d = {2'd0, wstrb_q[31:2]};
+      end
+    end
+    if (cmd_d == CMD_WR && !second_q) begin
+      writing_d = 1'b1;
+      wbeat_d = 4'd1;
     end else if (writing_q) begin
-      dq_o_d = wdata_q[16*wbeat_q +: 16];
-      dqm_d = ~wstrb_q[2*wbeat_q +: 2];
-      dq_oe_d = 1'b1;
       wbeat_d = wbeat_q + 4'd1;
       if (wbeat_q == 4'd15) begin
         writing_d = 1'b0;
@@ -378,7 +390,7 @@ module systole_sdram_ctrl #(
     // read capture: the chip drives beat 0 CAS_LATENCY edges after it samples the RD
     rd_line_d[0] = cmd_d == CMD_RD;
     if (rd_line_q[CAS_LATENCY] || capturing_q) begin
-      rdata_d[16*cap_idx_q +: 16] = sdram_dq_i;
+      rdata_d = {sdram_dq_i, rdata_q[255:16]};  // beat 0 ends at the bottom after 16
       cap_idx_d = cap_idx_q + 4'd1;
       if (cap_idx_q == 4'd15) rsp_valid_d = 1'b1;
       if (rd_line_q[CAS_LATENCY]) begin
