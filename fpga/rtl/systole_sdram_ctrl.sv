@@ -23,7 +23,8 @@
 // rounded down, less one cycle); requests wait while one is owed. A free-running timer (not
 // restarted by the refresh) keeps the 8192 refreshes within 64 ms however long a request
 // delays one: the one cycle less per interval is 8192 cycles of slack, far more than the
-// longest request (a conflict, about 40 cycles at 143 MHz).
+// longest request delays a REF (the tests hold every gap between REFs within 64 ms / 8192 + 64
+// cycles, at 20 and at 143 MHz).
 //
 // Power-up: 200 us of NOPs with CKE high after reset, PRECHARGE ALL, two AUTO REFRESHes,
 // LOAD MODE REGISTER, then requests are taken (init_done).
