@@ -56,3 +56,14 @@ module EHXPLLL #(
   assign CLKINTFB = 1'b0;
   assign LOCK = 1'b1;
 endmodule
+
+// ECP5 output DDR register: D0 is driven while SCLK is high, D1 while it is low.
+module ODDRX1F (
+    input  logic D0,
+    input  logic D1,
+    input  logic SCLK,
+    input  logic RST,
+    output logic Q
+);
+  assign Q = SCLK ? D0 : D1;
+endmodule

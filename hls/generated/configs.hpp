@@ -60,7 +60,7 @@ inline constexpr unsigned kAccRows = 64;  // accumulator rows: most rows of one 
 inline constexpr unsigned kClockMhz = 48;
 }  // namespace tiny
 
-// `ulx3s`: 4x4 int8 array for the ULX3S (ECP5-85F), device memory in block RAM
+// `ulx3s`: 4x4 int8 array for the ULX3S (ECP5-85F), device memory in the 32 MB SDRAM
 namespace ulx3s {
 inline constexpr const char* kName = "ulx3s";
 inline constexpr unsigned kRows = 4;  // MXU rows: the reduction depth of a tile

@@ -1,17 +1,22 @@
 // ulx3s_top — Systole on the ULX3S (Lattice ECP5 LFE5U-85F-6BG381C): the device behind a
-// UART on the FT231X (the board's US1 USB port), device memory in on-chip block RAM. The
-// board's 32 MB SDRAM is not used yet: it needs an SDRAM controller on the memory port
-// (docs/FPGA.md).
+// UART on the FT231X (the board's US1 USB port), device memory in the board's 32 MB SDR SDRAM
+// through fpga/rtl/systole_sdram_ctrl.sv (docs/FPGA.md, "The ULX3S SDRAM controller").
 //
-//   clk_25mhz ─► EHXPLLL (x4/5) ─► clk 20 MHz ──────────────────────────────────────────┐
-//   FT231X ── ftdi_txd ─► systole_uart_top (UART ─ frame bridge ─ systole_core) ─ mem port ─► systole_hbm_bram_channel (DP16KD, 128 KiB)
-//          ◄─ ftdi_rxd ──┘                                                   irq ─► led[1]
-//   btn[1] (F1) ─► systole_board_reset ─► rst                               heartbeat ─► led[0]
+//   clk_25mhz ─► EHXPLLL (x4/5) ─► clk 20 MHz ─────────────────────────────────────────────┐
+//   FT231X ── ftdi_txd ─► systole_uart_top (UART ─ frame bridge ─ systole_core) ─ mem port ─► systole_sdram_ctrl ─► sdram_* (32 MB)
+//          ◄─ ftdi_rxd ──┘                                                   irq ─► led[1]   clk inverted (ODDRX1F) ─► sdram_clk
+//   btn[1] (F1) ─► systole_board_reset ─► rst     heartbeat ─► led[0]   SDRAM ready (init_done) ─► led[2]
 //
 // fpga/boards/ulx3s/README.md says what to plug where; configs/ulx3s.toml is the machine (its
 // clock.mhz is what the PLL below makes: ecppll -i 25 -o 20). 20 MHz because the core closes
 // timing at about 26 MHz on the ECP5-85F (docs/FPGA.md); the FT231X then runs at 2 Mbaud
 // (10 clocks per bit: 3 Mbaud would be 6.67).
+//
+// The SDRAM's clock is the controller's, inverted: the chip samples each command and write
+// beat half a cycle (25 ns) after the controller's registers change, and the controller
+// samples read data CAS latency + 1 rising edges after the command left its register, half a
+// cycle after the chip's clock edge put it on DQ (the chip's access time is at most 6 ns at
+// CL 2) — the same edge count the controller's Verilator tests check against the chip model.
 module ulx3s_top #(
     // The core's parameters (rtl/README.md). The flow sets every one from the board's
     // configuration (rtl/generated/params/<config>.vc); the zero defaults make a top elaborated
@@ -43,7 +48,18 @@ module ulx3s_top #(
     input  logic [6:0] btn,         // btn[0] PWR (low when pressed), btn[1..6] high when pressed
     // verilator lint_on UNUSEDSIGNAL
     output logic [7:0] led,
-    output logic       wifi_gpio0   // high: keeps the ESP32 from resetting the board
+    output logic       wifi_gpio0,  // high: keeps the ESP32 from resetting the board
+    // the 32 MB SDR SDRAM (names as in the board's ulx3s_v20.lpf)
+    output logic        sdram_clk,
+    output logic        sdram_cke,
+    output logic        sdram_csn,
+    output logic        sdram_wen,
+    output logic        sdram_rasn,
+    output logic        sdram_casn,
+    output logic [12:0] sdram_a,
+    output logic [1:0]  sdram_ba,
+    output logic [1:0]  sdram_dqm,
+    inout  wire  [15:0] sdram_d
 );
   if (ROWS == 0 || CLOCK_MHZ == 0 || MEM_BYTES_LO == 0) begin : g_check_params
     systole_param_error_board_top_needs_its_configuration_parameters u_error ();
@@ -51,10 +67,10 @@ module ulx3s_top #(
   if (CLOCK_MHZ != 20) begin : g_check_clock
     systole_param_error_ulx3s_top_makes_20_MHz u_error ();
   end
-  if (MEM_BYTES_HI != 0 || MEM_BYTES_LO > 262144) begin : g_check_memory
-    systole_param_error_ulx3s_device_memory_is_at_most_262144_bytes u_error ();
+  if (MEM_BYTES_HI != 0 || MEM_BYTES_LO != 33554432) begin : g_check_memory
+    systole_param_error_ulx3s_device_memory_is_the_32_MB_SDRAM u_error ();
   end
-  localparam integer MEM_AW = $clog2(MEM_BYTES_LO);
+  localparam integer MEM_AW = $clog2(MEM_BYTES_LO);  // 25: 9 column + 2 bank + 13 row + 1
 
   logic clk, locked, rst;
   (* FREQUENCY_PIN_CLKI="25" *)
@@ -95,23 +111,29 @@ module ulx3s_top #(
       .mem_req_valid, .mem_req_ready, .mem_req_write, .mem_req_addr, .mem_req_wdata,
       .mem_req_wstrb, .mem_rsp_valid, .mem_rsp_rdata);
 
-  // Device memory: on-chip block RAM (the HBM controller's RAM channel, rtl/memory/hbm/),
-  // answering every request one cycle later.
-  systole_hbm_bram_channel #(.ADDR_BITS(MEM_AW), .ID_BITS(1)) u_memory (
-      .clk, .rst, .req_valid(mem_req_valid), .req_ready(mem_req_ready),
-      .req_write(mem_req_write), .req_addr(mem_req_addr[MEM_AW-1:0]),
-      .req_wdata(mem_req_wdata), .req_wstrb(mem_req_wstrb), .req_id(1'b0),
-      .rsp_valid(mem_rsp_valid), .rsp_ready(1'b1),
-      // verilator lint_off PINCONNECTEMPTY
-      .rsp_id(), .rsp_rdata(mem_rsp_rdata));
-      // verilator lint_on PINCONNECTEMPTY
+  // Device memory: the SDRAM (AS4C16M16SA-7 class: 4 banks x 8192 rows x 512 columns; CL 2 at
+  // 20 MHz). The controller's DQ is out / output-enable / in; the tristate buffer is here.
+  logic [15:0] dq_o;
+  logic        dq_oe, sdram_ready;
+  systole_sdram_ctrl #(.CLOCK_MHZ(CLOCK_MHZ), .CAS_LATENCY(2), .COL_BITS(9), .ROW_BITS(13)) u_memory (
+      .clk, .rst, .init_done(sdram_ready),
+      .req_valid(mem_req_valid), .req_ready(mem_req_ready), .req_write(mem_req_write),
+      .req_addr(mem_req_addr[MEM_AW-1:0]), .req_wdata(mem_req_wdata), .req_wstrb(mem_req_wstrb),
+      .rsp_valid(mem_rsp_valid), .rsp_rdata(mem_rsp_rdata),
+      .sdram_cke, .sdram_cs_n(sdram_csn), .sdram_ras_n(sdram_rasn), .sdram_cas_n(sdram_casn),
+      .sdram_we_n(sdram_wen), .sdram_ba, .sdram_a, .sdram_dqm, .sdram_dq_o(dq_o),
+      .sdram_dq_oe(dq_oe), .sdram_dq_i(sdram_d));
+  assign sdram_d = dq_oe ? dq_o : 16'bz;
+  // The chip's clock: clk inverted, from an output DDR register (low while clk is high).
+  ODDRX1F u_sdram_clk (.D0(1'b0), .D1(1'b1), .SCLK(clk), .RST(1'b0), .Q(sdram_clk));
 
-  // LEDs: a heartbeat (the clock runs and reset is over) and the device's interrupt.
+  // LEDs: a heartbeat (the clock runs and reset is over), the device's interrupt, and the
+  // SDRAM's power-up sequence done.
   logic [24:0] beat_q;
   always_ff @(posedge clk) begin
     if (rst) beat_q <= '0;
     else beat_q <= beat_q + 1'b1;
   end
-  assign led = {6'd0, irq, beat_q[24]};
+  assign led = {5'd0, sdram_ready, irq, beat_q[24]};
   assign wifi_gpio0 = 1'b1;
 endmodule
