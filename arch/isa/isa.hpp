@@ -101,6 +101,7 @@ enum class Field : std::uint8_t {
   kBcol,       // VECTOR: operand b is element 0 of its row, broadcast along the row
   kMath,       // VECTOR: transcendental function applied after op (enum VecMath; bf16 only)
   kOver,       // REDUCE: reduce over the elements of each row, or over the rows (enum ReduceOver)
+  kWiden,      // LOAD: device elements of the array's type, widened into the accumulators
   kCount_,     // number of fields (not a field)
 };
 inline constexpr unsigned kNumFields = static_cast<unsigned>(Field::kCount_);
@@ -176,6 +177,14 @@ struct Instruction {
   }
   bool operator==(const Instruction&) const = default;
 };
+
+// Bytes of one device-memory element that a LOAD or STORE moves (docs/ISA.md, "LOAD and
+// STORE"): the array's element size `element_bytes` (1 for int8, 2 for bf16) for the unified
+// buffer and for a LOAD with `widen`, the accumulators' 4 otherwise.
+inline unsigned DmaElementBytes(const Instruction& insn, unsigned element_bytes) {
+  const bool accumulators = insn[Field::kMem] == static_cast<unsigned>(MemSpace::kAcc);
+  return accumulators && !(insn.opcode == Opcode::kLoad && insn[Field::kWiden] != 0) ? 4 : element_bytes;
+}
 
 // The wait/signal mask bit of a unit.
 constexpr std::uint8_t UnitBit(Unit unit) {

@@ -29,6 +29,14 @@ constexpr std::array kDmaFields = std::to_array<FieldSpec>({
   {Field::kElems,  "elems", 168, 16, K::kUnsigned, 1, kMax16, {}, "elements per row (>= 1; col+elems <= row width)"},
 });
 
+// LOAD adds `widen`: accumulator rows loaded from elements of the array's own type (a bf16
+// tensor into fp32 accumulators: half the bytes of an fp32 copy of the same values).
+constexpr std::array kLoadFields = std::to_array<FieldSpec>({
+  kDmaFields[0],
+  {Field::kWiden,  "widen",  19,  1, K::kFlag,     0, 1, {}, "mem=acc: device elements are E bytes (the array's type), widened exactly (bf16 to fp32, int8 to int32); mem=ub: no effect"},
+  kDmaFields[1], kDmaFields[2], kDmaFields[3], kDmaFields[4], kDmaFields[5], kDmaFields[6],
+});
+
 constexpr std::array kLoadWeightsFields = std::to_array<FieldSpec>({
   {Field::kDram,   "dram",   32, 48, K::kUnsigned, 0, ~0ull, {}, "device byte address of W[0][0]"},
   {Field::kStride, "stride", 80, 32, K::kUnsigned, 0, ~0ull, {}, "device bytes between W[k][*] and W[k+1][*]"},
@@ -105,7 +113,7 @@ constexpr std::array kInterruptFields = std::to_array<FieldSpec>({
 });
 
 constexpr std::array kOpcodeTable = std::to_array<OpcodeSpec>({
-  {Opcode::kLoad,        "load",         Unit::kLoad,      kDmaFields,         "copy rows x elems elements from device memory into the unified buffer or accumulators"},
+  {Opcode::kLoad,        "load",         Unit::kLoad,      kLoadFields,        "copy rows x elems elements from device memory into the unified buffer or accumulators"},
   {Opcode::kStore,       "store",        Unit::kStore,     kDmaFields,         "copy rows x elems elements from the unified buffer or accumulators to device memory"},
   {Opcode::kLoadWeights, "load_weights", Unit::kWeight,    kLoadWeightsFields, "read one R x C weight tile from device memory into the weight FIFO"},
   {Opcode::kMatmul,      "matmul",       Unit::kMxu,       kMatmulFields,      "stream rows input rows through the array against the stationary tile"},

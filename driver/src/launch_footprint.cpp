@@ -13,8 +13,7 @@ std::optional<TouchedRange> DmaRangeOf(const isa::Instruction& insn, const Confi
   switch (insn.opcode) {
     case Opcode::kLoad:
     case Opcode::kStore: {
-      const bool acc = insn[Field::kMem] == static_cast<unsigned>(isa::MemSpace::kAcc);
-      const std::uint64_t element = acc ? kAccumulatorElementBytes : ElementBytes(config.dtype);
+      const std::uint64_t element = isa::DmaElementBytes(insn, ElementBytes(config.dtype));
       const std::uint64_t rows = insn[Field::kRows];
       const std::uint64_t span = (rows == 0 ? 0 : (rows - 1) * insn[Field::kStride]) +
                                  insn[Field::kElems] * element;
@@ -53,7 +52,7 @@ std::optional<regs::ErrorCode> OperandFault(const isa::Instruction& insn, const 
     case Opcode::kLoad:
     case Opcode::kStore: {
       const bool acc = insn[Field::kMem] == static_cast<unsigned>(isa::MemSpace::kAcc);
-      const std::uint64_t size = acc ? kAccumulatorElementBytes : element;
+      const std::uint64_t size = isa::DmaElementBytes(insn, ElementBytes(config.dtype));
       if (insn[Field::kDram] % size != 0 || insn[Field::kStride] % size != 0) {
         return regs::ErrorCode::kMisaligned;
       }
@@ -61,7 +60,7 @@ std::optional<regs::ErrorCode> OperandFault(const isa::Instruction& insn, const 
       if (insn[Field::kCol] + insn[Field::kElems] > (acc ? config.cols : ub_width)) {
         return regs::ErrorCode::kShape;
       }
-      const std::uint64_t buffer_rows = acc ? config.accumulator_bytes / (config.cols * size)
+      const std::uint64_t buffer_rows = acc ? config.accumulator_bytes / (config.cols * kAccumulatorElementBytes)
                                             : config.unified_buffer_bytes / (ub_width * element);
       if (insn[Field::kRow] + insn[Field::kRows] > buffer_rows) {
         return acc ? regs::ErrorCode::kAccRange : regs::ErrorCode::kUbRange;

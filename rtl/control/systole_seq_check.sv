@@ -113,7 +113,7 @@ module systole_seq_check #(
 
   // Fields (zero-extended to 64 bits where they enter arithmetic). LOAD and STORE share one
   // layout (LOAD_* positions).
-  logic        dma_acc;
+  logic        dma_acc, dma_acc_elems;  // mem=acc; and 4-byte elements in device memory
   logic [63:0] dma_dram, dma_stride, dma_row, dma_col, dma_rows, dma_elems;
   logic [63:0] lw_dram, lw_rows, lw_cols;
   logic        mm_pop;
@@ -126,6 +126,8 @@ module systole_seq_check #(
   logic [63:0] red_src, red_dst, red_rows, red_elems;
   logic [63:0] pool_src, pool_dst;
   assign dma_acc = insn_i[LOAD_MEM_LSB];
+  // A widening LOAD reads elements of the array's own type into the accumulators.
+  assign dma_acc_elems = dma_acc && !(op == OP_LOAD && insn_i[LOAD_WIDEN_LSB]);
   assign dma_dram = 64'(insn_i[LOAD_DRAM_LSB +: LOAD_DRAM_WIDTH]);
   assign dma_stride = 64'(insn_i[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH]);
   assign dma_row = 64'(insn_i[LOAD_ROW_LSB +: LOAD_ROW_WIDTH]);
@@ -219,7 +221,7 @@ module systole_seq_check #(
                              (BF16 != 0 ? 1 : 0));
     end else begin
       span_c = 50'(mul_p) + (50'(insn_i[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH]) <<
-                             (dma_acc ? 2 : (BF16 != 0 ? 1 : 0)));
+                             (dma_acc_elems ? 2 : (BF16 != 0 ? 1 : 0)));
     end
     // Highest window row and column of the last output pixel.
     pool_y_c = (25'(insn_i[POOL_OUT_H_LSB +: POOL_OUT_H_WIDTH]) - 25'd1) *
@@ -241,7 +243,7 @@ module systole_seq_check #(
     opd_err = ERR_NONE;
     width = dma_acc ? COLS64 : W64;
     buf_rows = dma_acc ? ACC_ROWS64 : UB_ROWS64;
-    elem = dma_acc ? 64'd4 : (BF16 != 0 ? 64'd2 : 64'd1);
+    elem = dma_acc_elems ? 64'd4 : (BF16 != 0 ? 64'd2 : 64'd1);
     case (op)
       OP_LOAD, OP_STORE: begin
         if ((dma_dram & (elem - 64'd1)) != '0 || (dma_stride & (elem - 64'd1)) != '0)

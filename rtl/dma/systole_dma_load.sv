@@ -2,7 +2,9 @@
 //
 // `load mem=ub|acc, dram=A, stride=S, row=r, col=c, rows=n, elems=e` (docs/ISA.md): for each
 // row i, the e elements at A + i*S land in elements c..c+e-1 of buffer row r+i; the rest of the
-// row is untouched (a lane-masked write). Rows stream through systole_row_reader, so row i+1's
+// row is untouched (a lane-masked write). With `widen` (mem=acc) the device elements are of the
+// array's type and each is widened exactly into its accumulator: bf16 bits become the upper half
+// of the fp32, an int8 is sign-extended. Rows stream through systole_row_reader, so row i+1's
 // words are requested while row i's come back. The sequencer has checked every operand.
 module systole_dma_load #(
     parameter integer ROWS = 0,
@@ -72,6 +74,7 @@ module systole_dma_load #(
   logic        active_q, active_d;
   logic        done_q, done_d;
   logic        to_acc_q, to_acc_d;
+  logic        widen_q, widen_d;            // mem=acc with E-byte device elements
   logic [47:0] next_addr_q, next_addr_d;   // device address of the next row to request
   logic [31:0] stride_q, stride_d;
   logic [23:0] first_row_q, first_row_d;
@@ -90,7 +93,7 @@ module systole_dma_load #(
   assign rows_done = rows_done_q;
   assign done = done_q;
 
-  wire [15:0] elem_bytes = to_acc ? 16'd4 : 16'(E);
+  wire [15:0] elem_bytes = to_acc && !widen_q ? 16'd4 : 16'(E);
 
   assign cmd_ready = !active;
   wire take = cmd_valid && cmd_ready;
@@ -128,7 +131,14 @@ module systole_dma_load #(
   assign acc_wr_req   = row_valid && to_acc;
   assign acc_wr_addr  = ACC_AW'(32'(first_row_q) + 32'(rows_done));
   assign acc_wr_lanes = acc_lanes;
-  assign acc_wr_data  = row_data[ACC_BYTES*8-1:0];
+  logic [COLS*32-1:0] acc_widened;
+  always_comb begin
+    for (int i = 0; i < COLS; i++) begin
+      if (BF16 != 0) acc_widened[i*32 +: 32] = {row_data[i*16 +: 16], 16'h0000};
+      else acc_widened[i*32 +: 32] = {{24{row_data[i*8+7]}}, row_data[i*8 +: 8]};
+    end
+  end
+  assign acc_wr_data  = widen_q ? acc_widened : row_data[ACC_BYTES*8-1:0];
   assign row_ready    = to_acc ? acc_wr_gnt : ub_wr_gnt;
   wire   row_written  = row_valid && row_ready;
 
@@ -140,6 +150,7 @@ module systole_dma_load #(
     active_d = active_q;
     done_d = 1'b0;
     to_acc_d = to_acc_q;
+    widen_d = widen_q;
     next_addr_d = next_addr_q;
     stride_d = stride_q;
     first_row_d = first_row_q;
@@ -151,6 +162,7 @@ module systole_dma_load #(
     if (take) begin
       active_d     = 1'b1;
       to_acc_d     = cmd_insn[LOAD_MEM_LSB];
+      widen_d      = cmd_insn[LOAD_MEM_LSB] && cmd_insn[LOAD_WIDEN_LSB];
       next_addr_d  = cmd_insn[LOAD_DRAM_LSB +: LOAD_DRAM_WIDTH];
       stride_d     = cmd_insn[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH];
       first_row_d  = cmd_insn[LOAD_ROW_LSB +: LOAD_ROW_WIDTH];
@@ -192,6 +204,7 @@ module systole_dma_load #(
   always_ff @(posedge clk) begin
     if (!rst) begin
       to_acc_q <= to_acc_d;
+      widen_q <= widen_d;
       next_addr_q <= next_addr_d;
       stride_q <= stride_d;
       first_row_q <= first_row_d;

@@ -32,6 +32,8 @@ localparam logic [7:0] OP_REDUCE = 8'h0B;
 // LOAD: copy rows x elems elements from device memory into the unified buffer or accumulators
 localparam integer LOAD_MEM_LSB = 18;
 localparam integer LOAD_MEM_WIDTH = 1;
+localparam integer LOAD_WIDEN_LSB = 19;
+localparam integer LOAD_WIDEN_WIDTH = 1;
 localparam integer LOAD_DRAM_LSB = 32;
 localparam integer LOAD_DRAM_WIDTH = 48;
 localparam integer LOAD_STRIDE_LSB = 80;
@@ -224,7 +226,7 @@ localparam integer REDUCE_OVER_ROWS = 1;
 // Bits of the header (opcode, wait and signal masks), used by every opcode.
 localparam logic [255:0] ISA_HEADER_USED = 256'h0000000000000000_0000000000000000_0000000000000000_000000000003ffff;
 // Bits each opcode uses: the header and its fields; every other bit is reserved.
-localparam logic [255:0] LOAD_USED = 256'h0000000000000000_00ffffffffffffff_ffffffffffffffff_ffffffff0007ffff;
+localparam logic [255:0] LOAD_USED = 256'h0000000000000000_00ffffffffffffff_ffffffffffffffff_ffffffff000fffff;
 localparam logic [255:0] STORE_USED = 256'h0000000000000000_00ffffffffffffff_ffffffffffffffff_ffffffff0007ffff;
 localparam logic [255:0] LOAD_WEIGHTS_USED = 256'h0000000000000000_000000000000ffff_ffffffffffffffff_ffffffff0003ffff;
 localparam logic [255:0] MATMUL_USED = 256'h0000000000000000_0000000000000000_0000ffffffffffff_ffffffff000fffff;

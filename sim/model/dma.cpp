@@ -22,7 +22,8 @@ struct DmaOperands {
   std::uint64_t col;       // c
   std::uint64_t rows;      // n
   std::uint64_t elems;     // e
-  std::uint64_t elem_size; // s: E for the UB, 4 for the accumulators
+  std::uint64_t elem_size; // s: E for the UB and a widening LOAD, 4 for the accumulators
+  bool widen;              // LOAD mem=acc widen: E-byte elements into 4-byte accumulators
 
   explicit DmaOperands(const isa::Instruction& insn, unsigned ub_element_bytes)
       : to_acc(insn[Field::kMem] == static_cast<unsigned>(isa::MemSpace::kAcc)),
@@ -32,7 +33,8 @@ struct DmaOperands {
         col(insn[Field::kCol]),
         rows(insn[Field::kRows]),
         elems(insn[Field::kElems]),
-        elem_size(to_acc ? kAccumulatorElementBytes : ub_element_bytes) {}
+        elem_size(isa::DmaElementBytes(insn, ub_element_bytes)),
+        widen(to_acc && elem_size != kAccumulatorElementBytes) {}
 
   std::uint64_t RowBytes() const { return elems * elem_size; }
   // Bytes from the first to one past the last byte touched. Field widths bound every term
@@ -71,6 +73,22 @@ std::optional<GoldenModel::Fault> GoldenModel::CheckDma(const isa::Instruction& 
 
 void GoldenModel::ExecuteLoad(const isa::Instruction& insn) {
   const DmaOperands op(insn, element_bytes_);
+  if (op.widen) {
+    // Each element exactly as an accumulator element: bf16 bits are the upper half of the
+    // fp32 of the same value, an int8 is sign-extended to int32.
+    std::vector<std::uint8_t> row(op.RowBytes());
+    for (std::uint64_t i = 0; i < op.rows; ++i) {
+      memory_.Read(op.dram + i * op.stride, row);
+      std::uint32_t* destination = AccRowData(op.row + i) + op.col;
+      for (std::uint64_t j = 0; j < op.elems; ++j) {
+        destination[j] = element_bytes_ == 2
+                             ? std::uint32_t{row[2 * j]} << 16 | std::uint32_t{row[2 * j + 1]} << 24
+                             : static_cast<std::uint32_t>(std::int32_t{static_cast<std::int8_t>(row[j])});
+      }
+    }
+    Count(Perf::kBytesDramToAcc) += op.rows * op.RowBytes();
+    return;
+  }
   for (std::uint64_t i = 0; i < op.rows; ++i) {
     std::uint8_t* destination =
         op.to_acc ? reinterpret_cast<std::uint8_t*>(AccRowData(op.row + i) + op.col)

@@ -217,7 +217,7 @@ TimingModel::DmaShape TimingModel::ShapeOf(const isa::Instruction& insn) const {
     d.credits = weight_credits_;
     d.credit_delay = parameters_.credit_return;
   } else {
-    const std::uint64_t size = insn[Field::kMem] == 0 ? ElementBytes(config_.dtype) : kAccumulatorElementBytes;
+    const std::uint64_t size = isa::DmaElementBytes(insn, ElementBytes(config_.dtype));
     d.row_bytes = insn[Field::kElems] * size;
     d.credits = d.write ? 0 : config_.load_credits;  // the LOAD row reader's CREDITS
     d.credit_delay = d.write ? 0 : parameters_.credit_return;

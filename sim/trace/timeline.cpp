@@ -28,8 +28,7 @@ std::uint64_t DmaBytes(const Config& config, const isa::Instruction& insn) {
   switch (insn.opcode) {
     case Opcode::kLoad:
     case Opcode::kStore:
-      return insn[Field::kRows] * insn[Field::kElems] *
-             (insn[Field::kMem] == 0 ? element : kAccumulatorElementBytes);
+      return insn[Field::kRows] * insn[Field::kElems] * isa::DmaElementBytes(insn, static_cast<unsigned>(element));
     case Opcode::kLoadWeights:
       return insn[Field::kRows] * insn[Field::kCols] * element;
     default:

@@ -229,7 +229,7 @@ TEST(IsaGolden, IllegalOpcodes) {
 // operand word, one above the last field), again read off isa_table.cpp by hand.
 TEST(IsaGolden, ReservedBitsInEveryOpcode) {
   const std::vector<std::pair<std::string_view, std::vector<unsigned>>> reserved = {
-      {"load", {19, 31, 184, 255}},   {"store", {19, 184}},     {"load_weights", {18, 144}},
+      {"load", {20, 31, 184, 255}},   {"store", {19, 184}},     {"load_weights", {18, 144}},
       {"matmul", {20, 112}},          {"activate", {22, 200}},  {"vector", {31, 160}},
       {"pool", {19, 200}},            {"sync", {18, 128, 255}}, {"interrupt", {31, 48}},
       {"halt", {18, 32, 255}},        {"reduce", {20, 152}},

@@ -16,7 +16,7 @@ TEST(AssemblerErrors, FullFormatNamesFileLineAndColumn) {
       Errors("halt\n\nload    rwos=3, rows=1, elems=1\n", "mlp.s");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].ToString(),
-            "mlp.s:3:9: error: unknown field 'rwos' for 'load' (expected one of: mem, dram, "
+            "mlp.s:3:9: error: unknown field 'rwos' for 'load' (expected one of: mem, widen, dram, "
             "stride, row, col, rows, elems)");
   try {
     Assemble("halt\nbogus\n", "x.s");

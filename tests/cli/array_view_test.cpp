@@ -157,7 +157,18 @@ TEST_F(ArrayView, HeadlessChromiumDrawsTheCycleTheLinkNames) {
       const std::size_t at = row_at + 1 + static_cast<std::size_t>(j) * 4;
       const int i = 2 - t - j;  // the input row at PE (t, j) two cycles in
       if (i < 0) continue;  // the wavefront has not reached it yet
-      EXPECT_EQ(texts[at], "x " + std::to_string(X(i, t))) << "PE (" << t << ", " << j << ")";
+      // The page shows "?" for a register that still holds its first sample (the simulator's
+      // power-up fill): an input equal to that fill is indistinguishable from it.
+      bool written = false;
+      for (std::size_t c = 1; c <= index && !written; ++c) {
+        written = frames_.At(c, static_cast<std::size_t>(t), static_cast<std::size_t>(j)).x !=
+                  frames_.At(0, static_cast<std::size_t>(t), static_cast<std::size_t>(j)).x;
+      }
+      EXPECT_EQ(texts[at], written ? "x " + std::to_string(X(i, t)) : std::string("x ?"))
+          << "PE (" << t << ", " << j << ")";
+      if (!written) {
+        EXPECT_EQ(Int8(frames_.At(0, static_cast<std::size_t>(t), static_cast<std::size_t>(j)).x), X(i, t));
+      }
       EXPECT_THAT(texts[at + 1], ::testing::EndsWith(" " + std::to_string(W1(t, j))));
     }
   }

@@ -32,7 +32,7 @@ std::uint64_t KSteps(const image::Program& program, std::uint64_t pixels, std::u
 // generator chose; returns whether it packed taps.
 bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool raw,
                  std::mt19937_64& rng, bool blocked = false, bool out_blocked = false,
-                 bool replicated_bias = false, bool with_start = false) {
+                 bool replicated_bias = false, bool with_start = false, bool element_start = false) {
   const ConvParams& p = s.params;
   SCOPED_TRACE(::testing::Message()
                << config.name << " in " << s.batch << "x" << s.h << "x" << s.w << "x" << s.cin
@@ -41,7 +41,7 @@ bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
                << p.pad_top << "," << p.pad_bottom << "," << p.pad_left << "," << p.pad_right
                << " groups " << p.groups << " bias " << with_bias << " raw " << raw
                << " blocked " << blocked << " out_blocked " << out_blocked << " replicated_bias "
-               << replicated_bias << " start " << with_start);
+               << replicated_bias << " start " << with_start << " element start " << element_start);
   ProgramBuilder builder(config);
   const bool bf16 = builder.IsBf16();
   const DataType element = builder.ElementType(), acc_type = builder.AccumulatorType();
@@ -65,7 +65,8 @@ bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
                   : OutputTransform::Quantized(3000, 14, -3, isa::ActFunc::kRelu));
   ConvParams params = p;
   params.out_channels = s.cout;
-  if (with_start) params.start = builder.AddInput("start", acc_type, out.shape);  // laid out like out
+  // Laid out like out, in the accumulator type or (widened by its LOAD) the element type.
+  if (with_start) params.start = builder.AddInput("start", element_start ? element : acc_type, out.shape);
   Conv2D(builder, in, w, bias, out, params, transform);
   const image::Program program = builder.Finish();
   bool packed = false;
@@ -91,8 +92,14 @@ bool RunConvCase(const Config& config, const ConvShape& s, bool with_bias, bool 
   std::optional<std::vector<std::uint32_t>> start_bits;  // NHWC
   if (params.start) {
     EXPECT_FALSE(packed) << "the packed reference takes no starting tensor";
-    start_bits = RandomBits(rng, acc_type, pixels * s.cout, bf16 ? 8.0 : 30000.0);
+    start_bits = RandomBits(rng, element_start ? element : acc_type, pixels * s.cout,
+                            element_start ? range : (bf16 ? 8.0 : 30000.0));
     inputs.push_back({*params.start, out_blocked ? BlockColumns(*start_bits, pixels, s.cout, cols) : *start_bits});
+    if (element_start) {  // the reference starts from the same values in the accumulator type
+      for (std::uint32_t& b : *start_bits) {
+        b = bf16 ? b << 16 : static_cast<std::uint32_t>(std::int32_t{static_cast<std::int8_t>(b)});
+      }
+    }
   }
   auto device = RunOnModel(config, program, inputs);
   const auto expected =
@@ -145,6 +152,9 @@ TEST_P(ConvTest, StartingTensorIsTheAccumulatorsFirstValue) {
   RunConvCase(config, {1, 5, 6, r + 1, 1, 1, c + 2, Params(1, 0)}, false, false, rng, true, true, false, true);
   RunConvCase(config, {2, 14, 13, r, 3, 3, 2 * c, Params(1, 1)}, true, false, rng, true, true, false, true);
   RunConvCase(config, {1, 6, 6, 4, 3, 3, 8, Params(1, 1, 2)}, true, false, rng, false, false, false, true);
+  // In the element type, widened into the accumulators by `load mem=acc widen`.
+  RunConvCase(config, {1, 5, 6, r + 1, 1, 1, c + 2, Params(1, 0)}, true, false, rng, false, false, false, true, true);
+  RunConvCase(config, {2, 14, 13, r, 3, 3, 2 * c, Params(1, 1)}, true, false, rng, true, true, false, true, true);
 }
 
 TEST(ConvErrors, StartingTensorNeedsTheOutputsShapeAndAnActivatedOutput) {
@@ -161,6 +171,9 @@ TEST(ConvErrors, StartingTensorNeedsTheOutputsShapeAndAnActivatedOutput) {
   EXPECT_THROW(Conv2D(builder, in, w, std::nullopt, out, params), std::invalid_argument);
   params.start = start;
   EXPECT_THROW(Conv2D(builder, in, w, std::nullopt, raw, params), std::invalid_argument);
+  // Neither the accumulator type nor the element type: no LOAD reads it.
+  params.start = builder.AddInput("start3", DataType::kInt32, {1, 4, 4, 16});
+  EXPECT_THROW(Conv2D(builder, in, w, std::nullopt, out, params), std::invalid_argument);
 }
 
 TEST_P(ConvTest, GroupedAndDepthwiseConvolutionsMatchTheReference) {

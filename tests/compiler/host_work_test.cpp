@@ -105,8 +105,8 @@ ENTRY e {
 
 // A bottleneck block's tail: conv + batch norm, the residual add of the shortcut (an earlier
 // convolution's activation) and the ReLU after it, in f32. Fused, the add joins the
-// convolution's drain: the shortcut is the accumulators' starting tensor (fp32), ACTIVATE adds
-// the bias, applies the ReLU and rounds the sum to bf16.
+// convolution's drain: the shortcut is the accumulators' starting tensor, ACTIVATE adds the
+// bias, applies the ReLU and rounds the sum to bf16.
 constexpr const char* kResidualBlock = R"(HloModule m
 ENTRY e {
   x = f32[1,8,8,32] parameter(0)
@@ -133,10 +133,12 @@ TEST(ResidualAdd, AddAndReluJoinTheConvolutionsDrain) {
   ASSERT_TRUE(block != nullptr && block->kind == Step::Kind::kDevice);
   EXPECT_THAT(block->device->covers, ElementsAre("c1", "m", "bn", "sum", "out"));
   EXPECT_EQ(block->device->output.dtype, image::DataType::kBf16);
-  // The shortcut is bound as the fp32 starting tensor, laid out like the output.
+  // The shortcut is bound as the starting tensor, laid out like the output: in bf16, as the
+  // step that computes it stores it (exact there; `load mem=acc widen` widens it).
   const Binding& start = block->device->inputs.back();
   EXPECT_EQ(start.value, "shortcut");
-  EXPECT_EQ(start.dtype, image::DataType::kFp32);
+  EXPECT_EQ(FindStep(r.model, "shortcut")->device->output.dtype, image::DataType::kBf16);
+  EXPECT_EQ(start.dtype, image::DataType::kBf16);
   EXPECT_EQ(start.shape, block->device->output.shape);
   EXPECT_EQ(r.model.DeviceStepCount(), 2u);
   EXPECT_EQ(r.model.HostStepCount(HostWork::kCompute), 0u);

@@ -2,6 +2,10 @@
 // partial rows, partial weight tiles, and their byte counters.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+#include <limits>
+
 #include "tests/model/model_test_util.hpp"
 
 namespace systole::model {
@@ -62,6 +66,62 @@ TEST(Load, Bf16BitsAreCopiedUnchanged) {
   for (std::uint32_t j = 0; j < 5; ++j) EXPECT_EQ(model.UbBf16(7, 11 + j), bits[j]);
   RunOk(model, {Dma(Opcode::kStore, MemSpace::kUb, kDataAddress + 0x100, 10, 7, 11, 1, 5), Halt()});
   EXPECT_EQ(ReadArray<std::uint16_t>(model, kDataAddress + 0x100, 5), bits);
+}
+
+isa::Instruction Widen(isa::Instruction load) {
+  load[Field::kWiden] = 1;
+  return load;
+}
+
+// `load mem=acc widen`: bf16 elements become the fp32 of the same value, bit for bit the bf16
+// bits above 16 zero bits — NaN payloads, signed zeros, infinities and subnormals included.
+TEST(Load, WidenBf16IntoAccumulatorsIsExact) {
+  GoldenModel model(LoadConfig("small"));  // rows of 16 fp32
+  // 1.0, -3.0, -0.0, +inf, a NaN, the smallest bf16 subnormal, 0.5078125 (1 + 1/64, halved)
+  const std::vector<std::uint16_t> bits = {0x3F80, 0xC040, 0x8000, 0x7F80, 0x7FC1, 0x0001, 0x3F02};
+  const std::vector<float> values = {1.0f, -3.0f, -0.0f, std::numeric_limits<float>::infinity(), 0.0f,
+                                     0.0f, 0.5078125f};
+  WriteArray(model, kDataAddress, bits);
+  WriteArray(model, kDataAddress + 0x40, bits);
+  // Two rows, elements 2..8, the second from 0x40 bytes on (a stride of 32 bf16 elements).
+  RunOk(model, {Widen(Dma(Opcode::kLoad, MemSpace::kAcc, kDataAddress, 0x40, 5, 2, 2, 7)), Halt()});
+  for (std::uint32_t r = 5; r < 7; ++r) {
+    const auto row = model.AccRow(r);
+    EXPECT_EQ(row[1], 0u);
+    EXPECT_EQ(row[9], 0u);
+    for (std::uint32_t j = 0; j < 7; ++j) {
+      EXPECT_EQ(row[2 + j], std::uint32_t{bits[j]} << 16) << "element " << j;
+      if (j < 4 || j == 6) {
+        EXPECT_EQ(std::bit_cast<float>(row[2 + j]), values[j]) << "element " << j;
+      }
+    }
+  }
+  EXPECT_TRUE(std::isnan(std::bit_cast<float>(model.AccRow(5)[6])));
+  EXPECT_EQ(model.Counter("BYTES_DRAM_TO_ACC"), 2u * 7u * 2u);  // device bytes: 2 per element
+}
+
+TEST(Load, WidenInt8IntoAccumulatorsSignExtends) {
+  GoldenModel model(LoadConfig("tiny"));  // rows of 4 int32
+  WriteArray<std::int8_t>(model, kDataAddress, {-128, -1, 0, 127, 5, -6, 7, -8});
+  RunOk(model, {Widen(Dma(Opcode::kLoad, MemSpace::kAcc, kDataAddress, 4, 10, 0, 2, 4)), Halt()});
+  const std::vector<std::int32_t> expected = {-128, -1, 0, 127, 5, -6, 7, -8};
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(static_cast<std::int32_t>(model.AccRow(10 + i / 4)[i % 4]), expected[i]) << i;
+  }
+  EXPECT_EQ(model.Counter("BYTES_DRAM_TO_ACC"), 8u);
+  // Without widen the same bytes are two int32 words.
+  RunOk(model, {Dma(Opcode::kLoad, MemSpace::kAcc, kDataAddress, 4, 20, 0, 2, 1), Halt()});
+  EXPECT_EQ(model.AccRow(20)[0], 0x7F00FF80u);
+}
+
+// With mem=ub the flag changes nothing: UB elements are of the array's type already.
+TEST(Load, WidenIntoTheUnifiedBufferIsAPlainLoad) {
+  GoldenModel model(LoadConfig("small"));
+  const std::vector<std::uint16_t> bits = {0x3F80, 0xC040, 0x0001};
+  WriteArray(model, kDataAddress, bits);
+  RunOk(model, {Widen(Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 6, 3, 4, 1, 3)), Halt()});
+  for (std::uint32_t j = 0; j < 3; ++j) EXPECT_EQ(model.UbBf16(3, 4 + j), bits[j]);
+  EXPECT_EQ(model.Counter("BYTES_DRAM_TO_UB"), 6u);
 }
 
 TEST(Store, StridedFromBothMemoriesLeavesGaps) {

@@ -78,6 +78,21 @@ void ExpectPreciseFault(const FaultCase& c) {
   EXPECT_TRUE(Take(model) == Take(twin)) << "the faulting instruction or a later one had an effect";
 }
 
+isa::Instruction WidenLoad(isa::Instruction load) {
+  load[Field::kWiden] = 1;
+  return load;
+}
+
+// A widening LOAD that would fault without widen but not with it: aligned to 2 and ending at the
+// last byte of device memory.
+TEST(Errors, WidenLoadsAreCheckedWithTheirElementSize) {
+  GoldenModel model(LoadConfig("small"));
+  const std::uint64_t end = model.config().memory_bytes;
+  const LaunchResult ok = RunProgram(model, {WidenLoad(Dma(Opcode::kLoad, MemSpace::kAcc, end - 64, 34, 0, 0, 2, 15)),
+                                             Halt()});
+  EXPECT_TRUE(ok.Ok()) << regs::ErrorName(ok.error);
+}
+
 TEST(Errors, RangeShapeAlignmentAndFlowControl) {
   const isa::Instruction load_marker = Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress, 4, 5, 0, 1, 4);
   const isa::Instruction weights = LoadWeights(kDataAddress, 4, 4, 4);
@@ -104,6 +119,15 @@ TEST(Errors, RangeShapeAlignmentAndFlowControl) {
        Dma(Opcode::kLoad, MemSpace::kAcc, kDataAddress + 2, 16, 0, 0, 1, 1), ErrorCode::kMisaligned},
       {"acc misaligned stride", "tiny", {load_marker},
        Dma(Opcode::kStore, MemSpace::kAcc, kDataAddress, 6, 0, 0, 2, 1), ErrorCode::kMisaligned},
+      // A widening LOAD's elements are E bytes: aligned to 2 on bf16 (not 4), its span half as long.
+      {"widen bf16 misaligned address", "small", {load_marker},
+       WidenLoad(Dma(Opcode::kLoad, MemSpace::kAcc, kDataAddress + 1, 32, 0, 0, 1, 4)), ErrorCode::kMisaligned},
+      {"widen bf16 misaligned stride", "small", {load_marker},
+       WidenLoad(Dma(Opcode::kLoad, MemSpace::kAcc, kDataAddress, 33, 0, 0, 2, 4)), ErrorCode::kMisaligned},
+      {"widen dram end", "tiny", {load_marker},
+       WidenLoad(Dma(Opcode::kLoad, MemSpace::kAcc, (1 << 20) - 4, 4, 0, 0, 2, 4)), ErrorCode::kDramRange},
+      {"widen acc rows", "tiny", {load_marker},
+       WidenLoad(Dma(Opcode::kLoad, MemSpace::kAcc, kDataAddress, 4, 63, 0, 2, 4)), ErrorCode::kAccRange},
       {"bf16 misaligned", "small", {load_marker},
        Dma(Opcode::kLoad, MemSpace::kUb, kDataAddress + 1, 32, 0, 0, 1, 4), ErrorCode::kMisaligned},
       {"misaligned before range", "small", {load_marker},

@@ -252,9 +252,12 @@ void Conv2D(ProgramBuilder& builder, const Tensor& input, const Tensor& weights,
   const bool raw = out.dtype == builder.AccumulatorType();
   Require("conv2d", raw || out.dtype == builder.ElementType(), "out must be the element or accumulator type");
   Require("conv2d", !raw || transform.func == isa::ActFunc::kNone, "a raw output takes no activation");
-  Require("conv2d", !params.start || (!raw && params.start->dtype == builder.AccumulatorType() &&
+  Require("conv2d", !params.start || (!raw &&
+                            (params.start->dtype == builder.AccumulatorType() ||
+                             params.start->dtype == builder.ElementType()) &&
                             params.start->shape == out.shape),
-          "a starting tensor must have out's shape in the accumulator type, and out must not be raw");
+          "a starting tensor must have out's shape in the accumulator type or the element type (a LOAD widens it), "
+          "and out must not be raw");
   if (bias) {  // a vector, or replicated [Cout/C, min(OH·OW, accumulator rows), C] (groups = 1)
     const bool replicated = bias->shape.size() == 3;
     Require("conv2d", bias->dtype == builder.AccumulatorType() &&

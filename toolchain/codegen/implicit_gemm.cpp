@@ -188,16 +188,19 @@ class Emitter {
 
   // Raw output: the bias is the accumulators' starting value (stride 0 repeats a vector, a
   // replicated bias loads contiguously); otherwise one bias row that ACTIVATE adds. A starting
-  // tensor loads the tile's rows from where the output tile goes, scaled to its 4-byte elements.
+  // tensor loads the tile's rows from where the output tile goes: scaled to its 4-byte elements
+  // when it is in the accumulator type, as it is (and widened by the LOAD) in the element type.
   void EmitBias(const Chunk& chunk, std::uint32_t j, std::uint64_t acc) {
     const std::uint32_t n0 = j * b_.C(), nn = std::min(b_.C(), p_.n - n0);
     if (p_.start) {
-      const std::uint64_t widen = 4 / out_e_;
+      const bool element_start = p_.start->dtype != b_.AccumulatorType();
+      const std::uint64_t scale = element_start ? 1 : 4 / out_e_;
       const std::uint64_t out_offset = chunk.out_dram - p_.out.address +
                                        (p_.out_block_bytes != 0 ? j * p_.out_block_bytes : std::uint64_t{n0} * out_e_);
-      const std::uint64_t dram = p_.start->address + out_offset * widen;
-      Emit({LoadInsn(MemSpace::kAcc, dram, chunk.out_stride * widen, acc, 0, chunk.rows, nn),
-            {ReadOf(*p_.start), {Space::kAcc, acc, acc + chunk.rows, true}}});
+      const std::uint64_t dram = p_.start->address + out_offset * scale;
+      isa::Instruction load = LoadInsn(MemSpace::kAcc, dram, chunk.out_stride * scale, acc, 0, chunk.rows, nn);
+      load[isa::Field::kWiden] = element_start ? 1 : 0;
+      Emit({load, {ReadOf(*p_.start), {Space::kAcc, acc, acc + chunk.rows, true}}});
     }
     if (!p_.bias) return;
     const std::uint64_t first = BiasFirst() ? acc : acc + buf_.chunk_rows;
@@ -341,11 +344,13 @@ class Emitter {
 void EmitImplicitGemm(ProgramBuilder& builder, const ImplicitGemm& problem,
                       const GemmBuffers& buffers) {
   if (problem.n == 0) throw std::invalid_argument("codegen: GEMM with no output columns");
-  if (problem.start && (problem.raw_output || problem.start->dtype != builder.AccumulatorType() ||
+  if (problem.start && (problem.raw_output ||
+                        (problem.start->dtype != builder.AccumulatorType() &&
+                         problem.start->dtype != builder.ElementType()) ||
                         problem.start->shape != problem.out.shape)) {
     throw std::invalid_argument(
-        "codegen: a starting tensor must have the output's shape in the accumulator type, and the output must not "
-        "be raw");
+        "codegen: a starting tensor must have the output's shape in the accumulator or the element type, and the "
+        "output must not be raw");
   }
   Emitter(builder, problem, buffers).Run();
 }

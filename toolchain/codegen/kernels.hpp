@@ -39,7 +39,8 @@ struct ConvParams {
   std::uint32_t groups = 1;
   std::uint64_t out_channels = 0;  // Cout; needed only when weights and out are both column-blocked
   // The accumulators' starting values, laid out like `out` in the accumulator type (fp32 /
-  // int32): out = transform(start + conv + bias), a residual added before the drain. Only with
+  // int32) or in the element type (bf16 / int8: `load mem=acc widen`, half or a quarter of the
+  // bytes): out = transform(start + conv + bias), a residual added before the drain. Only with
   // an output of the element type (ACTIVATE).
   std::optional<Tensor> start = std::nullopt;
 };

@@ -57,6 +57,16 @@ std::string HostReason(const Instruction& i, const Config& config) {
   }
 }
 
+using Programs = std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>>;
+
+// Whether `value` is a device step's result (one of `programs`) that the step stores in the
+// element type (bf16 / int8), so that its value is exact in that type.
+bool StoredInElementType(const Programs& programs, const Instruction* value) {
+  const auto producer = programs.find(value);
+  return producer != programs.end() && producer->second->output.dtype != image::DataType::kFp32 &&
+         producer->second->output.dtype != image::DataType::kInt32;
+}
+
 // A max pool goes to the device when the POOL kernel computes it and its bf16 result is exact:
 // the values are bf16 already (the element type, or a device step stored them as bf16; the
 // max of bf16 values is one of them), or every use rounds the result to bf16 anyway (max
@@ -79,9 +89,7 @@ std::optional<detail::PoolPlan> PlacePool(
     return std::nullopt;
   }
   const hlo::ElementType type = plan->input->shape.type;
-  const auto producer = programs.find(plan->input);
-  const bool device_bf16 = producer != programs.end() && producer->second->output.dtype != image::DataType::kFp32 &&
-                           producer->second->output.dtype != image::DataType::kInt32;
+  const bool device_bf16 = StoredInElementType(programs, plan->input);
   if (type == hlo::ElementType::kBf16 || type == hlo::ElementType::kS8 || device_bf16 ||
       detail::RoundingToBf16IsInvisible(i, users, root, config, fuse)) {
     return plan;
@@ -297,6 +305,11 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       pool = PlacePool(*i, users, entry.root, config, options.fuse, group_of_result, programs, rejected);
     }
     if (g == group_of_result.end() && !vector && !pool && !reduction) continue;
+    if (g != group_of_result.end() && g->second.residual != nullptr) {
+      // The shortcut's step (lowered before, in this order) stores it in the element type: its
+      // value is exact there, so the starting tensor goes down as such (half the bytes in bf16).
+      g->second.residual_in_element_type = StoredInElementType(programs, g->second.residual);
+    }
     if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
     try {
       programs[i] = std::make_shared<DeviceStep>(pool        ? detail::LowerPool(*pool, config)

@@ -72,6 +72,12 @@ bool SwapPays(const Config& config, const EmitSwapped& emit_swapped, const EmitA
   return cycles(emit_swapped) < cycles(emit_as_written);
 }
 
+// The starting tensor's type in device memory: the element type when the residual already is
+// (the LOAD widens it exactly), else the accumulator type.
+image::DataType StartType(const Group& group, const codegen::ProgramBuilder& builder) {
+  return group.residual_in_element_type ? builder.ElementType() : builder.AccumulatorType();
+}
+
 }  // namespace
 
 DeviceStep LowerGroup(const Group& group, const Config& config) {
@@ -143,9 +149,9 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
       y_shape = {(out_dims[3] + cols - 1) / cols, out_dims[0], out_dims[1], out_dims[2], cols};
     }
     codegen::ConvParams params;
-    // A residual add in the drain: the shortcut, laid out like the output in fp32, is the
-    // accumulators' starting tensor.
-    if (group.residual != nullptr) params.start = builder.AddInput("start", builder.AccumulatorType(), y_shape);
+    // A residual add in the drain: the shortcut, laid out like the output (in fp32, or in bf16
+    // when a device step stored it so, widened by the LOAD), is the accumulators' starting tensor.
+    if (group.residual != nullptr) params.start = builder.AddInput("start", StartType(group, builder), y_shape);
     const Tensor y = builder.AddOutput("y", out_type, y_shape);
     output_shape = y_shape;
     params.out_channels = out_dims[3];
@@ -254,7 +260,7 @@ DeviceStep LowerGroup(const Group& group, const Config& config) {
   if (biased) step.inputs.push_back({Binding::Kind::kBias, "", {}, builder.AccumulatorType(), bias_shape});
   if (group.residual != nullptr) {
     if (anchor.opcode != hlo::Opcode::kConvolution) throw std::logic_error("a residual start tensor needs a convolution");
-    step.inputs.push_back({Binding::Kind::kValue, group.residual->name, out_perm, builder.AccumulatorType(),
+    step.inputs.push_back({Binding::Kind::kValue, group.residual->name, out_perm, StartType(group, builder),
                            output_shape, out_block_columns, block_outer});
   }
   step.output = {Binding::Kind::kValue, result.name, out_perm, out_type, output_shape, out_block_columns,

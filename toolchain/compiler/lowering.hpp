@@ -32,6 +32,10 @@ struct Group {
   // A residual add in the chain (IsResidualAdd): its other operand is the accumulators'
   // starting tensor, so the add happens in fp32 before the drain (convolutions only).
   const hlo::Instruction* residual = nullptr;
+  // The residual is a device step's result stored in the element type (bf16, int8): the
+  // starting tensor is written as such and widened into the accumulators by its LOAD (half the
+  // bytes of an fp32 copy, the same values). Set by Compile before lowering.
+  bool residual_in_element_type = false;
   // int8: the chain ends in a requantization to s8 that ACTIVATE computes (requantize.cpp):
   // r = (acc * multiplier + 2^(shift-1)) >> shift, func (clamp to [int_lo, int_hi]), + zero_point.
   bool requantize = false;

@@ -406,17 +406,20 @@ class ProgramGenerator {
 
   isa::Instruction Dma(Opcode op) {
     const bool acc = Chance(30);
-    const std::uint64_t s = acc ? 4 : e_;
+    const bool widen = op == Opcode::kLoad && acc && Chance(50);  // E-byte elements into the accumulators
+    const std::uint64_t s = acc && !widen ? 4 : e_;
     const std::uint64_t width = acc ? c_.cols : w_;
     const std::uint64_t elems = R(1, width), col = R(0, width - elems);
     const std::uint64_t rows = R(1, 4);
     const std::uint64_t row = R(0, (acc ? acc_ : ub_) - rows);
     const std::uint64_t dram = data_lo_ + s * R(0, 8192);
     const std::uint64_t stride = s * R(0, 64);
-    return isa::MakeInstruction(op, {{Field::kMem, acc ? 1u : 0u}, {Field::kDram, dram},
-                                     {Field::kStride, stride}, {Field::kRow, row},
-                                     {Field::kCol, col}, {Field::kRows, rows},
-                                     {Field::kElems, elems}});
+    isa::Instruction insn = isa::MakeInstruction(op, {{Field::kMem, acc ? 1u : 0u}, {Field::kDram, dram},
+                                                      {Field::kStride, stride}, {Field::kRow, row},
+                                                      {Field::kCol, col}, {Field::kRows, rows},
+                                                      {Field::kElems, elems}});
+    if (widen) insn[Field::kWiden] = 1;
+    return insn;
   }
   isa::Instruction LoadWeights() {
     return isa::MakeInstruction(Opcode::kLoadWeights,

@@ -99,13 +99,15 @@ class Generator {
 
   Candidate Load() {
     const bool acc = Pick(0, 3) == 0;
-    const std::uint64_t s = acc ? 4 : e_, width = acc ? c_.cols : c_.UbRowElems();
+    const bool widen = acc && Pick(0, 1) == 0;  // element-type values widened into the accumulators
+    const std::uint64_t s = acc && !widen ? 4 : e_, width = acc ? c_.cols : c_.UbRowElems();
     const std::uint64_t elems = Pick(1, width), col = Pick(0, width - elems);
     const std::uint64_t rows = Pick(1, 8), row = Pick(0, (acc ? acc_rows_ : ub_rows_) - rows);
     const std::uint64_t stride = s * Pick(0, 2 * width);
     const std::uint64_t dram = kDataAddress + s * Pick(0, (kDataBytes / 2) / s);
-    return {Dma(Opcode::kLoad, acc, dram, stride, row, col, rows, elems),
-            {{DeviceSpan(dram, stride, rows, elems * s)}, {Range{acc ? 1 : 0, row, row + rows}}}};
+    isa::Instruction load = Dma(Opcode::kLoad, acc, dram, stride, row, col, rows, elems);
+    load[Field::kWiden] = widen ? 1 : 0;
+    return {load, {{DeviceSpan(dram, stride, rows, elems * s)}, {Range{acc ? 1 : 0, row, row + rows}}}};
   }
 
   Candidate Store() {
