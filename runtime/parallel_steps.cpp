@@ -95,14 +95,17 @@ class ParallelRun {
   const std::vector<StepOutcome>& outcomes() const { return outcomes_; }
 
  private:
-  // One job: its own device, steps taken from the shared order until none is left or a job failed.
+  // One job: steps taken from the shared order until none is left or a job failed, each on a
+  // device opened for it. Which job takes which step depends on how fast the others go; a
+  // device of its own makes each step's cycles independent of that (and of the number of
+  // jobs): every run counts the same.
   void Job() {
     try {
-      Device device = Device::Open(options_.uri, config_);
       for (;;) {
         const std::size_t next = next_.fetch_add(1);
         if (next >= order_.size() || stop_.load()) break;
         const std::size_t index = order_[next];
+        Device device = Device::Open(options_.uri, config_);
         outcomes_[index] = RunStep(device, index);
         const std::lock_guard guard(mutex_);
         done_.push_back(index);

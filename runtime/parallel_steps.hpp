@@ -11,14 +11,15 @@
 //        golden model (ref): the whole model, keeping each step's input bytes, output bytes
 //             │               and counters (DeviceStepRecord)
 //             ▼
-//   longest steps first ──► job 1: Device::Open(uri) ── step, step, … ──┐ each output == ref's?
-//                      └──► job 2: Device::Open(uri) ── step, step, … ──┤ each counter == ref's?
+//   longest steps first ──► job 1: step (Device::Open(uri)), step, … ──┐ each output == ref's?
+//                      └──► job 2: step (Device::Open(uri)), step, … ──┤ each counter == ref's?
 //                      └──► …                                           ┘
 //   cycles, MXU busy, MACs: the device's, summed over the steps; timeline: the steps in step order
 //
-// Cycle counts are the device's own, each step from a device that ran only that job's earlier
-// steps: the DRAM's open rows and refresh phase differ from a one-after-the-other run, by a
-// small fraction of each step's cycles (docs/MODEL.md gives the measured difference).
+// Cycle counts are the device's own, each step on a device opened for it: the same in every run
+// and for any number of jobs, and different from a one-after-the-other run on one device (whose
+// DRAM has earlier steps' rows open, another refresh phase, programs placed elsewhere) by a
+// small fraction of each step's cycles (docs/COMPILER.md gives the measured difference).
 #pragma once
 
 #include <functional>
