@@ -211,27 +211,11 @@ class Runner {
       stats.program_bytes += LoadBytes(step.program);
     }
     systole::Program& program = resident_ != nullptr ? resident_->Get(index, stats.program_bytes) : loaded;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      program.WriteInput(i, inputs[i]);
-      stats.operand_bytes += inputs[i].size();
-    }
-    device_.ClearCounters();
-    trace::Timeline* timeline = device_.recording();
-    if (timeline != nullptr) timeline->NameNextLaunch(fmt::format("{} ({})", step.covers.back(), step.kernel));
-    systole::Run run = program.Launch();
-    try {
-      while (!run.Wait(std::chrono::seconds(60))) {
-        // An RTL step of a large layer can take minutes; the caller's progress shows it moving.
-      }
-    } catch (const RunError& error) {
-      throw std::runtime_error(fmt::format("{}: device step '{}' ({}) stopped with {}: {}", model_.source_name,
-                                           step.covers.back(), step.kernel, regs::ErrorName(error.code()),
-                                           error.what()));
-    }
-    const std::vector<std::uint8_t> bytes = program.ReadOutput(0);
+    for (const std::vector<std::uint8_t>& input : inputs) stats.operand_bytes += input.size();
+    DeviceStepResult ran = RunLoadedStep(device_, program, step, inputs, model_.source_name);
+    const std::vector<std::uint8_t>& bytes = ran.output;
+    const Counters& counters = ran.counters;
     stats.result_bytes += bytes.size();
-    const Counters counters = device_.ReadCounters();
-    if (timeline != nullptr) timeline->SetLaunchCounters(counters.values);
     stats.cycles += counters["CYCLES"];
     stats.mxu_busy += counters["MXU_BUSY"];
     stats.macs += counters["MACS"];
@@ -344,6 +328,29 @@ systole::Program& ResidentPrograms::Get(std::size_t index, std::uint64_t& progra
     program_bytes += LoadBytes(steps_[index]->program);
   }
   return *program;
+}
+
+DeviceStepResult RunLoadedStep(Device& device, systole::Program& program, const compiler::DeviceStep& step,
+                               const std::vector<std::vector<std::uint8_t>>& inputs, const std::string& source_name,
+                               const std::string& where, const std::atomic<bool>* stop) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) program.WriteInput(i, inputs[i]);
+  device.ClearCounters();
+  trace::Timeline* timeline = device.recording();
+  if (timeline != nullptr) timeline->NameNextLaunch(fmt::format("{} ({})", step.covers.back(), step.kernel));
+  systole::Run run = program.Launch();
+  try {
+    // An RTL step of a large layer can take minutes; the caller's progress shows it moving.
+    while (!run.Wait(std::chrono::seconds(60))) {
+      if (stop != nullptr && stop->load()) throw std::runtime_error("stopped: another job failed");
+    }
+  } catch (const RunError& error) {
+    throw std::runtime_error(fmt::format("{}: device step '{}' ({}) stopped with {}{}: {}", source_name,
+                                         step.covers.back(), step.kernel, regs::ErrorName(error.code()),
+                                         where.empty() ? "" : " on " + where, error.what()));
+  }
+  DeviceStepResult result{program.ReadOutput(0), device.ReadCounters()};
+  if (timeline != nullptr) timeline->SetLaunchCounters(result.counters.values);
+  return result;
 }
 
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,

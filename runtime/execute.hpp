@@ -4,6 +4,7 @@
 // no HLO).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
@@ -52,6 +53,21 @@ class ResidentPrograms {
   std::vector<const compiler::DeviceStep*> steps_;
   std::vector<std::optional<systole::Program>> programs_;  // loaded on first use
 };
+
+// What one device step gave back: its output's bytes and the counters after it.
+struct DeviceStepResult {
+  std::vector<std::uint8_t> output;
+  Counters counters;
+};
+
+// Runs one device step of `source_name` whose program is loaded on `device`: writes `inputs`
+// (Program::WriteInput order), clears the counters, launches, waits, reads the output and the
+// counters, and tells a recording timeline (Device::recording) the step's name and counters.
+// Throws std::runtime_error naming the step on a device fault (and `where`, when not empty), and
+// when `stop` is set while it waits.
+DeviceStepResult RunLoadedStep(Device& device, systole::Program& program, const compiler::DeviceStep& step,
+                               const std::vector<std::vector<std::uint8_t>>& inputs, const std::string& source_name,
+                               const std::string& where = {}, const std::atomic<bool>* stop = nullptr);
 
 // Adds `more`'s link bytes (programs, operands, results) to `total`'s.
 void AddLinkBytes(RunStats& total, const RunStats& more);

@@ -130,28 +130,12 @@ class ParallelRun {
     if (options_.timeline != nullptr) {
       outcome.timeline = std::make_unique<trace::Timeline>(config_, options_.uri);
       device.Record(outcome.timeline.get());
-      outcome.timeline->NameNextLaunch(fmt::format("{} ({})", step.covers.back(), step.kernel));
     }
     systole::Program program = device.Load(step.program);
-    for (std::size_t i = 0; i < expected.inputs.size(); ++i) program.WriteInput(i, expected.inputs[i]);
-    device.ClearCounters();
-    systole::Run run = program.Launch();
-    try {
-      while (!run.Wait(std::chrono::seconds(60))) {
-        if (stop_.load()) throw std::runtime_error("stopped: another job failed");
-      }
-    } catch (const RunError& error) {
-      throw std::runtime_error(fmt::format("{}: device step {} stopped with {} on {}: {}", model_.source_name,
-                                           StepName(step), regs::ErrorName(error.code()), options_.uri,
-                                           error.what()));
-    }
-    const std::vector<std::uint8_t> output = program.ReadOutput(0);
-    outcome.counters = device.ReadCounters();
-    if (outcome.timeline) {
-      outcome.timeline->SetLaunchCounters(outcome.counters.values);
-      device.Record(nullptr);
-    }
-    if (const std::optional<std::string> difference = Difference(output, outcome.counters, expected)) {
+    DeviceStepResult ran = RunLoadedStep(device, program, step, expected.inputs, model_.source_name, options_.uri, &stop_);
+    if (outcome.timeline) device.Record(nullptr);
+    outcome.counters = std::move(ran.counters);
+    if (const std::optional<std::string> difference = Difference(ran.output, outcome.counters, expected)) {
       throw std::runtime_error(fmt::format("{}: device step {} (step {} of {}) differs on {} from the golden model: {}",
                                            model_.source_name, StepName(step), index + 1, steps_.size(),
                                            options_.uri, *difference));

@@ -254,16 +254,23 @@ void SdramDevice::Edge(std::uint64_t cycle, const SdramPins& pins) {
   }
 }
 
-void SdramDevice::Activate(const SdramPins& pins) {
+// ACT, RD and WR: only after the power-up sequence, and only to a bank the chip has; otherwise
+// the violation is recorded and the command does nothing.
+bool SdramDevice::AcceptsBankCommand(const SdramPins& pins) {
   if (!init_done_) {
     Violate(precharged_all_ && init_refs_ >= t_.init_refreshes ? "mode" : "power-up",
             "before the power-up sequence ended with LOAD MODE REGISTER");
-    return;
+    return false;
   }
   if (pins.ba >= g_.banks) {
     Violate("address", "no such bank");
-    return;
+    return false;
   }
+  return true;
+}
+
+void SdramDevice::Activate(const SdramPins& pins) {
+  if (!AcceptsBankCommand(pins)) return;
   ++stats_.activates;
   Bank& bank = banks_[pins.ba];
   if (bank.open) {
@@ -284,15 +291,7 @@ void SdramDevice::Activate(const SdramPins& pins) {
 }
 
 void SdramDevice::Column(const SdramPins& pins, bool write) {
-  if (!init_done_) {
-    Violate(precharged_all_ && init_refs_ >= t_.init_refreshes ? "mode" : "power-up",
-            "before the power-up sequence ended with LOAD MODE REGISTER");
-    return;
-  }
-  if (pins.ba >= g_.banks) {
-    Violate("address", "no such bank");
-    return;
-  }
+  if (!AcceptsBankCommand(pins)) return;
   const unsigned col_mask = (1u << g_.col_bits) - 1;
   const std::uint32_t outside = pins.a & ~(col_mask | (1u << 10)) & 0x1fffu;
   if (g_.col_bits < 10 && outside != 0) {

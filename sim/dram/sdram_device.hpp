@@ -145,6 +145,7 @@ class SdramDevice {
   std::uint64_t Key(unsigned bank, unsigned row, unsigned col) const;
   void CheckRefresh();
 
+  bool AcceptsBankCommand(const SdramPins& pins);
   void Activate(const SdramPins& pins);
   void Column(const SdramPins& pins, bool write);
   void Precharge(const SdramPins& pins);
