@@ -42,7 +42,7 @@ class RawPeer {
     std::thread accept([&] {
       tcp::socket peer = acceptor_.accept();
       peer.set_option(tcp::no_delay(true));
-      peer_ = std::thread([this, mode, message_bytes, socket = std::move(peer)]() mutable {
+      peer_ = std::thread([mode, message_bytes, socket = std::move(peer)]() mutable {
         Serve(std::move(socket), mode, message_bytes);
       });
     });

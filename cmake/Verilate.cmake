@@ -93,14 +93,30 @@ set_target_properties(systole_verilated_runtime PROPERTIES UNITY_BUILD OFF)
 # 62 % of the models' compile time (28 of 45 CPU-minutes, measured on 3ecd658). The fast files
 # get -O1: GCC's -O2 took 2.5 times as long on them (20.1 s vs 7.9 s for one 1.9 MB file of the
 # small core) while the simulation ran as fast (MxuSmall's three longest tests: 17-22 s at -O2,
-# 19.7-20.0 s at -O1, same machine; the README's build-time table has the totals).
+# 19.7-20.0 s at -O1, same machine; the README's build-time table has the totals). Clang is
+# another matter (below): its -O2 takes no longer than GCC's -O1 and simulates 1.3 times as fast.
 #
 # Each kind is then compiled in batches, one translation unit per batch (a unity build of the
 # generated files: systole_verilated_batches). Every generated file includes verilated.h and
 # the model's headers, which cost about a second to parse: the ten files of vl_control_tiny
 # took 9.8 CPU-s one by one and 3.8 CPU-s as two batches; vl_soc_small_int8's 25 files 50.6 s
 # in a cold build's log and 30.9 CPU-s as two batches (GCC 12, measured 2026-11-27).
-set(SYSTOLE_VERILATED_OPT -O1 CACHE STRING
+#
+# The per-cycle code is one long run of straight-line statements executed every cycle (about
+# 1 MB of machine code for the small core with its memory system), so the simulation is bound
+# by fetching instructions, and the compiler that writes less code wins. The `make` trees are
+# built by clang (Makefile): the small core's three batches as 0.94 MB of code at clang -O2
+# against 1.11 MB at GCC -O1, compiled in about the same time (25.4 vs 25.9 CPU-s), and the
+# stem convolution of ResNet-50 (03_conv7x7s2_bias_nhwc.hlo, 0.91 M cycles) on `rtl` in 20.2-21.0
+# CPU-s against 26.0-27.7 (GCC -O1), 23.7-24.9 (GCC -Os or -Oz), 28.5 (GCC -O2 with profile
+# feedback from the same program), 20.4-22.0 (clang -Os) and 22.3 (clang -O1), alternating runs on
+# the 2-core machine, 2026-11-27 (rtl/README.md, "Simulation speed").
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  set(systole_verilated_default_opt -O2)
+else()
+  set(systole_verilated_default_opt -O1)
+endif()
+set(SYSTOLE_VERILATED_OPT ${systole_verilated_default_opt} CACHE STRING
     "Optimisation of the Verilated models' per-cycle code (the __Slow and __Trace files get -O0)")
 # GCC's value numbering asks its alias oracle up to 1 000 times per memory access; in
 # Verilator's evaluation functions (thousands of statements on one model struct) those walks
