@@ -29,7 +29,10 @@ class Emitter {
         e_(ElementBytes(builder.config().dtype)),
         out_e_(problem.out.ElementBytes()),
         n_tiles_((problem.n + builder.C() - 1) / builder.C()), timing_(builder.config()) {
-    const std::uint64_t a_slot = std::uint64_t{buf_.max_steps} * buf_.chunk_rows;
+    if (buf_.ring_steps != 0 && (n_tiles_ != 1 || buf_.a_buffers != 1)) {
+      throw std::logic_error("codegen: a ring of step slots needs one N tile and one A slot");
+    }
+    const std::uint64_t a_slot = std::uint64_t{StepSlots()} * buf_.chunk_rows;
     out_base_ = a_slot * buf_.a_buffers;
     acc_slot_ = buf_.chunk_rows + 1;
     zero_row_ = b_.FillRow(0);
@@ -65,7 +68,11 @@ class Emitter {
         // In pieces only when the weights set the pace (a MATMUL is shorter than a weight
         // tile's DMA): otherwise the gathers are better off as few DMAs, each one latency.
         own = ALoads(c, Groups(c).front() > 1 && chunk.rows < weight_tile_cycles_);
-        for (Pending& load : own[0]) Emit(load);
+        // A ring's slots all load ahead but the one the first MATMUL's slot frees.
+        const std::size_t ahead_steps = buf_.ring_steps != 0 ? buf_.ring_steps - 1 : 1;
+        for (std::size_t s = 0; s < std::min(ahead_steps, own.size()); ++s) {
+          for (Pending& load : own[s]) Emit(load);
+        }
       }
       // The next chunk's loads, spread evenly over this chunk's MATMULs.
       Spread prefetch;
@@ -80,13 +87,14 @@ class Emitter {
         for (std::size_t s = 0; s < chunk.steps.size(); ++s) {
           // The next step's own loads, spread over this step's MATMULs.
           Spread ahead;
-          if (j0 == 0 && !own.empty() && s + 1 < own.size()) ahead.items = std::move(own[s + 1]);
+          const std::size_t next = s + (buf_.ring_steps != 0 ? buf_.ring_steps - 1 : 1);
+          if (j0 == 0 && !own.empty() && next < own.size() && next > s) ahead.items = std::move(own[next]);
           ahead.slots = group;
           for (std::uint32_t g = 0; g < group; ++g) {
             const std::uint64_t acc = AccSlot(tile + g);
             if (s == 0) BiasAhead(tile + g);
             PushWeightsAhead();
-            const std::uint64_t ub = ASlot(c) + s * buf_.chunk_rows;
+            const std::uint64_t ub = ASlot(c) + StepSlot(s) * buf_.chunk_rows;
             Emit({MatmulInsn(ub, acc, chunk.rows, chunk.steps[s].k, true, s > 0 || StartsLoaded()),
                   {{Space::kUb, ub, ub + chunk.rows, false},
                    {Space::kAcc, acc, acc + chunk.rows, true}}});
@@ -143,6 +151,9 @@ class Emitter {
     return rows;
   }
 
+  // Step slots per A slot, and the one k-step s uses (GemmBuffers::ring_steps).
+  std::uint32_t StepSlots() const { return buf_.ring_steps != 0 ? buf_.ring_steps : buf_.max_steps; }
+  std::uint64_t StepSlot(std::size_t s) const { return s % StepSlots(); }
   std::uint64_t ASlot(std::size_t chunk) const { return (chunk % buf_.a_buffers) * a_slot_rows_; }
   std::uint64_t AccSlot(std::uint64_t tile) const { return (tile % acc_slots_) * acc_slot_; }
   bool BiasFirst() const { return p_.raw_output && p_.bias.has_value(); }
@@ -306,7 +317,7 @@ class Emitter {
             pieces ? PieceRows(seg.fill ? 0 : seg.stride, std::uint64_t{step.k} * e_) : seg.rows;
         for (std::uint32_t r0 = 0; r0 < seg.rows; r0 += piece) {
           const std::uint32_t rows = std::min(piece, seg.rows - r0);
-          const std::uint64_t row = ASlot(c) + s * buf_.chunk_rows + seg.first_row + r0;
+          const std::uint64_t row = ASlot(c) + StepSlot(s) * buf_.chunk_rows + seg.first_row + r0;
           const Access ub{Space::kUb, row, row + rows, true};
           if (seg.fill) {
             loads.push_back({LoadInsn(MemSpace::kUb, zero_row_.address, 0, row, 0, rows, step.k),

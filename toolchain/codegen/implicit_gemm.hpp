@@ -95,11 +95,24 @@ struct GemmBuffers {
   std::uint32_t acc_buffers = 0;  // accumulator slots of chunk_rows + 1 (bias) rows
   std::uint32_t out_buffers = 0;  // UB slots of chunk_rows rows for ACTIVATE results
   std::uint32_t max_steps = 0;
+  // 0: a chunk's A slot holds all its k-steps. Otherwise it holds `ring_steps` of them, reused
+  // in turn: step s goes to step slot s mod ring_steps, loaded once the MATMUL of step
+  // s - ring_steps has read the slot. Only for one N tile and one A slot (each step's rows are
+  // read by one MATMUL), where it lets a chunk be as long as an accumulator slot whatever K is:
+  // a GEMV with swapped operands (the classifier) then loads each k-step's rows as one long
+  // DMA and pops each weight tile once instead of once per short chunk (docs/CODEGEN.md).
+  std::uint32_t ring_steps = 0;
 };
 
 // The largest chunk that fits with the most buffering, for chunks of at most `max_steps`
 // k-steps and `wanted_rows` rows. Throws std::invalid_argument if not even one row fits.
 GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
+                            std::uint64_t wanted_rows, bool raw_output);
+
+// A plan with a ring of `ring_steps` step slots (GemmBuffers::ring_steps) and one A slot, for a
+// problem of one N tile: chunks as long as `wanted_rows`, an accumulator slot (two slots: the
+// epilogue runs behind) and the UB allow. Returns chunk_rows 0 when not one row fits.
+GemmBuffers PlanRingBuffers(const Config& config, std::uint32_t max_steps, std::uint32_t ring_steps,
                             std::uint64_t wanted_rows, bool raw_output);
 
 // Every buffer plan that fits (most buffering first), for callers that pick by their own cost
