@@ -168,7 +168,8 @@ class Emitter {
   const std::vector<std::uint32_t>& Groups(std::size_t c) const { return groups_[c]; }
 
   // Every chunk's groups (Groups). A chunk that loads its own A rows starts with a group of
-  // 7/8 of the accumulator slots: each k-step's gathers then overlap that many MATMULs (the
+  // 7/8 of the accumulator slots (GemmBuffers::first_group_eighths; convolutions also try 4/8
+  // and keep the faster): each k-step's gathers then overlap that many MATMULs (the
   // first chunk of a launch has nothing to hide them behind otherwise). At most the slots the
   // group before it leaves, since that group's epilogues follow this group's MATMULs in the
   // program and its tiles hold their slots until then; and in the last chunk at most 7/8 of
@@ -183,7 +184,7 @@ class Emitter {
     for (std::size_t c = 0; c < p_.chunks.size(); ++c) {
       std::uint64_t first = 1;
       if (!Prefetched(c)) {
-        first = std::min(acc_slots_ * 7 / 8, acc_slots_ - std::max<std::uint64_t>(previous, 1));
+        first = std::min(acc_slots_ * buf_.first_group_eighths / 8, acc_slots_ - std::max<std::uint64_t>(previous, 1));
         if (c + 1 == p_.chunks.size()) first = std::min<std::uint64_t>(first, n_tiles_ * 7 / 8);
         first = std::clamp<std::uint64_t>(first, 1, n_tiles_);
       }

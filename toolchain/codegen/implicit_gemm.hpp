@@ -102,6 +102,9 @@ struct GemmBuffers {
   // a GEMV with swapped operands (the classifier) then loads each k-step's rows as one long
   // DMA and pops each weight tile once instead of once per short chunk (docs/CODEGEN.md).
   std::uint32_t ring_steps = 0;
+  // The first N-tile group of a chunk that loads its own A rows: this many eighths of the
+  // accumulator slots (implicit_gemm.cpp, BuildGroups). Convolutions try 7 and 4 (conv_plan.cpp).
+  std::uint32_t first_group_eighths = 7;
 };
 
 // The largest chunk that fits with the most buffering, for chunks of at most `max_steps`
