@@ -138,6 +138,12 @@ TEST_P(GemmTest, OneASlotChunksMatchTheReference) {
   ASSERT_EQ(plan.a_buffers, 1u) << "pick a longer reduction";
   RunGemmCase(config, {500, steps * r, 3 * c + 1, true, false}, rng);
   RunGemmCase(config, {500, steps * r - 3, 2 * c, true, true}, rng, true, true, true);
+  // Chunks of one group each (7 tiles, 7/8 of the 8 accumulator slots): the next chunk's first
+  // group may only take the slot the previous one leaves (BuildGroups), or its bias loads would
+  // overwrite slots whose epilogues are not yet in the program (the builder throws).
+  const GemmBuffers wide = PlanGemmBuffers(config, static_cast<std::uint32_t>(steps), 3 * 230, false);
+  ASSERT_EQ(config.AccRows() / (wide.chunk_rows + 1), 8u) << "pick a reduction with 8 accumulator slots";
+  RunGemmCase(config, {3 * std::uint64_t{wide.chunk_rows}, steps * r, 7 * c, true, false}, rng);
 }
 
 // One N tile and a reduction too long for a chunk of all M rows to hold every k-step (a GEMV
