@@ -185,7 +185,7 @@ class Emitter {
       std::uint64_t first = 1;
       if (!Prefetched(c)) {
         first = std::min(acc_slots_ * buf_.first_group_eighths / 8, acc_slots_ - std::max<std::uint64_t>(previous, 1));
-        if (c + 1 == p_.chunks.size()) first = std::min<std::uint64_t>(first, n_tiles_ * 7 / 8);
+        if (buf_.cap_last_group && c + 1 == p_.chunks.size()) first = std::min<std::uint64_t>(first, n_tiles_ * 7 / 8);
         first = std::clamp<std::uint64_t>(first, 1, n_tiles_);
       }
       std::vector<std::uint32_t> groups = {static_cast<std::uint32_t>(first)};

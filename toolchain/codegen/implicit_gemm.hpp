@@ -103,8 +103,11 @@ struct GemmBuffers {
   // DMA and pops each weight tile once instead of once per short chunk (docs/CODEGEN.md).
   std::uint32_t ring_steps = 0;
   // The first N-tile group of a chunk that loads its own A rows: this many eighths of the
-  // accumulator slots (implicit_gemm.cpp, BuildGroups). Convolutions try 7 and 4 (conv_plan.cpp).
+  // accumulator slots, and in the last chunk, with cap_last_group, at most 7/8 of the N tiles
+  // (implicit_gemm.cpp, BuildGroups). One-chunk convolutions also try 4 without the cap, the
+  // rule before 2026-11-27 (conv_plan.cpp).
   std::uint32_t first_group_eighths = 7;
+  bool cap_last_group = true;
 };
 
 // The largest chunk that fits with the most buffering, for chunks of at most `max_steps`
