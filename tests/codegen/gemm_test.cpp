@@ -138,6 +138,36 @@ TEST_P(GemmTest, OneASlotChunksMatchTheReference) {
   ASSERT_EQ(plan.a_buffers, 1u) << "pick a longer reduction";
   RunGemmCase(config, {500, steps * r, 3 * c + 1, true, false}, rng);
   RunGemmCase(config, {500, steps * r - 3, 2 * c, true, true}, rng, true, true, true);
+  // Chunks of one group each (7 tiles, 7/8 of the 8 accumulator slots): the next chunk's first
+  // group may only take the slot the previous one leaves (BuildGroups), or its bias loads would
+  // overwrite slots whose epilogues are not yet in the program (the builder throws).
+  const GemmBuffers wide = PlanGemmBuffers(config, static_cast<std::uint32_t>(steps), 3 * 230, false);
+  ASSERT_EQ(config.AccRows() / (wide.chunk_rows + 1), 8u) << "pick a reduction with 8 accumulator slots";
+  RunGemmCase(config, {3 * std::uint64_t{wide.chunk_rows}, steps * r, 7 * c, true, false}, rng);
+}
+
+// One N tile and a reduction too long for a chunk of all M rows to hold every k-step (a GEMV
+// with swapped operands, like ResNet-50's classifier): the GEMM takes a ring of step slots
+// (PlanRingBuffers), so one chunk covers M and each slot is reloaded once its MATMUL has read it.
+TEST_P(GemmTest, RingOfStepSlotsMatchesTheReference) {
+  const Config config = LoadConfig(GetParam());
+  if (config.name != "small" && config.name != "small-int8") GTEST_SKIP() << "sized for small's UB";
+  std::mt19937_64 rng(TestSeed());
+  const std::uint64_t r = config.rows, c = config.cols, steps = config.UbRows() / 64;
+  const GemmBuffers plain = PlanGemmBuffers(config, static_cast<std::uint32_t>(steps), 700, true);
+  ASSERT_LT(plain.chunk_rows, 700u) << "pick a longer reduction";
+  const GemmBuffers ring = PlanRingBuffers(config, static_cast<std::uint32_t>(steps), 4, 700, true);
+  EXPECT_EQ(ring.chunk_rows, 700u);
+  EXPECT_EQ(ring.ring_steps, 4u);
+  RunGemmCase(config, {700, steps * r - 5, 1, false, true}, rng);
+  RunGemmCase(config, {700, steps * r, c, true, false}, rng);
+  RunGemmCase(config, {1021, steps * r + 3, c - 3, true, true}, rng);
+}
+
+TEST(GemmPlans, RingNeedsTwoSlots) {
+  const Config config = LoadConfig("small");
+  EXPECT_THROW(PlanRingBuffers(config, 64, 1, 100, true), std::invalid_argument);
+  EXPECT_EQ(PlanRingBuffers(config, 3, 4, 100, true).ring_steps, 3u) << "no more slots than steps";
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, GemmTest, ::testing::ValuesIn(TestConfigs()), ConfigTestName);

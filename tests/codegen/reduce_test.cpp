@@ -94,9 +94,13 @@ TEST_P(ReduceTest, AcrossRowsMatchesTheReference) {
   const std::uint32_t mean49 = model::BitsFromFloat(1.0f / 49.0f);
   // [outer, m, n]: ResNet-50's global pool shape with fewer channels, a channel count with a
   // tail, and more channel blocks than one slot's group holds (several groups, both slots).
+  // Whole UB rows of channels take one LOAD and one POOL per image (two slots: 3x49x8W; one
+  // slot on small: 2x200x50W; REDUCE again where an image does not fit, on tiny), the others
+  // and windows over 255 pixels (1x256x2W) REDUCE.
   const std::uint64_t rows = 100, group = config.UbRows() / (2 * (rows + 1));
   const std::vector<std::array<std::uint64_t, 3>> shapes = {{1, 49, 4 * w}, {2, 9, 2 * w + 3},
-                                                            {1, rows, (group + 3) * w + 7}};
+                                                            {1, rows, (group + 3) * w + 7}, {3, 49, 8 * w},
+                                                            {2, 200, 50 * w}, {1, 256, 2 * w}};
   for (const auto& [outer, m, n] : shapes) {
     for (const bool max : {true, false}) {
       SCOPED_TRACE(::testing::Message() << config.name << " " << outer << "x" << m << "x" << n << " max " << max);

@@ -10,6 +10,11 @@
 
 namespace systole::codegen {
 
+namespace {
+// Step slots of a ring plan (PlanRingBuffers): three k-steps' rows load while one is read.
+constexpr std::uint32_t kRingSteps = 4;
+}  // namespace
+
 void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
           const std::optional<Tensor>& bias, const Tensor& out,
           const OutputTransform& transform, std::uint64_t n_columns) {
@@ -57,7 +62,18 @@ void Gemm(ProgramBuilder& builder, const Tensor& a, const Tensor& b,
   const std::uint32_t r = builder.R();
   const std::uint64_t e = a.ElementBytes();
   const auto k_steps = static_cast<std::uint32_t>((k + r - 1) / r);
-  const GemmBuffers buffers = PlanGemmBuffers(builder.config(), k_steps, m, raw);
+  GemmBuffers buffers = PlanGemmBuffers(builder.config(), k_steps, m, raw);
+  // One N tile and chunks cut short by K (a GEMV with swapped operands, the classifier): a
+  // ring of step slots makes the chunks as long as the accumulators allow.
+  if (blocks == 1 && buffers.chunk_rows < m && k_steps > kRingSteps) {
+    const GemmBuffers ring = PlanRingBuffers(builder.config(), k_steps, kRingSteps, m, raw);
+    if (ring.chunk_rows > buffers.chunk_rows) buffers = ring;
+  }
+  // A GEMM's chunks keep first groups of half the accumulator slots (GemmBuffers): the wider
+  // groups convolutions take cost the corpus's dense layers (s8_dense_bias.hlo 2 299 -> 2 410
+  // cycles, 07_mha_softmax_attention_bf16.hlo 782 167 -> 786 662), and no trial chooses here.
+  buffers.first_group_eighths = 4;
+  buffers.cap_last_group = false;
 
   ImplicitGemm problem;
   problem.n = static_cast<std::uint32_t>(n);

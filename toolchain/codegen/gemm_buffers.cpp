@@ -92,4 +92,15 @@ GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
   return best;
 }
 
+GemmBuffers PlanRingBuffers(const Config& config, std::uint32_t max_steps, std::uint32_t ring_steps,
+                            std::uint64_t wanted_rows, bool raw_output) {
+  if (max_steps == 0 || wanted_rows == 0) throw std::invalid_argument("codegen: empty GEMM");
+  if (std::min(ring_steps, max_steps) < 2) throw std::invalid_argument("codegen: a ring needs two step slots or more");
+  const BufferOption o{1, 2, 2};
+  const std::uint64_t rows = OptionRows(config, o, std::min(ring_steps, max_steps), wanted_rows, raw_output);
+  GemmBuffers plan{static_cast<std::uint32_t>(rows), o.a, o.acc, o.out, max_steps};
+  plan.ring_steps = std::min(ring_steps, max_steps);
+  return plan;
+}
+
 }  // namespace systole::codegen

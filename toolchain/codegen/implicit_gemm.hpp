@@ -95,11 +95,30 @@ struct GemmBuffers {
   std::uint32_t acc_buffers = 0;  // accumulator slots of chunk_rows + 1 (bias) rows
   std::uint32_t out_buffers = 0;  // UB slots of chunk_rows rows for ACTIVATE results
   std::uint32_t max_steps = 0;
+  // 0: a chunk's A slot holds all its k-steps. Otherwise it holds `ring_steps` of them, reused
+  // in turn: step s goes to step slot s mod ring_steps, loaded once the MATMUL of step
+  // s - ring_steps has read the slot. Only for one N tile and one A slot (each step's rows are
+  // read by one MATMUL), where it lets a chunk be as long as an accumulator slot whatever K is:
+  // a GEMV with swapped operands (the classifier) then loads each k-step's rows as one long
+  // DMA and pops each weight tile once instead of once per short chunk (docs/CODEGEN.md).
+  std::uint32_t ring_steps = 0;
+  // The first N-tile group of a chunk that loads its own A rows: this many eighths of the
+  // accumulator slots, and in the last chunk, with cap_last_group, at most 7/8 of the N tiles
+  // (implicit_gemm.cpp, BuildGroups). One-chunk convolutions also try 4 without the cap, the
+  // rule before 2026-11-27 (conv_plan.cpp).
+  std::uint32_t first_group_eighths = 7;
+  bool cap_last_group = true;
 };
 
 // The largest chunk that fits with the most buffering, for chunks of at most `max_steps`
 // k-steps and `wanted_rows` rows. Throws std::invalid_argument if not even one row fits.
 GemmBuffers PlanGemmBuffers(const Config& config, std::uint32_t max_steps,
+                            std::uint64_t wanted_rows, bool raw_output);
+
+// A plan with a ring of `ring_steps` step slots (GemmBuffers::ring_steps) and one A slot, for a
+// problem of one N tile: chunks as long as `wanted_rows`, an accumulator slot (two slots: the
+// epilogue runs behind) and the UB allow. Returns chunk_rows 0 when not one row fits.
+GemmBuffers PlanRingBuffers(const Config& config, std::uint32_t max_steps, std::uint32_t ring_steps,
                             std::uint64_t wanted_rows, bool raw_output);
 
 // Every buffer plan that fits (most buffering first), for callers that pick by their own cost

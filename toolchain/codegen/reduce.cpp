@@ -13,7 +13,12 @@
 // average pool over an image's m = H·W pixels, NHWC. Per block of W channels, one strided LOAD
 // gathers the block from all m pixels into m consecutive UB rows, one REDUCE over=rows folds
 // them (with the scale) into one result row, and the results of a group of blocks leave in one
-// STORE; two slots again.
+// STORE; two slots again. When the channels are whole UB rows and an image fits the UB, the
+// image instead loads as one contiguous DMA (pixel-major: block b of pixel y in row y·blocks + b)
+// and one POOL with a window of m pixels by 1 block folds it: POOL sums (or maxes) each window
+// from +0 in window order and scales once, as REDUCE over=rows does, so the results are the
+// same bits, and the DMA streams instead of gathering m rows that each open a DRAM row
+// (ResNet-50's average pool, 49 × 2048: 32 161 -> ~14 k cycles).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +33,38 @@ namespace {
 
 using isa::Field;
 using isa::MemSpace;
+
+// ColumnReduce as one contiguous LOAD and one POOL per image (the header comment); false, and
+// nothing emitted, when the channels are not whole UB rows, the window is too tall for POOL or
+// an image does not fit the UB.
+bool ColumnReduceAsPool(ProgramBuilder& builder, const Tensor& in, const Tensor& out, const RowReduceParams& params) {
+  const std::uint64_t outer = in.shape[0], m = in.shape[1], n = in.shape[2];
+  const std::uint64_t width = builder.UbRowElems(), e = in.ElementBytes(), blocks = n / width;
+  const std::uint64_t slot_rows = (m + 1) * blocks;
+  if (n % width != 0 || m > 255 || m * blocks > 65535 || slot_rows > builder.UbRows()) return false;
+  const std::uint64_t slots = 2 * slot_rows <= builder.UbRows() ? 2 : 1;
+  for (std::uint64_t o = 0; o < outer; ++o) {
+    const std::uint64_t src = (o % slots) * slot_rows, res = src + m * blocks;
+    builder.Emit(LoadInsn(MemSpace::kUb, in.address + o * m * n * e, width * e, src, 0, m * blocks, width),
+                 {{Space::kUb, src, res, true}, ReadOf(in)});
+    builder.Emit(isa::MakeInstruction(isa::Opcode::kPool, {{Field::kOp, params.op == isa::PoolOp::kMax ? 0u : 1u},
+                                                           {Field::kSrc, src},
+                                                           {Field::kDst, res},
+                                                           {Field::kInW, blocks},
+                                                           {Field::kOutH, 1},
+                                                           {Field::kOutW, blocks},
+                                                           {Field::kWinH, m},
+                                                           {Field::kWinW, 1},
+                                                           {Field::kStrideH, 1},
+                                                           {Field::kStrideW, 1},
+                                                           {Field::kScale, params.scale_bits},
+                                                           {Field::kShift, 0}}),
+                 {{Space::kUb, src, res, false}, {Space::kUb, res, res + blocks, true}});
+    builder.Emit(StoreInsn(MemSpace::kUb, out.address + o * n * e, width * e, res, 0, blocks, width),
+                 {{Space::kUb, res, res + blocks, false}, WriteOf(out)});
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -74,6 +111,7 @@ void ColumnReduce(ProgramBuilder& builder, const Tensor& in, const Tensor& out, 
           fmt::format("{} rows to reduce do not fit the unified buffer twice", m));
   builder.BeginKernel(fmt::format("reduce {} {}x{}x{} over rows", params.op == isa::PoolOp::kMax ? "max" : "sum",
                                   outer, m, n));
+  if (ColumnReduceAsPool(builder, in, out, params)) return;
   std::uint64_t slot = 0;
   for (std::uint64_t o = 0; o < outer; ++o) {
     for (std::uint64_t b0 = 0; b0 < blocks; b0 += group, ++slot) {
