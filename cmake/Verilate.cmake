@@ -110,7 +110,7 @@ set_target_properties(systole_verilated_runtime PROPERTIES UNITY_BUILD OFF)
 # stem convolution of ResNet-50 (03_conv7x7s2_bias_nhwc.hlo, 0.91 M cycles) on `rtl` in 20.2-21.0
 # CPU-s against 26.0-27.7 (GCC -O1), 23.7-24.9 (GCC -Os or -Oz), 28.5 (GCC -O2 with profile
 # feedback from the same program), 20.4-22.0 (clang -Os) and 22.3 (clang -O1), alternating runs on
-# the 2-core machine, 2026-11-27 (rtl/README.md, "Simulation speed").
+# the 2-core machine, 2026-11-27 (rtl/README.md, "Which compiler, which options").
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   set(systole_verilated_default_opt -O2)
 else()
