@@ -10,7 +10,7 @@ GENERATOR  := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Un
 SYSTOLE    := $(BUILD)/cli/systole
 CTEST_ARGS ?=
 # Every tree is built by clang (Debian's clang, installed by scripts/setup.sh for the sanitizer
-# tree too): the Verilated models' per-cycle code simulates 1.3 times as fast as GCC's
+# tree too): the Verilated models' per-cycle code simulates 1.24-1.45 times as fast as GCC's
 # (cmake/Verilate.cmake, SYSTOLE_VERILATED_OPT). A tree configured before keeps its compiler.
 COMPILERS  := CC=clang CXX=clang++
 

@@ -94,7 +94,7 @@ set_target_properties(systole_verilated_runtime PROPERTIES UNITY_BUILD OFF)
 # get -O1: GCC's -O2 took 2.5 times as long on them (20.1 s vs 7.9 s for one 1.9 MB file of the
 # small core) while the simulation ran as fast (MxuSmall's three longest tests: 17-22 s at -O2,
 # 19.7-20.0 s at -O1, same machine; the README's build-time table has the totals). Clang is
-# another matter (below): its -O2 takes no longer than GCC's -O1 and simulates 1.3 times as fast.
+# another matter (below): its -O2 takes no longer than GCC's -O1 and simulates 1.24-1.45 times as fast.
 #
 # Each kind is then compiled in batches, one translation unit per batch (a unity build of the
 # generated files: systole_verilated_batches). Every generated file includes verilated.h and
