@@ -29,8 +29,8 @@ class Emitter {
         e_(ElementBytes(builder.config().dtype)),
         out_e_(problem.out.ElementBytes()),
         n_tiles_((problem.n + builder.C() - 1) / builder.C()), timing_(builder.config()) {
-    if (buf_.ring_steps != 0 && (n_tiles_ != 1 || buf_.a_buffers != 1)) {
-      throw std::logic_error("codegen: a ring of step slots needs one N tile and one A slot");
+    if (buf_.ring_steps != 0 && (n_tiles_ != 1 || buf_.a_buffers != 1 || buf_.ring_steps < 2)) {
+      throw std::logic_error("codegen: a ring of step slots needs two slots or more, one N tile and one A slot");
     }
     const std::uint64_t a_slot = std::uint64_t{StepSlots()} * buf_.chunk_rows;
     out_base_ = a_slot * buf_.a_buffers;
@@ -69,9 +69,7 @@ class Emitter {
         // In pieces only when the weights set the pace (a MATMUL is shorter than a weight
         // tile's DMA): otherwise the gathers are better off as few DMAs, each one latency.
         own = ALoads(c, Groups(c).front() > 1 && chunk.rows < weight_tile_cycles_);
-        // A ring's slots all load ahead but the one the first MATMUL's slot frees.
-        const std::size_t ahead_steps = buf_.ring_steps != 0 ? buf_.ring_steps - 1 : 1;
-        for (std::size_t s = 0; s < std::min(ahead_steps, own.size()); ++s) {
+        for (std::size_t s = 0; s < std::min<std::size_t>(StepsAhead(), own.size()); ++s) {
           for (Pending& load : own[s]) Emit(load);
         }
       }
@@ -88,8 +86,8 @@ class Emitter {
         for (std::size_t s = 0; s < chunk.steps.size(); ++s) {
           // The next step's own loads, spread over this step's MATMULs.
           Spread ahead;
-          const std::size_t next = s + (buf_.ring_steps != 0 ? buf_.ring_steps - 1 : 1);
-          if (j0 == 0 && !own.empty() && next < own.size() && next > s) ahead.items = std::move(own[next]);
+          const std::size_t next = s + StepsAhead();
+          if (j0 == 0 && !own.empty() && next < own.size()) ahead.items = std::move(own[next]);
           ahead.slots = group;
           for (std::uint32_t g = 0; g < group; ++g) {
             const std::uint64_t acc = AccSlot(tile + g);
@@ -155,6 +153,10 @@ class Emitter {
   // Step slots per A slot, and the one k-step s uses (GemmBuffers::ring_steps).
   std::uint32_t StepSlots() const { return buf_.ring_steps != 0 ? buf_.ring_steps : buf_.max_steps; }
   std::uint64_t StepSlot(std::size_t s) const { return s % StepSlots(); }
+  // How many k-steps of a chunk's own rows are loaded before its first MATMUL, and so how far
+  // ahead of step s the loads spread over s's MATMULs are: one, or in a ring every slot but the
+  // one the first MATMUL frees (ring_steps >= 2: PlanRingBuffers).
+  std::uint32_t StepsAhead() const { return buf_.ring_steps != 0 ? buf_.ring_steps - 1 : 1; }
   std::uint64_t ASlot(std::size_t chunk) const { return (chunk % buf_.a_buffers) * a_slot_rows_; }
   std::uint64_t AccSlot(std::uint64_t tile) const { return (tile % acc_slots_) * acc_slot_; }
   bool BiasFirst() const { return p_.raw_output && p_.bias.has_value(); }

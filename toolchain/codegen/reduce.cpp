@@ -47,7 +47,7 @@ bool ColumnReduceAsPool(ProgramBuilder& builder, const Tensor& in, const Tensor&
     const std::uint64_t src = (o % slots) * slot_rows, res = src + m * blocks;
     builder.Emit(LoadInsn(MemSpace::kUb, in.address + o * m * n * e, width * e, src, 0, m * blocks, width),
                  {{Space::kUb, src, res, true}, ReadOf(in)});
-    builder.Emit(isa::MakeInstruction(isa::Opcode::kPool, {{Field::kOp, params.op == isa::PoolOp::kMax ? 0u : 1u},
+    builder.Emit(isa::MakeInstruction(isa::Opcode::kPool, {{Field::kOp, static_cast<std::uint64_t>(params.op)},
                                                            {Field::kSrc, src},
                                                            {Field::kDst, res},
                                                            {Field::kInW, blocks},
