@@ -86,12 +86,30 @@ module systole_soc #(
       .mem_req_write, .mem_req_addr, .mem_req_wdata, .mem_req_wstrb, .mem_rsp_valid,
       .mem_rsp_rdata, .trace_accept, .trace_done, .trace_stall);
 
+  // The DRAM timing inputs, registered. They are set before reset and held (a board's timing
+  // registers); registered, everything the controller derives from them depends on state only,
+  // so a Verilated model evaluates it once per clock edge instead of at every evaluation of the
+  // top's inputs (three a cycle): the small SoC simulates 1.X times as fast (rtl/README.md).
+  // The controller's reset takes the registered values from the second reset edge on.
+  logic [15:0] t_burst_q, t_rcd_q, t_rp_q, t_ras_q, t_wl_q, t_wr_q, t_rtp_q, t_rrd_s_q;
+  logic [15:0] t_rrd_l_q, t_faw_q, t_ccd_s_q, t_ccd_l_q, t_wtr_q, t_rtw_q, t_refi_q, t_rfc_q;
+  logic [15:0] starve_limit_q;
+  always_ff @(posedge clk) begin
+    {t_burst_q, t_rcd_q, t_rp_q, t_ras_q, t_wl_q, t_wr_q, t_rtp_q, t_rrd_s_q} <=
+        {t_burst, t_rcd, t_rp, t_ras, t_wl, t_wr, t_rtp, t_rrd_s};
+    {t_rrd_l_q, t_faw_q, t_ccd_s_q, t_ccd_l_q, t_wtr_q, t_rtw_q, t_refi_q, t_rfc_q} <=
+        {t_rrd_l, t_faw, t_ccd_s, t_ccd_l, t_wtr, t_rtw, t_refi, t_rfc};
+    starve_limit_q <= starve_limit;
+  end
+
   systole_hbm_ctrl #(
       .MEM_CHANNELS(MEM_CHANNELS), .INTERLEAVE_LOG2(INTERLEAVE_LOG2), .MEM_BYTES_LO(MEM_BYTES_LO),
       .MEM_BYTES_HI(MEM_BYTES_HI), .BG_BITS(BG_BITS), .BA_BITS(BA_BITS), .COL_BITS(COL_BITS)
   ) u_hbm (
-      .clk, .rst, .t_burst, .t_rcd, .t_rp, .t_ras, .t_wl, .t_wr, .t_rtp, .t_rrd_s, .t_rrd_l,
-      .t_faw, .t_ccd_s, .t_ccd_l, .t_wtr, .t_rtw, .t_refi, .t_rfc, .starve_limit,
+      .clk, .rst, .t_burst(t_burst_q), .t_rcd(t_rcd_q), .t_rp(t_rp_q), .t_ras(t_ras_q),
+      .t_wl(t_wl_q), .t_wr(t_wr_q), .t_rtp(t_rtp_q), .t_rrd_s(t_rrd_s_q), .t_rrd_l(t_rrd_l_q),
+      .t_faw(t_faw_q), .t_ccd_s(t_ccd_s_q), .t_ccd_l(t_ccd_l_q), .t_wtr(t_wtr_q),
+      .t_rtw(t_rtw_q), .t_refi(t_refi_q), .t_rfc(t_rfc_q), .starve_limit(starve_limit_q),
       .mem_req_valid, .mem_req_ready, .mem_req_write, .mem_req_addr, .mem_req_wdata,
       .mem_req_wstrb, .mem_rsp_valid, .mem_rsp_rdata, .mem_rsp_error, .error(mem_error),
       .error_addr(mem_error_addr), .dram_cmd, .dram_bg, .dram_ba, .dram_row, .dram_col,
@@ -102,6 +120,11 @@ module systole_soc #(
     if (!rst) begin
       assert (!(mem_rsp_valid && mem_rsp_error))
       else $error("systole_soc: the controller refused a request of the core");
+      assert ({t_burst, t_rcd, t_rp, t_ras, t_wl, t_wr, t_rtp, t_rrd_s, t_rrd_l, t_faw, t_ccd_s,
+               t_ccd_l, t_wtr, t_rtw, t_refi, t_rfc, starve_limit} ==
+              {t_burst_q, t_rcd_q, t_rp_q, t_ras_q, t_wl_q, t_wr_q, t_rtp_q, t_rrd_s_q, t_rrd_l_q,
+               t_faw_q, t_ccd_s_q, t_ccd_l_q, t_wtr_q, t_rtw_q, t_refi_q, t_rfc_q, starve_limit_q})
+      else $error("systole_soc: the DRAM timing inputs changed outside reset");
     end
   end
 `endif
