@@ -22,16 +22,18 @@ GRAD, APPLY, INIT, DATA = (FIXTURES / name for name in ("mlp_grad.hlo", "mlp_sgd
                                                         "digits.npz"))
 LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
 
-# One process of a pod: trains 3 steps and prints what it knows as one JSON line.
-#   WORKER trainer CHECKPOINT RENDEZVOUS INDEX   (systole.Trainer on the HLO files, pod_index=INDEX)
-#   WORKER fit_pod CHECKPOINT RENDEZVOUS         (systole.jax.fit_pod on make_fixtures.py's JAX
-#                                                 functions; the index and count from mpirun's
-#                                                 environment)
+# One process of a pod: trains 3 steps and writes what it knows to REPORTS/PID.json (a file of
+# its own: mpirun's merged output may run two processes' lines together).
+#   WORKER trainer CHECKPOINT RENDEZVOUS REPORTS INDEX  (systole.Trainer on the HLO files,
+#                                                        pod_index=INDEX)
+#   WORKER fit_pod CHECKPOINT RENDEZVOUS REPORTS        (systole.jax.fit_pod on make_fixtures.py's
+#                                                        JAX functions; the index and count from
+#                                                        mpirun's environment)
 WORKER = r"""
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import numpy as np
 import systole
-how, checkpoint, rendezvous, *index = sys.argv[1:]
+how, checkpoint, rendezvous, reports, *index = sys.argv[1:]
 fixtures = __import__("pathlib").Path(FIXTURES)
 if how == "trainer":
     trainer = systole.Trainer(grad=fixtures / "mlp_grad.hlo", apply=fixtures / "mlp_sgd_apply.hlo",
@@ -50,8 +52,9 @@ else:
                                   fixtures / "digits.npz", batch_size=32, shards=8, device="ref", max_steps=3,
                                   checkpoint=checkpoint, pod_rendezvous=rendezvous)
     place = (None, summary.pod["processes"])
-print(json.dumps({"place": place, "pod": summary.pod, "last_loss": float(summary.losses[-1]),
-                  "device_cycles": summary.device_cycles}), flush=True)
+with open(os.path.join(reports, f"{os.getpid()}.json"), "w") as out:
+    json.dump({"place": place, "pod": summary.pod, "last_loss": float(summary.losses[-1]),
+               "device_cycles": summary.device_cycles}, out)
 """.replace("FIXTURES", repr(str(FIXTURES)))
 
 
@@ -61,8 +64,8 @@ def worker_environment(**launcher):
     return environment
 
 
-def reports(stdout):
-    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+def reports(directory):
+    return [json.loads(path.read_text()) for path in sorted(directory.glob("*.json"))]
 
 
 def state_arrays(path):
@@ -95,14 +98,14 @@ def assert_one_pod(runs, processes):
 
 def test_two_python_processes_are_one_device_bit_for_bit(tmp_path, one_device):
     """pod_processes=2, pod_index=0 and 1: two `python` processes, one Trainer each."""
+    (tmp_path / "reports").mkdir()
     workers = [subprocess.Popen([sys.executable, "-c", WORKER, "trainer", str(tmp_path / f"pod.{i}.npz"),
-                                 str(tmp_path / "rv"), str(i)], env=worker_environment(), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True) for i in (1, 0)]
-    runs = []
+                                 str(tmp_path / "rv"), str(tmp_path / "reports"), str(i)], env=worker_environment(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (1, 0)]
     for worker in workers:
-        stdout, stderr = worker.communicate(timeout=300)
+        _, stderr = worker.communicate(timeout=300)
         assert worker.returncode == 0, stderr
-        runs += reports(stdout)
+    runs = reports(tmp_path / "reports")
     assert sorted(tuple(r["place"]) for r in runs) == [(0, 2), (1, 2)]
     assert_one_pod(runs, 2)
     assert_bit_identical(tmp_path / "pod.0.npz", one_device)
@@ -112,22 +115,21 @@ def test_two_python_processes_are_one_device_bit_for_bit(tmp_path, one_device):
 def test_fit_pod_under_mpirun_is_one_device_bit_for_bit(tmp_path, one_device):
     """fit_pod with pod_rendezvous only: the index and the count come from mpirun (when it is
     installed; else its two variables are set here, as mpirun sets them)."""
-    args = [sys.executable, "-c", WORKER, "fit_pod", str(tmp_path / "pod.npz"), str(tmp_path / "rv")]
+    (tmp_path / "reports").mkdir()
+    args = [sys.executable, "-c", WORKER, "fit_pod", str(tmp_path / "pod.npz"), str(tmp_path / "rv"),
+            str(tmp_path / "reports")]
     if shutil.which("mpirun"):
         run = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "2", *args],
                              env=worker_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                              timeout=300, check=False)
         assert run.returncode == 0, run.stdout + run.stderr
-        runs = reports(run.stdout)
     else:
         workers = [subprocess.Popen(args, env=worker_environment(OMPI_COMM_WORLD_RANK=str(i), OMPI_COMM_WORLD_SIZE="2"),
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in (1, 0)]
-        runs = []
         for worker in workers:
-            stdout, stderr = worker.communicate(timeout=300)
+            _, stderr = worker.communicate(timeout=300)
             assert worker.returncode == 0, stderr
-            runs += reports(stdout)
-    assert_one_pod(runs, 2)
+    assert_one_pod(reports(tmp_path / "reports"), 2)
     assert_bit_identical(tmp_path / "pod.npz", one_device)
 
 
