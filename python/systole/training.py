@@ -121,9 +121,10 @@ class Trainer:
     A pod across processes (docs/TRAINING.md, "Pods across processes"), as `systole train`'s
     --pod-processes, --pod-index, --pod-rendezvous and --pod-address: `pod_processes` Python
     processes, each with as many devices, this one `pod_index`, meeting in `pod_rendezvous` (a new,
-    empty directory all of them reach), its ranks listening on `pod_address`. Under mpirun the
-    count and index come from the launcher (None: its, else a pod of this process alone); given,
-    they must agree with it. The first process writes the checkpoint and prints when `verbose`.
+    empty directory all of them reach), its ranks listening on `pod_address`. Left as None, the
+    count and the index are mpirun's when it launched this process (else a pod of this process
+    alone); given under mpirun, they must agree with it. The first process writes the checkpoint
+    and prints when `verbose`.
 
     Programs are a systole.Program, an HLO file's path or HLO text, compiled for `config` (by
     default the configuration of `device` when it is an open Device, else "small"). `eval`
