@@ -26,7 +26,10 @@ struct TrainOptions {
   std::size_t shards = 0;
   double link_gbps = 100;
   double link_latency_us = 1;
-  runtime::PodProcesses processes;  // a pod across processes: --pod-processes, --pod-index, …
+  // A pod across processes: --pod-processes, --pod-index (unset: the launcher's, or none), …
+  runtime::PodProcessOptions processes;
+  std::size_t pod_processes = 1;  // as parsed; copied into `processes` when given
+  std::size_t pod_index = 0;
   std::string eval;
   std::string data;
   std::string init;
@@ -55,6 +58,8 @@ void Train(const TrainOptions& options) {
   if (pod == !options.step.empty() || options.grad.empty() != options.apply.empty()) {
     throw std::runtime_error("give either a training step (STEP.hlo) or, for a pod, --grad and --apply");
   }
+  // The options against mpirun's environment, when it launched this process.
+  const runtime::PodProcesses processes = runtime::ResolvePodProcesses(options.processes, pod);
   // The program whose batch parameters and state define the data and initial-state files.
   const auto step = CompileFile(pod ? options.grad : options.step, config);
   const auto apply = pod ? CompileFile(options.apply, config) : nullptr;
@@ -72,7 +77,7 @@ void Train(const TrainOptions& options) {
   loop.max_steps = options.max_steps;
   // In a pod of several processes every process holds the same state; the first writes the
   // checkpoint and the losses, and shows the progress.
-  const bool first_process = options.processes.index == 0;
+  const bool first_process = processes.index == 0;
   if (first_process) loop.checkpoint = options.checkpoint;
   loop.clock_mhz = config.clock_mhz;
   if (!options.resume.empty()) loop.resume = runtime::LoadCheckpoint(options.resume, state);
@@ -85,13 +90,12 @@ void Train(const TrainOptions& options) {
   if (pod) {
     std::vector<Device*> pointers;
     for (Device& device : devices) pointers.push_back(&device);
-    const std::size_t shards = options.shards == 0 ? devices.size() * options.processes.count : options.shards;
+    const std::size_t shards = options.shards == 0 ? devices.size() * processes.count : options.shards;
     trainer = std::make_unique<runtime::Pod>(runtime::PodPrograms{step, apply, eval}, pointers, uris, shards,
                                              std::move(state), runtime::PodLink{options.link_gbps, options.link_latency_us},
-                                             config.clock_mhz, options.processes);
+                                             config.clock_mhz, processes);
   } else {
     if (devices.size() != 1) throw std::runtime_error("several devices train a pod: give --grad and --apply");
-    if (options.processes.count > 1) throw std::runtime_error("a pod across processes: give --grad and --apply");
     trainer = std::make_unique<runtime::DeviceTrainer>(step, eval, devices[0], std::move(state));
   }
   const bool quiet = options.quiet || !first_process;
@@ -132,7 +136,7 @@ void Train(const TrainOptions& options) {
     if (const auto* pod_trainer = dynamic_cast<const runtime::Pod*>(trainer.get())) {
       // The last step's cost (every step of a model costs the same on the cycle estimate).
       const runtime::PodStepTiming& t = pod_trainer->last_timing();
-      json["pod"] = {{"devices", pod_trainer->world()}, {"processes", options.processes.count},
+      json["pod"] = {{"devices", pod_trainer->world()}, {"processes", processes.count},
                      {"shards", options.shards == 0 ? pod_trainer->world() : options.shards},
                      {"link_gbps", options.link_gbps}, {"link_latency_us", options.link_latency_us},
                      {"device_cycles_per_step", t.device_cycles}, {"exchange_cycles_per_step", t.exchange_cycles}};
@@ -169,11 +173,15 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--shards", options->shards, "a pod: micro-batches per step (default: one per device)");
   cmd->add_option("--link-gbps", options->link_gbps, "a pod: the modelled link's bandwidth (default 100 Gb/s)");
   cmd->add_option("--link-latency-us", options->link_latency_us, "a pod: the modelled link's latency (default 1 us)");
-  cmd->add_option("--pod-processes", options->processes.count, "a pod across processes: how many (each with as "
-                                                              "many --device as this one; default 1)")
-      ->check(CLI::Range(1, 4096));
-  cmd->add_option("--pod-index", options->processes.index, "a pod across processes: this one's index, 0 … N-1")
-      ->check(CLI::Range(0, 4095));
+  // Unset unless given: under mpirun the launcher's environment gives them (ResolvePodProcesses).
+  CLI::Option* pod_processes =
+      cmd->add_option("--pod-processes", options->pod_processes, "a pod across processes: how many (each with as "
+                                                                "many --device as this one; default: mpirun's, else 1)")
+          ->check(CLI::Range(1, 4096));
+  CLI::Option* pod_index =
+      cmd->add_option("--pod-index", options->pod_index, "a pod across processes: this one's index, 0 … N-1 "
+                                                        "(default: mpirun's, else 0)")
+          ->check(CLI::Range(0, 4095));
   cmd->add_option("--pod-rendezvous", options->processes.rendezvous, "a pod across processes: a new, empty directory "
                                                                    "all of them reach");
   cmd->add_option("--pod-address", options->processes.address, "a pod across processes: the address this one's "
@@ -198,7 +206,11 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--losses", options->losses, "OUT.npz: every step's loss (arr_0)");
   cmd->add_flag("--json", options->json, "print the summary as JSON");
   cmd->add_flag("-q,--quiet", options->quiet, "no progress");
-  cmd->callback([options] { Train(*options); });
+  cmd->callback([options, pod_processes, pod_index] {
+    if (*pod_processes) options->processes.count = options->pod_processes;
+    if (*pod_index) options->processes.index = options->pod_index;
+    Train(*options);
+  });
 }
 
 }  // namespace systole::cli

@@ -12,12 +12,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace systole::runtime {
@@ -30,7 +33,100 @@ std::runtime_error ProgramError(const CompiledModel& model, const std::string& m
   return std::runtime_error(fmt::format("{}: {}", model.source_name, message));
 }
 
+// A process number from a launcher's environment variable: `what` says what it counts, for the
+// messages ("started this process as index 2 (OMPI_COMM_WORLD_RANK=2)").
+struct LauncherValue {
+  std::size_t value = 0;
+  std::string said;  // "mpirun started 4 processes (OMPI_COMM_WORLD_SIZE=4)"
+};
+
+std::optional<LauncherValue> ReadLauncherValue(const Environment& environment, const char* variable,
+                                               const char* launcher, const char* what) {
+  const char* text = environment(variable);
+  if (text == nullptr) return std::nullopt;
+  const char* end = text + std::strlen(text);
+  std::size_t value = 0;
+  const auto [stop, error] = std::from_chars(text, end, value);
+  if (text == end || error != std::errc() || stop != end) {
+    throw std::invalid_argument(fmt::format("{}='{}' (set by {}) is not a process number", variable, text, launcher));
+  }
+  return LauncherValue{value, fmt::format("{} {} ({}={})", launcher, fmt::format(fmt::runtime(what), value), variable,
+                                          value)};
+}
+
+// An option's name without what joins it to its value ("--pod-index", "pod_index").
+std::string Bare(std::string name) {
+  while (!name.empty() && (name.back() == ' ' || name.back() == '=')) name.pop_back();
+  return name;
+}
+
 }  // namespace
+
+PodProcesses ResolvePodProcesses(const PodProcessOptions& options, bool pod, const PodOptionNames& names,
+                                 const Environment& environment) {
+  Environment get = environment;
+  if (!get) get = [](const char* name) -> const char* { return std::getenv(name); };
+  const auto ompi_rank = ReadLauncherValue(get, "OMPI_COMM_WORLD_RANK", "mpirun", "started this process as index {}");
+  const auto ompi_size = ReadLauncherValue(get, "OMPI_COMM_WORLD_SIZE", "mpirun", "started {} processes");
+  const auto pmix_rank = ReadLauncherValue(get, "PMIX_RANK", "a PMIx launcher", "started this process as index {}");
+  if (ompi_rank.has_value() != ompi_size.has_value()) {
+    throw std::invalid_argument(fmt::format("{} is set but {} is not: Open MPI's mpirun sets both",
+                                            ompi_rank ? "OMPI_COMM_WORLD_RANK" : "OMPI_COMM_WORLD_SIZE",
+                                            ompi_rank ? "OMPI_COMM_WORLD_SIZE" : "OMPI_COMM_WORLD_RANK"));
+  }
+  if (ompi_rank && pmix_rank && ompi_rank->value != pmix_rank->value) {
+    throw std::invalid_argument(fmt::format("the launcher's environment disagrees with itself: {}, but {}",
+                                            ompi_rank->said, pmix_rank->said));
+  }
+  const std::optional<LauncherValue>& launched_index = ompi_rank ? ompi_rank : pmix_rank;
+  const std::optional<LauncherValue>& launched_count = ompi_size;
+  if (launched_count && launched_count->value == 0) {
+    throw std::invalid_argument(fmt::format("{}: no process count", launched_count->said));
+  }
+  if (launched_index && launched_count && launched_index->value >= launched_count->value) {
+    throw std::invalid_argument(fmt::format("{}, but {}", launched_index->said, launched_count->said));
+  }
+  const auto agree = [](const std::optional<std::size_t>& given, const std::string& name,
+                        const std::optional<LauncherValue>& launched) {
+    if (given && launched && *given != launched->value) {
+      throw std::invalid_argument(fmt::format("{}{}, but {}: under a launcher leave {} out, or give the same value",
+                                              name, *given, launched->said, Bare(name)));
+    }
+  };
+  agree(options.count, names.count, launched_count);
+  agree(options.index, names.index, launched_index);
+
+  PodProcesses processes;
+  processes.rendezvous = options.rendezvous;
+  processes.address = options.address;
+  processes.count = options.count ? *options.count : launched_count ? launched_count->value : 1;
+  processes.index = options.index ? *options.index : launched_index ? launched_index->value : 0;
+  // What set each value, for the messages below.
+  const std::string count_said = options.count    ? fmt::format("{}{}", names.count, *options.count)
+                                 : launched_count ? launched_count->said
+                                                  : std::string();
+  const std::string index_said = options.index    ? fmt::format("{}{}", names.index, *options.index)
+                                 : launched_index ? launched_index->said
+                                                  : std::string();
+  if (processes.count == 0) throw std::invalid_argument(fmt::format("{}: a pod needs a process at least", count_said));
+  if (processes.index >= processes.count) {
+    if (count_said.empty()) {
+      throw std::invalid_argument(fmt::format("{}, but nothing says how many processes the pod has: give {}N",
+                                              index_said, names.count));
+    }
+    throw std::invalid_argument(fmt::format("{}, but {}: the index is 0 … {}", index_said, count_said,
+                                            processes.count - 1));
+  }
+  if (processes.count > 1 && !pod) {
+    throw std::invalid_argument(fmt::format("{}: a pod across processes trains with {}, not one training step",
+                                            count_said, names.programs));
+  }
+  if (processes.count > 1 && processes.rendezvous.empty()) {
+    throw std::invalid_argument(fmt::format("{}: a pod across processes needs {}DIR, a new, empty directory all "
+                                            "of them reach", count_said, names.rendezvous));
+  }
+  return processes;
+}
 
 StepSignature PodSignature(const CompiledModel& grad, const CompiledModel& apply) {
   StepSignature signature;

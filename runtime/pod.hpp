@@ -12,7 +12,9 @@
 // gradients there and the f32 update runs there.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,43 @@ struct PodProcesses {
   std::string address = "127.0.0.1";  // the address this process's ranks listen on
   // With count > 1 the pod ignores SIGPIPE for the whole process (pod.cpp says why).
 };
+
+// What a front end was given for a pod across processes (`systole train --pod-processes …`,
+// `systole.Trainer(pod_processes=…)`); unset: not given.
+struct PodProcessOptions {
+  std::optional<std::size_t> count;
+  std::optional<std::size_t> index;
+  std::string rendezvous;
+  std::string address = "127.0.0.1";
+};
+
+// How a front end spells those options in errors, each with what joins it to its value:
+// "--pod-index " + "2" for the command, "pod_index=" + "2" for Python.
+struct PodOptionNames {
+  std::string count = "--pod-processes ";
+  std::string index = "--pod-index ";
+  std::string rendezvous = "--pod-rendezvous ";
+  std::string programs = "--grad and --apply";  // what makes a pod instead of one training step
+};
+
+// Reads one environment variable (null: unset); empty: std::getenv. Tests pass a table.
+using Environment = std::function<const char*(const char*)>;
+
+// The processes of a pod from a front end's options and the environment of the launcher that
+// started this process, if any — the one rule `systole train` and Python both follow
+// (docs/TRAINING.md, "Pods across processes"):
+//   - mpirun (Open MPI) gives the index and the count: OMPI_COMM_WORLD_RANK and
+//     OMPI_COMM_WORLD_SIZE; a PMIx launcher gives the index as PMIX_RANK (Open MPI sets it too:
+//     both present must agree). The options may then be left out; given, they must agree with
+//     the launcher, or the error names both values.
+//   - A launcher that names the index but not the count (PMIx alone) needs the count option
+//     for any index but 0.
+//   - Without a launcher the options say it all; by default a pod of this process alone.
+//   - Several processes need a rendezvous directory, and the index must be below the count.
+//   - `pod` false (one training step, not a pod's programs): several processes are refused.
+// Throws std::invalid_argument naming the options (by `names`) and the variables.
+PodProcesses ResolvePodProcesses(const PodProcessOptions& options, bool pod, const PodOptionNames& names = {},
+                                 const Environment& environment = {});
 
 struct PodPrograms {
   // grad(params…, batch…) -> (gradients…, loss, metrics…): parameters the first P state values,

@@ -21,6 +21,7 @@ packages=(
   tcl                       # hls/: tclsh checks the Vitis HLS scripts
   libsystemc-dev            # sim/systemc: the SystemC/TLM-2.0 virtual platform (SystemC 2.3.4)
   libgloo-dev               # runtime/pod: Gloo's all-reduce for data-parallel training across devices
+  openmpi-bin               # mpirun: launches a pod's processes (runtime::ResolvePodProcesses reads its environment)
   # sanitizer and fuzzer runtimes (clang's libFuzzer)
   clang libclang-rt-14-dev
   # hardware tools

@@ -28,6 +28,9 @@ namespace {
 
 using runtime::CompiledModel;
 
+// How Python spells `systole train`'s --pod-* options, for ResolvePodProcesses's errors.
+const runtime::PodOptionNames kPodKeywords{"pod_processes=", "pod_index=", "pod_rendezvous=", "grad= and apply="};
+
 // A Python array as an .npy array (values as doubles, as the .npz reader gives them); `what`
 // names it in errors.
 npy::Array ToNpyArray(const py::handle& value, const std::string& what) {
@@ -85,8 +88,12 @@ class PyTrainer {
  public:
   // One device: `step` is a training step (donated state), `eval` the accuracy program or none;
   // `state` the initial state, a path to an .npz (INIT.npz) or arrays.
+  // `pod`: the pod keywords, which make several processes an error here, as `systole train`
+  // refuses a training step under mpirun -n 2 or with --pod-processes 2.
   static std::unique_ptr<PyTrainer> OnDevice(const py::object& device, const PyProgram& step,
-                                             const std::optional<PyProgram>& eval, const py::object& state) {
+                                             const std::optional<PyProgram>& eval, const py::object& state,
+                                             const runtime::PodProcessOptions& pod) {
+    runtime::ResolvePodProcesses(pod, false, kPodKeywords);
     auto trainer = std::unique_ptr<PyTrainer>(new PyTrainer({DeviceHolderOf(device, "device")}, step.model, nullptr,
                                                             ModelOf(eval)));
     trainer->signature_ = runtime::ReadStepSignature(*step.model->module, step.model->source_name);
@@ -98,11 +105,14 @@ class PyTrainer {
     return trainer;
   }
 
-  // A pod (runtime::Pod) of distinct `devices`, their gradients exchanged through Gloo on
-  // loopback in this process.
+  // A pod (runtime::Pod) of distinct `devices`, their gradients exchanged through Gloo: on
+  // loopback in this process, or with the other processes of a pod across processes (`pod`:
+  // the keywords, resolved against mpirun's environment as `systole train` resolves its flags).
   static std::unique_ptr<PyTrainer> Pod(const py::sequence& devices, const PyProgram& grad, const PyProgram& apply,
                                         const std::optional<PyProgram>& eval, const py::object& state,
-                                        std::size_t shards, double link_gbps, double link_latency_us) {
+                                        std::size_t shards, double link_gbps, double link_latency_us,
+                                        const runtime::PodProcessOptions& pod) {
+    const runtime::PodProcesses processes = runtime::ResolvePodProcesses(pod, true, kPodKeywords);
     std::vector<std::shared_ptr<DeviceHolder>> holders;
     for (std::size_t i = 0; i < py::len(devices); ++i) {
       holders.push_back(DeviceHolderOf(devices[i], fmt::format("devices[{}]", i)));
@@ -115,6 +125,7 @@ class PyTrainer {
     }
     if (holders.empty()) throw py::value_error("a pod needs at least one device");
     auto trainer = std::unique_ptr<PyTrainer>(new PyTrainer(holders, grad.model, apply.model, ModelOf(eval)));
+    trainer->processes_ = processes;
     trainer->signature_ = runtime::PodSignature(*grad.model, *apply.model);
     std::vector<hlo::Literal> values = trainer->InitialState(state, *apply.model);
     std::vector<Device*> pointers;
@@ -128,13 +139,16 @@ class PyTrainer {
     const auto locks = trainer->LockDevices();
     trainer->trainer_ = std::make_unique<runtime::Pod>(
         runtime::PodPrograms{grad.model, apply.model, trainer->eval_}, pointers, names,
-        shards == 0 ? holders.size() : shards, std::move(values), runtime::PodLink{link_gbps, link_latency_us}, clock);
+        shards == 0 ? holders.size() * processes.count : shards, std::move(values),
+        runtime::PodLink{link_gbps, link_latency_us}, clock, processes);
     return trainer;
   }
 
   std::int64_t batch_size() const { return trainer_->batch_size(); }
   std::uint32_t clock_mhz() const { return holders_[0]->device.config().clock_mhz; }
   std::size_t devices() const { return holders_.size(); }
+  std::size_t pod_processes() const { return processes_.count; }
+  std::size_t pod_index() const { return processes_.index; }
 
   py::list State() const {
     CheckNotTraining("read the state", true);
@@ -194,7 +208,9 @@ class PyTrainer {
     options.target_accuracy = target_accuracy;
     options.shuffle_seed = seed;
     options.max_steps = max_steps;
-    options.checkpoint = checkpoint;
+    // In a pod of several processes every process holds the same state: the first writes the
+    // checkpoint, as `systole train` does.
+    if (processes_.index == 0) options.checkpoint = checkpoint;
     options.clock_mhz = clock_mhz();
     if (!resume.empty()) options.resume = runtime::LoadCheckpoint(resume, trainer_->state());
     const std::uint32_t clock = options.clock_mhz;
@@ -299,6 +315,7 @@ class PyTrainer {
       // The last step's cost (every step of a model costs the same on the cycle estimate).
       py::dict p;
       p["devices"] = pod->world();
+      p["processes"] = processes_.count;
       p["device_cycles_per_step"] = pod->last_timing().device_cycles;
       p["exchange_cycles_per_step"] = pod->last_timing().exchange_cycles;
       d["pod"] = p;
@@ -316,6 +333,7 @@ class PyTrainer {
   runtime::StepSignature signature_;
   std::unique_ptr<runtime::Trainer> trainer_;
   std::thread::id loop_thread_;  // the thread running TrainLoop, or none
+  runtime::PodProcesses processes_;  // a pod across processes; by default this process alone
 };
 
 }  // namespace
@@ -324,14 +342,36 @@ void BindTraining(py::module_& m) {
   py::class_<PyTrainer>(m, "Trainer",
                         "runtime::TrainLoop (what `systole train` runs) over one device or a pod: evaluation after "
                         "each epoch, checkpoints, resume, time to a target accuracy (docs/TRAINING.md).")
-      .def_static("on_device", &PyTrainer::OnDevice, py::arg("device"), py::arg("step"), py::arg("eval"),
-                  py::arg("state"), "One device: a training step with donated state, and optionally an evaluation.")
-      .def_static("pod", &PyTrainer::Pod, py::arg("devices"), py::arg("grad"), py::arg("apply"), py::arg("eval"),
-                  py::arg("state"), py::arg("shards"), py::arg("link_gbps"), py::arg("link_latency_us"),
-                  "A pod of distinct devices: gradient and update programs, gradients exchanged through Gloo.")
+      .def_static(
+          "on_device",
+          [](const py::object& device, const PyProgram& step, const std::optional<PyProgram>& eval,
+             const py::object& state, std::optional<std::size_t> pod_processes, std::optional<std::size_t> pod_index) {
+            return PyTrainer::OnDevice(device, step, eval, state, {pod_processes, pod_index, "", ""});
+          },
+          py::arg("device"), py::arg("step"), py::arg("eval"), py::arg("state"), py::arg("pod_processes") = py::none(),
+          py::arg("pod_index") = py::none(),
+          "One device: a training step with donated state, and optionally an evaluation (several processes, "
+          "given or mpirun's, are refused: they train a pod).")
+      .def_static(
+          "pod",
+          [](const py::sequence& devices, const PyProgram& grad, const PyProgram& apply,
+             const std::optional<PyProgram>& eval, const py::object& state, std::size_t shards, double link_gbps,
+             double link_latency_us, std::optional<std::size_t> pod_processes, std::optional<std::size_t> pod_index,
+             const std::string& pod_rendezvous, const std::string& pod_address) {
+            return PyTrainer::Pod(devices, grad, apply, eval, state, shards, link_gbps, link_latency_us,
+                                  {pod_processes, pod_index, pod_rendezvous, pod_address});
+          },
+          py::arg("devices"), py::arg("grad"), py::arg("apply"), py::arg("eval"), py::arg("state"), py::arg("shards"),
+          py::arg("link_gbps"), py::arg("link_latency_us"), py::arg("pod_processes"), py::arg("pod_index"),
+          py::arg("pod_rendezvous"), py::arg("pod_address"),
+          "A pod of distinct devices: gradient and update programs, gradients exchanged through Gloo; across "
+          "processes with pod_processes, pod_index (None: mpirun's, else this process alone), pod_rendezvous, "
+          "pod_address.")
       .def_property_readonly("batch_size", &PyTrainer::batch_size)
       .def_property_readonly("clock_mhz", &PyTrainer::clock_mhz)
       .def_property_readonly("devices", &PyTrainer::devices)
+      .def_property_readonly("pod_processes", &PyTrainer::pod_processes, "Processes in the pod (1: this one alone).")
+      .def_property_readonly("pod_index", &PyTrainer::pod_index, "This process's index in the pod.")
       .def_property("state", &PyTrainer::State, &PyTrainer::SetState, "The state arrays, in the donated order.")
       .def("evaluate", &PyTrainer::Evaluate, py::arg("test"), "Test-set accuracy of the current state.")
       .def("load_checkpoint", &PyTrainer::LoadCheckpoint, py::arg("path"),

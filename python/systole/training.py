@@ -118,6 +118,14 @@ class Trainer:
     `shards` micro-batches per step (default one per device), the exchange modelled over a link
     of `link_gbps` and `link_latency_us`; `init` is then the update program's state.
 
+    A pod across processes (docs/TRAINING.md, "Pods across processes"), as `systole train`'s
+    --pod-processes, --pod-index, --pod-rendezvous and --pod-address: `pod_processes` Python
+    processes, each with as many devices, this one `pod_index`, meeting in `pod_rendezvous` (a new,
+    empty directory all of them reach), its ranks listening on `pod_address`. Left as None, the
+    count and the index are mpirun's when it launched this process (else a pod of this process
+    alone); given under mpirun, they must agree with it. The first process writes the checkpoint
+    and prints when `verbose`.
+
     Programs are a systole.Program, an HLO file's path or HLO text, compiled for `config` (by
     default the configuration of `device` when it is an open Device, else "small"). `eval`
     computes the test accuracy from the first state values and the test arrays. `init` is an
@@ -129,7 +137,8 @@ class Trainer:
                  apply: Program | PathLike | None = None,
                  device: str | Device | Sequence[str | Device] | None = None,
                  config: str | None = None, shards: int = 0, link_gbps: float = 100.0,
-                 link_latency_us: float = 1.0):
+                 link_latency_us: float = 1.0, pod_processes: int | None = None, pod_index: int | None = None,
+                 pod_rendezvous: PathLike | None = None, pod_address: str = "127.0.0.1"):
         pod = grad is not None or apply is not None
         if pod == (step is not None) or (grad is None) != (apply is None):
             raise ValueError("give either a training step or, for a pod, grad and apply")
@@ -157,16 +166,29 @@ class Trainer:
             self.step = None
             self._native = _systole.Trainer.pod([d._native for d in self.devices], self.grad._native,
                                                 self.apply._native, native_eval, state, int(shards),
-                                                float(link_gbps), float(link_latency_us))
+                                                float(link_gbps), float(link_latency_us), pod_processes, pod_index,
+                                                os.fspath(pod_rendezvous) if pod_rendezvous is not None else "",
+                                                pod_address)
         else:
             self.step = _program(step, config, "training step")
             self.grad = self.apply = None
-            self._native = _systole.Trainer.on_device(self.devices[0]._native, self.step._native, native_eval, state)
+            self._native = _systole.Trainer.on_device(self.devices[0]._native, self.step._native, native_eval, state,
+                                                      pod_processes, pod_index)
 
     @property
     def batch_size(self) -> int:
         """Rows per step (a pod's global batch)."""
         return int(self._native.batch_size)
+
+    @property
+    def pod_processes(self) -> int:
+        """Processes in the pod (given, or mpirun's; 1: this process alone)."""
+        return int(self._native.pod_processes)
+
+    @property
+    def pod_index(self) -> int:
+        """This process's index in the pod (0 … pod_processes − 1)."""
+        return int(self._native.pod_index)
 
     @property
     def clock_mhz(self) -> int:
@@ -207,11 +229,13 @@ class Trainer:
         and at the end; `resume` starts from a checkpoint (of this run or of `systole train`),
         in the middle of an epoch too, and continues bit-identically to a run that never stopped.
         `on_progress` hears about every step and epoch; `verbose` prints each epoch's line and
-        the summary as `systole train` does. Returns the summary; the trainer keeps the state."""
+        the summary as `systole train` does. In a pod across processes only the first process
+        writes `checkpoint` and prints. Returns the summary; the trainer keeps the state."""
         if not 0.0 <= target_accuracy <= 1.0:
             raise ValueError(f"target_accuracy {target_accuracy} is not within 0 … 1")
         dataset = _arrays_or_path(data, "data")
         resume_path = _existing(resume, "checkpoint file (.npz) to resume from") if resume is not None else ""
+        verbose = verbose and self.pod_index == 0
         callback = None
         if on_progress is not None or verbose:
             def callback(raw: dict[str, Any]) -> None:

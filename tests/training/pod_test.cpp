@@ -5,7 +5,10 @@
 #include <gmock/gmock.h>
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <unistd.h>
 
 #include "systole/server.hpp"
@@ -161,6 +164,108 @@ TEST(Pod, AServerKilledMidTrainingStopsTheRunNamingDeviceAndStepAndTheCheckpoint
   options.max_steps = 5;
   TrainLoop(resumed, g.data, options, false);
   ExpectBitIdentical(resumed.state(), TrainOn({"ref"}, 5));
+}
+
+// ResolvePodProcesses on a launcher's environment given as a table (mpirun's variables are read,
+// never set, here: tests/training/pod_mpirun_test.sh runs the real launcher).
+struct Launched {
+  std::map<std::string, std::string> variables;
+  PodProcesses Resolve(const PodProcessOptions& options, bool pod = true) const {
+    return ResolvePodProcesses(options, pod, {}, [this](const char* name) -> const char* {
+      const auto it = variables.find(name);
+      return it == variables.end() ? nullptr : it->second.c_str();
+    });
+  }
+};
+
+const Launched kNoLauncher{};
+const Launched kMpirunRank2Of4{{{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "4"}, {"PMIX_RANK", "2"}}};
+
+PodProcessOptions Given(std::optional<std::size_t> count, std::optional<std::size_t> index,
+                        std::string rendezvous = "/shared/rv") {
+  return {count, index, std::move(rendezvous), "127.0.0.1"};
+}
+
+void ExpectRefused(const Launched& launched, const PodProcessOptions& options, const std::string& message,
+                   bool pod = true) {
+  EXPECT_THAT([&] { launched.Resolve(options, pod); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr(message)));
+}
+
+TEST(PodProcesses, ComeFromTheOptionsWithoutALauncher) {
+  const PodProcesses alone = kNoLauncher.Resolve(Given(std::nullopt, std::nullopt, ""));
+  EXPECT_EQ(alone.count, 1U);
+  EXPECT_EQ(alone.index, 0U);
+  const PodProcesses given = kNoLauncher.Resolve(Given(4, 3));
+  EXPECT_EQ(given.count, 4U);
+  EXPECT_EQ(given.index, 3U);
+  EXPECT_EQ(given.rendezvous, "/shared/rv");
+  ExpectRefused(kNoLauncher, Given(2, 2), "--pod-index 2, but --pod-processes 2: the index is 0 … 1");
+  ExpectRefused(kNoLauncher, Given(std::nullopt, 1), "--pod-index 1, but nothing says how many processes");
+  ExpectRefused(kNoLauncher, Given(2, 0, ""), "--pod-processes 2: a pod across processes needs --pod-rendezvous DIR");
+  ExpectRefused(kNoLauncher, Given(2, 0), "--pod-processes 2: a pod across processes trains with --grad and --apply",
+                false);
+}
+
+TEST(PodProcesses, ComeFromMpirunWhenItLaunchedTheProcess) {
+  const PodProcesses launched = kMpirunRank2Of4.Resolve(Given(std::nullopt, std::nullopt));
+  EXPECT_EQ(launched.count, 4U);
+  EXPECT_EQ(launched.index, 2U);
+  // Options that agree are taken; options that disagree are an error naming both values.
+  EXPECT_EQ(kMpirunRank2Of4.Resolve(Given(4, 2)).index, 2U);
+  ExpectRefused(kMpirunRank2Of4, Given(std::nullopt, 1),
+                "--pod-index 1, but mpirun started this process as index 2 (OMPI_COMM_WORLD_RANK=2): under a launcher "
+                "leave --pod-index out, or give the same value");
+  ExpectRefused(kMpirunRank2Of4, Given(8, std::nullopt),
+                "--pod-processes 8, but mpirun started 4 processes (OMPI_COMM_WORLD_SIZE=4)");
+  ExpectRefused(kMpirunRank2Of4, Given(std::nullopt, std::nullopt, ""),
+                "mpirun started 4 processes (OMPI_COMM_WORLD_SIZE=4): a pod across processes needs --pod-rendezvous "
+                "DIR, a new, empty directory all of them reach");
+  ExpectRefused(kMpirunRank2Of4, Given(std::nullopt, std::nullopt),
+                "mpirun started 4 processes (OMPI_COMM_WORLD_SIZE=4): a pod across processes trains with --grad and "
+                "--apply", false);
+  // mpirun -n 1: a pod of this process alone, no rendezvous needed.
+  const Launched one{{{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "1"}}};
+  EXPECT_EQ(one.Resolve(Given(std::nullopt, std::nullopt, ""), false).count, 1U);
+}
+
+TEST(PodProcesses, APmixRankAloneNeedsTheCount) {
+  const Launched pmix{{{"PMIX_RANK", "3"}}};
+  const PodProcesses given = pmix.Resolve(Given(4, std::nullopt));
+  EXPECT_EQ(given.index, 3U);
+  ExpectRefused(pmix, Given(std::nullopt, std::nullopt),
+                "a PMIx launcher started this process as index 3 (PMIX_RANK=3), but nothing says how many processes "
+                "the pod has: give --pod-processes N");
+  ExpectRefused(pmix, Given(4, 1), "--pod-index 1, but a PMIx launcher started this process as index 3 (PMIX_RANK=3)");
+}
+
+TEST(PodProcesses, ALauncherEnvironmentThatMakesNoSenseIsRefused) {
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMIX_RANK", "0"}}}, Given({}, {}),
+                "the launcher's environment disagrees with itself: mpirun started this process as index 1 "
+                "(OMPI_COMM_WORLD_RANK=1), but a PMIx launcher started this process as index 0 (PMIX_RANK=0)");
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "x1"}, {"OMPI_COMM_WORLD_SIZE", "2"}}}, Given({}, {}),
+                "OMPI_COMM_WORLD_RANK='x1' (set by mpirun) is not a process number");
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "-2"}}}, Given({}, {}),
+                "OMPI_COMM_WORLD_SIZE='-2' (set by mpirun) is not a process number");
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "1"}}}, Given({}, {}),
+                "OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not");
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "2"}}}, Given({}, {}),
+                "mpirun started this process as index 2 (OMPI_COMM_WORLD_RANK=2), but mpirun started 2 processes");
+}
+
+TEST(PodProcesses, PythonsKeywordsNameThemselves) {
+  const PodOptionNames keywords{"pod_processes=", "pod_index=", "pod_rendezvous=", "grad= and apply="};
+  EXPECT_THAT(
+      [&] {
+        ResolvePodProcesses(Given(std::nullopt, 0), true, keywords, [](const char* name) -> const char* {
+          return std::string_view(name) == "OMPI_COMM_WORLD_RANK" ? "1"
+                 : std::string_view(name) == "OMPI_COMM_WORLD_SIZE" ? "2"
+                                                                    : nullptr;
+        });
+      },
+      ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr(
+          "pod_index=0, but mpirun started this process as index 1 (OMPI_COMM_WORLD_RANK=1): under a launcher leave "
+          "pod_index out, or give the same value")));
 }
 
 }  // namespace
