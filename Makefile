@@ -40,7 +40,7 @@ python: configure ## Build the Python package into build/python: PYTHONPATH=buil
 
 # RUN_MODEL: any HLO file; DEVICE: rtl (the Verilated core in process; `small` needs it in
 # SYSTOLE_RTL_CONFIGS) or ref. ResNet-50 (the corpus's 06_resnet50_inference_f32.hlo) takes
-# 7.6 minutes on one rtl device (measured with GCC; `systole run --jobs 2`: 3.8, README), hence the small CNN by default: docs/COMPILER.md.
+# 7.6 minutes on one rtl device (measured with GCC; `systole run --jobs 2`: 2.4, README), hence the small CNN by default: docs/COMPILER.md.
 # run builds the `systole` command alone (with the Verilated cores it links), not the tests.
 run: configure ## Compile an HLO network (examples/hlo/small_cnn_f32.hlo) and run it on the default device (rtl)
 	cmake --build $(BUILD) -j $(JOBS) --target systole

@@ -89,7 +89,8 @@ module systole_soc #(
   // The DRAM timing inputs, registered. They are set before reset and held (a board's timing
   // registers); registered, everything the controller derives from them depends on state only,
   // so a Verilated model evaluates it once per clock edge instead of at every evaluation of the
-  // top's inputs (three a cycle): the small SoC simulates 1.X times as fast (rtl/README.md).
+  // top's inputs (three a cycle): the small SoC simulates 1.27x as fast (rtl/README.md,
+  // "Simulation speed of the SoC").
   // The controller's reset takes the registered values from the second reset edge on.
   logic [15:0] t_burst_q, t_rcd_q, t_rp_q, t_ras_q, t_wl_q, t_wr_q, t_rtp_q, t_rrd_s_q;
   logic [15:0] t_rrd_l_q, t_faw_q, t_ccd_s_q, t_ccd_l_q, t_wtr_q, t_rtw_q, t_refi_q, t_rfc_q;
