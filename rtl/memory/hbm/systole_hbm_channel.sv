@@ -70,15 +70,21 @@ module systole_hbm_channel #(
     systole_param_error_hbm_channel_DEPTH_must_be_a_power_of_two u_error ();
   end
 
-  // Request queue, oldest first; entries [0, count_q) are valid.
+  // Request queue, oldest first; entries [0, count_q) are valid. The write data stays where it
+  // arrived, in one of DEPTH slots; a queue entry carries its slot's number, so serving an
+  // entry moves the younger entries' few address bits up, not their 36 bytes of data (a
+  // smaller circuit, and a Verilated model no longer copies the whole queue's data each cycle).
   logic [QI:0]          count_q, count_d;
   logic                 write_q [DEPTH], write_d [DEPTH];
   logic [BK-1:0]        bank_q [DEPTH], bank_d [DEPTH];
   logic [ROW_BITS-1:0]  row_q [DEPTH], row_d [DEPTH];
   logic [COL_BITS-1:0]  col_q [DEPTH], col_d [DEPTH];
   logic [ID_BITS-1:0]   id_q [DEPTH], id_d [DEPTH];
-  logic [255:0]         wdata_q [DEPTH], wdata_d [DEPTH];
-  logic [31:0]          wstrb_q [DEPTH], wstrb_d [DEPTH];
+  logic [QI-1:0]        slot_q [DEPTH], slot_d [DEPTH];
+  // The data slots: which hold a queued request's data, and the data.
+  logic [DEPTH-1:0]     used_q, used_d;
+  logic [255:0]         wdata_mem [DEPTH];
+  logic [31:0]          wstrb_mem [DEPTH];
   // Bank state.
   logic [NB-1:0]        open_q, open_d;
   logic [ROW_BITS-1:0]  open_row_q [NB], open_row_d [NB];
@@ -165,13 +171,21 @@ module systole_hbm_channel #(
   assign {dram_bg, dram_ba} = cmd_bank;
   assign dram_row = cmd == CmdPre ? open_row_q[cmd_bank] : row_q[pick];
   assign dram_col = col_q[pick];
-  assign dram_wdata = wdata_q[pick];
-  assign dram_wstrb = wstrb_q[pick];
+  assign dram_wdata = wdata_mem[slot_q[pick]];
+  assign dram_wstrb = wstrb_mem[slot_q[pick]];
 
   // Queue: remove the served entry (the younger ones move up), append the new request.
   assign req_ready = count_q != (QI + 1)'(DEPTH);
   wire [BG_BITS+COL_BITS+BA_BITS+ROW_BITS-1:0] word = req_addr[$bits(req_addr)-1:5];
   wire [QI:0] kept = count_q - (QI + 1)'(issue_col);
+  wire accept = req_valid && req_ready;
+  // A new request's data slot: the lowest free one. A request is accepted only while fewer than
+  // DEPTH are queued, and each queued one holds one slot, so one is free.
+  logic [QI-1:0] new_slot;
+  always_comb begin
+    new_slot = '0;
+    for (int k = DEPTH - 1; k >= 0; k--) if (!used_q[k]) new_slot = QI'(k);
+  end
   logic [QI-1:0] src [DEPTH];  // where entry i comes from
   always_comb begin
     for (int i = 0; i < DEPTH; i++) begin
@@ -185,18 +199,19 @@ module systole_hbm_channel #(
       row_d[i] = row_q[src[i]];
       col_d[i] = col_q[src[i]];
       id_d[i] = id_q[src[i]];
-      wdata_d[i] = wdata_q[src[i]];
-      wstrb_d[i] = wstrb_q[src[i]];
+      slot_d[i] = slot_q[src[i]];
     end
     count_d = kept;
-    if (req_valid && req_ready) begin
+    used_d = used_q;
+    if (issue_col) used_d[slot_q[pick]] = 1'b0;
+    if (accept) begin
       write_d[kept[QI-1:0]] = req_write;
       bank_d[kept[QI-1:0]] = {word[BG_BITS-1:0], word[BG_BITS+COL_BITS +: BA_BITS]};
       row_d[kept[QI-1:0]] = word[BG_BITS+COL_BITS+BA_BITS +: ROW_BITS];
       col_d[kept[QI-1:0]] = word[BG_BITS +: COL_BITS];
       id_d[kept[QI-1:0]] = req_id;
-      wdata_d[kept[QI-1:0]] = req_wdata;
-      wstrb_d[kept[QI-1:0]] = req_wstrb;
+      slot_d[kept[QI-1:0]] = new_slot;
+      used_d[new_slot] = 1'b1;
       count_d = kept + 1'b1;
     end
     open_d = open_q;
@@ -219,18 +234,23 @@ module systole_hbm_channel #(
       row_q[i] <= row_d[i];
       col_q[i] <= col_d[i];
       id_q[i] <= id_d[i];
-      wdata_q[i] <= wdata_d[i];
-      wstrb_q[i] <= wstrb_d[i];
+      slot_q[i] <= slot_d[i];
     end
     for (int b = 0; b < NB; b++) open_row_q[b] <= open_row_d[b];
+    if (accept) begin
+      wdata_mem[new_slot] <= req_wdata;
+      wstrb_mem[new_slot] <= req_wstrb;
+    end
   end
   always_ff @(posedge clk) begin
     if (rst) begin
       count_q <= '0;
+      used_q <= '0;
       open_q <= '0;
       starve_q <= '0;
     end else begin
       count_q <= count_d;
+      used_q <= used_d;
       open_q <= open_d;
       starve_q <= starve_d;
     end
@@ -243,6 +263,9 @@ module systole_hbm_channel #(
       else $error("systole_hbm_channel: request address 0x%0h is not a multiple of 32", req_addr);
       assert (!(dram_rvalid && rdata_count == inflight_count))
       else $error("systole_hbm_channel: read data with no read outstanding");
+      assert ($countones(used_q) == 32'(count_q))
+      else $error("systole_hbm_channel: %0d data slots held for %0d queued requests",
+                  $countones(used_q), count_q);
     end
   end
 `endif
