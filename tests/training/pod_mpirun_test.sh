@@ -43,14 +43,7 @@ same_state "$work/four.npz" "$work/one.npz" "mpirun -n 4 of 1 device"
 pod twos 2 ref,ref --pod-processes 2
 same_state "$work/twos.npz" "$work/one.npz" "mpirun -n 2 of 2 devices"
 # Every process knew its place: each reports the whole pod and the same loss and cycles.
-python3 - "$work" <<'PY'
-import json, sys
-for name, processes in (("four", 4), ("twos", 2)):
-    runs = [json.load(open(f"{sys.argv[1]}/{name}.{i}.json")) for i in range(processes)]
-    assert all(r["pod"]["devices"] == 4 and r["pod"]["processes"] == processes for r in runs), runs[0]["pod"]
-    assert len({r["last_loss"] for r in runs}) == 1 and len({r["device_cycles"] for r in runs}) == 1
-print("every process reports the 4-device pod of its mpirun and the same loss and device cycles")
-PY
+python3 "$(dirname "$0")/same_pod_reports.py" "$work" 4 four:4 twos:2
 # Refused (mpirun exits non-zero) with the error in process RANK's stderr. NAME PROCESSES RANK MESSAGE OPTIONS…
 refused() {
   local name=$1 processes=$2 rank=$3 message=$4

@@ -48,14 +48,7 @@ same_state "$work/four.npz" "$work/one.npz" "4 processes of 1 device"
 pod twos 2 ref,ref
 same_state "$work/twos.npz" "$work/one.npz" "2 processes of 2 devices"
 # Every process reports the whole pod, and all saw the same losses.
-python3 - "$work" <<'PY'
-import json, sys
-for name, processes in (("four", 4), ("twos", 2)):
-    runs = [json.load(open(f"{sys.argv[1]}/{name}.{i}.json")) for i in range(processes)]
-    assert all(r["pod"]["devices"] == 4 and r["pod"]["processes"] == processes for r in runs), runs[0]["pod"]
-    assert len({r["last_loss"] for r in runs}) == 1 and len({r["device_cycles"] for r in runs}) == 1
-print("every process reports the 4-device pod and the same loss and device cycles")
-PY
+python3 "$(dirname "$0")/same_pod_reports.py" "$work" 4 four:4 twos:2
 # The same rendezvous directory again: refused at once, naming it.
 if train ref 3 --pod-processes 4 --pod-index 0 --pod-rendezvous "$work/four.rv" > /dev/null 2> "$work/reuse.err"; then
   echo "FAIL: a reused rendezvous directory was accepted"; exit 1
