@@ -34,7 +34,7 @@ std::string HostReason(const Instruction& i, const Config& config) {
   switch (i.opcode) {
     case Opcode::kWhile:
     case Opcode::kConditional:
-      return "control flow runs on the host, the computations it calls included";
+      return "control flow whose computations have no device work: the interpreter runs it whole";
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad:
@@ -146,30 +146,24 @@ void KeepRsqrtDivisionsWhole(std::unordered_map<const Instruction*, detail::Vect
 
 StepEstimate CompiledModel::TotalEstimate() const {
   StepEstimate total;
-  for (const Step& step : steps) {
-    if (step.kind != Step::Kind::kDevice) continue;
-    total.cycles += step.device->estimate.cycles;
-    total.mxu_busy += step.device->estimate.mxu_busy;
-    total.macs += step.device->estimate.macs;
+  for (const DeviceStep* step : DeviceSteps()) {
+    total.cycles += step->estimate.cycles;
+    total.mxu_busy += step->estimate.mxu_busy;
+    total.macs += step->estimate.macs;
   }
   return total;
 }
 
 std::uint64_t CompiledModel::DeviceTensorBytes() const {
   std::uint64_t bytes = 0;
-  for (const Step& step : steps) {
-    if (step.kind != Step::Kind::kDevice) continue;
-    for (const image::TensorDesc& t : step.device->program.inputs) bytes += t.Bytes();
-    for (const image::TensorDesc& t : step.device->program.outputs) bytes += t.Bytes();
+  for (const DeviceStep* step : DeviceSteps()) {
+    for (const image::TensorDesc& t : step->program.inputs) bytes += t.Bytes();
+    for (const image::TensorDesc& t : step->program.outputs) bytes += t.Bytes();
   }
   return bytes;
 }
 
-std::size_t CompiledModel::DeviceStepCount() const {
-  std::size_t n = 0;
-  for (const Step& step : steps) n += step.kind == Step::Kind::kDevice ? 1 : 0;
-  return n;
-}
+std::size_t CompiledModel::DeviceStepCount() const { return DeviceSteps().size(); }
 
 std::shared_ptr<hlo::Module> PrepareModule(const std::string& hlo_text, const std::string& source_name) {
   auto module = std::make_shared<hlo::Module>(hlo::ParseModule(hlo_text, source_name));
@@ -184,14 +178,12 @@ std::shared_ptr<hlo::Module> PrepareModule(const std::string& hlo_text, const st
   return module;
 }
 
-CompiledModel Compile(const std::string& hlo_text, const std::string& source_name, const Config& config,
-                      const CompileOptions& options) {
-  CompiledModel model;
-  model.config = config.name;
-  model.hlo_text = hlo_text;
-  model.source_name = source_name;
-  model.module = PrepareModule(hlo_text, source_name);
-  const hlo::Computation& entry = *model.module->entry;
+namespace detail {
+
+std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Config& config,
+                                       const CompileOptions& options, const std::string& source_name,
+                                       std::size_t& built) {
+  std::vector<Step> steps;
   const std::vector<Instruction*> order = entry.PostOrder();
 
   detail::Users users;
@@ -288,7 +280,6 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   }
   std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> programs;
   std::unordered_map<const Instruction*, detail::PoolPlan> pools;
-  std::size_t built = 0;
   for (const Instruction* i : order) {
     if (const auto row_kernel = row_kernel_of_result.find(i); row_kernel != row_kernel_of_result.end()) {
       if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
@@ -354,20 +345,45 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   for (const Instruction* i : order) {
     if (!needed.contains(i) || i->opcode == Opcode::kParameter) continue;
     if (const auto p = programs.find(i); p != programs.end()) {
-      model.steps.push_back({Step::Kind::kDevice, i->name, "", p->second});
+      steps.push_back({Step::Kind::kDevice, i->name, "", p->second});
+    } else if (i->opcode == Opcode::kWhile || i->opcode == Opcode::kConditional) {
+      steps.push_back(PlaceControlFlow(*i, config, options, source_name, built));
     } else {
       const auto r = rejected.find(i);
-      model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i, config), nullptr});
+      steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i, config), nullptr});
     }
   }
-  ClassifyHostSteps(model);
-  for (Step& step : model.steps) {
+  return steps;
+}
+
+}  // namespace detail
+
+namespace {
+
+void NameParameterArithmetic(std::vector<Step>& steps) {
+  for (Step& step : steps) {
     if (step.kind == Step::Kind::kHost && step.work == HostWork::kParameters) {
       step.reason = fmt::format("parameters only: feeds a device step's weights or drain (folded at compile "
                                 "time when the parameters are constants); {}",
                                 step.reason);
     }
+    for (Region& region : step.regions) NameParameterArithmetic(region.steps);
   }
+}
+
+}  // namespace
+
+CompiledModel Compile(const std::string& hlo_text, const std::string& source_name, const Config& config,
+                      const CompileOptions& options) {
+  CompiledModel model;
+  model.config = config.name;
+  model.hlo_text = hlo_text;
+  model.source_name = source_name;
+  model.module = PrepareModule(hlo_text, source_name);
+  std::size_t built = 0;
+  model.steps = detail::PartitionComputation(*model.module->entry, config, options, source_name, built);
+  ClassifyHostSteps(model);
+  NameParameterArithmetic(model.steps);
   return model;
 }
 
