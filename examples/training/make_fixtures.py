@@ -249,7 +249,7 @@ def write_pool_cnn(here, data, write):
 
 
 LOOP_STEPS = 8
-SCAN_STEPS = 2
+SCAN_STEPS = 8
 
 
 def mlp_sgd_loop(params, momentum, xs, ys):
