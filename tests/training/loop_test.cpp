@@ -18,6 +18,7 @@ using testing::CompileFixture;
 using testing::FirstBatches;
 using testing::LoadEveryStep;
 using testing::LoadState;
+using testing::LoopArguments;
 
 struct LoopCase {
   const char* model;  // the single step's fixtures: <model>_step.hlo, <model>_init.npz
@@ -45,23 +46,6 @@ TEST_P(InOneProgram, EveryDotOfTheBodyRunsOnTheMxu) {
   }
   EXPECT_EQ(dots, c.dots_and_convolutions);
   EXPECT_EQ(on_device, dots);
-}
-
-// The loop's arguments (make_fixtures.py: state..., xs, ys): the initial state, then the first
-// `steps` batches of epoch 0 stacked along a new first dimension.
-std::vector<hlo::Literal> LoopArguments(const CompiledModel& loop, std::vector<hlo::Literal> state,
-                                        const std::vector<std::vector<hlo::Literal>>& batches) {
-  const std::vector<hlo::Instruction*> parameters = loop.module->entry->Parameters();
-  std::vector<hlo::Literal> arguments = std::move(state);
-  for (std::size_t b = 0; arguments.size() < parameters.size(); ++b) {
-    hlo::Literal stacked(parameters[arguments.size()]->shape);
-    stacked.values.clear();
-    for (const std::vector<hlo::Literal>& batch : batches) {
-      stacked.values.insert(stacked.values.end(), batch.at(b).values.begin(), batch.at(b).values.end());
-    }
-    arguments.push_back(std::move(stacked));
-  }
-  return arguments;
 }
 
 TEST_P(InOneProgram, FollowsJaxAndTheSingleStepBitForBit) {

@@ -104,6 +104,23 @@ inline std::vector<double> LoadEveryStep(const CompiledModel& step, Device& devi
   return losses;
 }
 
+// The arguments of a training loop (make_fixtures.py's mlp_sgd_loop, cnn_sgd_scan: the state,
+// then xs and ys): `state`, then `batches` stacked along a new first dimension.
+inline std::vector<hlo::Literal> LoopArguments(const CompiledModel& loop, std::vector<hlo::Literal> state,
+                                               const std::vector<std::vector<hlo::Literal>>& batches) {
+  const std::vector<hlo::Instruction*> parameters = loop.module->entry->Parameters();
+  std::vector<hlo::Literal> arguments = std::move(state);
+  for (std::size_t b = 0; arguments.size() < parameters.size(); ++b) {
+    hlo::Literal stacked(parameters[arguments.size()]->shape);
+    stacked.values.clear();
+    for (const std::vector<hlo::Literal>& batch : batches) {
+      stacked.values.insert(stacked.values.end(), batch.at(b).values.begin(), batch.at(b).values.end());
+    }
+    arguments.push_back(std::move(stacked));
+  }
+  return arguments;
+}
+
 // max |a - b| / max |b| (0 when b is all zero and a equals it).
 // Trains `model` (its step, eval and fixtures) on `ref` for as many epochs as JAX's reference
 // and returns the summary.
