@@ -2,7 +2,8 @@
 // becomes a device step together with the users fused into its drain, every bf16
 // elementwise op the vector unit computes one of its own, and so does every max pool the POOL
 // computes exactly; every other instruction the result
-// depends on becomes a host step, evaluated by the interpreter.
+// depends on becomes a host step, evaluated by the interpreter. A while or conditional has the
+// computations it calls partitioned the same way (control_flow.cpp).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -180,11 +181,11 @@ std::shared_ptr<hlo::Module> PrepareModule(const std::string& hlo_text, const st
 
 namespace detail {
 
-std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Config& config,
+std::vector<Step> PartitionComputation(const hlo::Computation& computation, const Config& config,
                                        const CompileOptions& options, const std::string& source_name,
                                        std::size_t& built) {
   std::vector<Step> steps;
-  const std::vector<Instruction*> order = entry.PostOrder();
+  const std::vector<Instruction*> order = computation.PostOrder();
 
   detail::Users users;
   for (const Instruction* i : order) {
@@ -204,7 +205,7 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
       rejected[i] = *reason;
       continue;
     }
-    detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse, claimed_residuals);
+    detail::Group group = detail::PlanGroup(*i, users, computation.root, config, options.fuse, claimed_residuals);
     if (group.residual != nullptr) {
       for (const Instruction* member : group.chain) {
         if (member->opcode == Opcode::kAdd && detail::IsResidualAdd(*member, config)) claimed_residuals.insert(member);
@@ -218,7 +219,7 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
   // instruction at a time, so it is dissolved before deciding what is needed.
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
-  const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(entry, users, config, options.fuse);
+  const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(computation, users, config, options.fuse);
   // Softmaxes and layer norms along the last dimension, each one step with its intermediates in
   // the unified buffer (the fused row kernels); lowered here, so that one the kernel refuses is
   // planned instruction by instruction instead.
@@ -237,10 +238,10 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
   };
   for (const Instruction* i : order) {
     if (fused.contains(i)) continue;
-    if (const auto softmax = detail::PlanSoftmax(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    if (const auto softmax = detail::PlanSoftmax(*i, users, computation.root, config, options.fuse, f32_ops)) {
       fuse_row_kernel(softmax->result, softmax->covers, {softmax->input},
                       [&] { return detail::LowerSoftmax(*softmax, config); });
-    } else if (const auto norm = detail::PlanLayerNorm(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    } else if (const auto norm = detail::PlanLayerNorm(*i, users, computation.root, config, options.fuse, f32_ops)) {
       std::vector<const Instruction*> reads{norm->input};
       if (norm->gamma != nullptr) reads.push_back(norm->gamma);
       if (norm->beta != nullptr) reads.push_back(norm->beta);
@@ -252,7 +253,7 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
     std::string why_not;
-    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, f32_ops, why_not)) {
+    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, computation.root, config, options.fuse, f32_ops, why_not)) {
       fused.insert(r->chain.begin(), r->chain.end());
       reduce_of_result.emplace(r->Result(), std::move(*r));
     } else if (!why_not.empty()) {
@@ -264,8 +265,8 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, entry.root, config, options.fuse, f32_ops);
-    if (!g) g = detail::PlanGeluErf(*i, users, entry.root, config, options.fuse, f32_ops);
+    std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, computation.root, config, options.fuse, f32_ops);
+    if (!g) g = detail::PlanGeluErf(*i, users, computation.root, config, options.fuse, f32_ops);
     if (g) {
       fused.insert(g->chain.begin(), g->chain.end());
       vector_of_result.emplace(i, std::move(*g));
@@ -273,7 +274,7 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
   }
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, computation.root, config, options.fuse, f32_ops)) {
       fused.insert(v->chain.begin(), v->chain.end());
       vector_of_result.emplace(v->Result(), std::move(*v));
     }
@@ -293,7 +294,7 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
     const bool reduction = rr != reduce_of_result.end();
     std::optional<detail::PoolPlan> pool;
     if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
-      pool = PlacePool(*i, users, entry.root, config, options.fuse, group_of_result, programs, rejected);
+      pool = PlacePool(*i, users, computation.root, config, options.fuse, group_of_result, programs, rejected);
     }
     if (g == group_of_result.end() && !vector && !pool && !reduction) continue;
     if (g != group_of_result.end() && g->second.residual != nullptr) {
@@ -320,7 +321,7 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
   KeepRsqrtDivisionsWhole(vector_of_result, programs, rejected);
 
   // Only what the result needs, walking back from the root.
-  std::unordered_set<const Instruction*> needed{entry.root};
+  std::unordered_set<const Instruction*> needed{computation.root};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* i = *it;
     if (!needed.contains(i)) continue;
@@ -330,7 +331,7 @@ std::vector<Step> PartitionComputation(const hlo::Computation& entry, const Conf
       needed.insert(g->second.input);
       needed.insert(g->second.anchor->operands.at(1));
       if (g->second.residual != nullptr) needed.insert(g->second.residual);
-      for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
+      for (const EpilogueTerm& term : g->second.epilogue) needed.insert(computation.Find(term.operand));
     } else if (const auto p = pools.find(i); p != pools.end()) {
       needed.insert(p->second.input);
     } else if (const auto r = reduce_of_result.find(i); r != reduce_of_result.end()) {

@@ -49,11 +49,13 @@ std::filesystem::path StepListingPath(const std::filesystem::path& listing, std:
 
 std::vector<ListingFile> ListingFiles(const CompiledModel& model, const std::filesystem::path& listing) {
   const std::size_t devices = model.DeviceStepCount();
+  std::size_t steps = 0;  // a loop's body and a conditional's branches included, each once
+  model.ForEachStep([&](const Step&, const hlo::Computation&, std::size_t) { ++steps; });
   std::vector<ListingFile> files;
   files.push_back({listing, fmt::format("; {} compiled for '{}': {} step(s), {} on the device, one assembly file "
                                         "per device step (systole asm reassembles each to the model's steps/N.sbin)\n"
                                         "; placement, in execution order:\n{}",
-                                        model.source_name, model.config, model.steps.size(), devices,
+                                        model.source_name, model.config, steps, devices,
                                         Placement(model, listing, devices))});
   std::size_t n = 0;
   for (const DeviceStep* step : model.DeviceSteps()) {
