@@ -1,6 +1,7 @@
 // runtime/ — running a compiled model: host steps on the interpreter, device steps through the
 // driver API on any Device (ref, rtl, tcp://…), values converted between the two at each
-// boundary. It sits above both the compiler (which knows no device) and the driver (which knows
+// boundary; a loop or conditional with device work (a control step) run by the host, its
+// called computations' steps each time it calls one. It sits above both the compiler (which knows no device) and the driver (which knows
 // no HLO).
 #pragma once
 
