@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 
 #include <unistd.h>
+#include <zip.h>
 
 #include "runtime/parallel_steps.hpp"
 #include "tests/compiler/compiler_test_util.hpp"
@@ -209,6 +210,33 @@ TEST(Loops, TheModelFileAndTheListingKeepTheBody) {
   EXPECT_THAT(files[0].text, HasSubstr(";   control l  while (control: the host runs the loop"));
   EXPECT_THAT(files[0].text, HasSubstr("body body:"));
   EXPECT_THAT(files[0].text, ::testing::ContainsRegex(";       device  d  gemm 4x16x16"));
+}
+
+// A manifest whose loop names another computation than the one the while calls is refused,
+// naming both (the nesting must be the module's).
+TEST(Loops, AModelFileWhoseRegionsAreNotTheLoopsIsRefused) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / ("bad_loop_" + std::to_string(::getpid()) + ".sbin");
+  SaveModel(Compile(LoopText("3"), "loop.hlo", LoadConfig("small")), path);
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), 0, &error);
+  ASSERT_NE(archive, nullptr);
+  zip_stat_t stat;
+  ASSERT_EQ(zip_stat(archive, "manifest.json", 0, &stat), 0);
+  std::string manifest(stat.size, '\0');
+  zip_file_t* member = zip_fopen(archive, "manifest.json", 0);
+  ASSERT_NE(member, nullptr);
+  ASSERT_EQ(zip_fread(member, manifest.data(), stat.size), static_cast<zip_int64_t>(stat.size));
+  zip_fclose(member);
+  const std::string body = "\"computation\": \"body\"";
+  ASSERT_NE(manifest.find(body), std::string::npos);
+  manifest.replace(manifest.find(body), body.size(), "\"computation\": \"cond\"");
+  zip_source_t* source = zip_source_buffer(archive, manifest.data(), manifest.size(), 0);
+  ASSERT_GE(zip_file_add(archive, "manifest.json", source, ZIP_FL_OVERWRITE), 0);
+  ASSERT_EQ(zip_close(archive), 0);
+  EXPECT_THAT([&] { LoadModel(path); },
+              ::testing::ThrowsMessage<std::runtime_error>(HasSubstr(
+                  "manifest: steps[2].regions[1].computation 'cond' is not the one 'l' calls there ('body')")));
+  std::filesystem::remove(path);
 }
 
 TEST(Loops, SideBySideJobsRefuseThemClearly) {
