@@ -1,13 +1,13 @@
 // A compiled model: an HLO module cut into steps that run in order. Device steps are Systole
 // programs built with the codegen kernels (dots and convolutions on the MXU, their bias,
 // batch-norm scale and activation fused into the accumulator drain; bf16 elementwise ops on
-// the vector unit); host steps are single
-// HLO instructions evaluated by the CPU interpreter; control steps are while loops and
-// conditionals whose called computations, cut into steps the same way, have device work: the
-// host runs the loop, the device the dots of its body each iteration. Values flow between steps on the host as
-// hlo::Literal; each device step says how to turn its operands into device tensors (a
-// transpose to the kernel's layout, e.g. NCHW -> NHWC, and a rounding to the device element
-// type) and how to turn its output back. docs/COMPILER.md draws the pipeline.
+// the vector unit); host steps are single HLO instructions evaluated by the CPU interpreter;
+// control steps are while loops and conditionals whose called computations, cut into steps the
+// same way, have device work: the host runs the loop, the device the dots of its body each
+// iteration. Values flow between steps on the host as hlo::Literal; each device step says how
+// to turn its operands into device tensors (a transpose to the kernel's layout, e.g. NCHW ->
+// NHWC, and a rounding to the device element type) and how to turn its output back.
+// docs/COMPILER.md draws the pipeline.
 #pragma once
 
 #include <array>
