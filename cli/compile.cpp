@@ -50,9 +50,10 @@ nlohmann::ordered_json UnitStallsJson(const compiler::StepEstimate& e) {
 }
 
 // "  @ mlp.py:12:8 (mlp)" when the HLO names the Python line (JAX's metadata), else "".
-std::string SourceSuffix(const hlo::Module& module, const std::vector<std::string>& names) {
+std::string SourceSuffix(const hlo::Module& module, const hlo::Computation& computation,
+                         const std::vector<std::string>& names) {
   for (const std::string& name : names) {
-    const hlo::Instruction* i = module.entry->Find(name);
+    const hlo::Instruction* i = computation.Find(name);
     if (i == nullptr) continue;
     if (std::string source = module.SourceOf(*i); !source.empty()) return "  @ " + source;
   }
@@ -64,20 +65,38 @@ void PrintPlacement(const compiler::CompiledModel& model, const Config& config) 
   for (const hlo::Instruction* parameter : entry.Parameters()) {
     fmt::print("  input   {:<28} {}\n", parameter->name, parameter->shape.ToString());
   }
-  for (const compiler::Step& step : model.steps) {
+  // The steps of a loop's body or a conditional's branch are indented under it, below the name
+  // of their computation.
+  for (const compiler::PlacementRow& row : model.PlacementRows()) {
+    const std::string indent(2 * row.depth, ' ');
+    if (row.step == nullptr) {
+      fmt::print("  {}{} {}:\n", std::string(2 * row.depth - 1, ' '), row.region->role, row.region->computation);
+      continue;
+    }
+    const compiler::Step& step = *row.step;
     if (step.kind == compiler::Step::Kind::kDevice) {
       const compiler::DeviceStep& d = *step.device;
       const std::uint64_t ideal = IdealCycles(d.estimate, config);
-      fmt::print("  device  {:<28} {}  [{}]  ~{} cycles, ideal {} ({:.1f}% useful){}\n", d.covers.back(), d.kernel,
-                 fmt::join(d.covers, " "), d.estimate.cycles, ideal,
+      fmt::print("  {}device  {:<28} {}  [{}]  ~{} cycles, ideal {} ({:.1f}% useful){}\n", indent, d.covers.back(),
+                 d.kernel, fmt::join(d.covers, " "), d.estimate.cycles, ideal,
                  d.estimate.cycles ? 100.0 * double(ideal) / double(d.estimate.cycles) : 0.0,
-                 SourceSuffix(*model.module, d.covers));
+                 SourceSuffix(*model.module, *row.computation, d.covers));
       continue;
     }
-    const hlo::Instruction* i = entry.Find(step.instruction);
-    fmt::print("  host    {:<28} {} ({}){}\n", step.instruction, hlo::OpcodeName(i->opcode),
-               compiler::HostStepNote(step), SourceSuffix(*model.module, {step.instruction}));
+    const hlo::Instruction* i = row.computation->Find(step.instruction);
+    const bool host = step.kind == compiler::Step::Kind::kHost;
+    fmt::print("  {}{:<7} {:<28} {} ({}){}\n", indent, host ? "host" : "control", step.instruction,
+               hlo::OpcodeName(i->opcode), host ? compiler::HostStepNote(step) : compiler::ControlStepNote(step, *i),
+               SourceSuffix(*model.module, *row.computation, {step.instruction}));
   }
+}
+
+std::size_t ControlSteps(const compiler::CompiledModel& model) {
+  std::size_t n = 0;
+  model.ForEachStep([&](const compiler::Step& step, const hlo::Computation&, std::size_t) {
+    n += step.kind == compiler::Step::Kind::kControl ? 1 : 0;
+  });
+  return n;
 }
 
 void Compile(const CompileOptions& options) {
@@ -115,15 +134,17 @@ void Compile(const CompileOptions& options) {
   const compiler::StepEstimate total = model.TotalEstimate();
   std::map<std::string, std::size_t> host_ops, compute_ops;
   nlohmann::ordered_json host_list = nlohmann::ordered_json::array();
-  for (const compiler::Step& step : model.steps) {
-    if (step.kind != compiler::Step::Kind::kHost) continue;
-    const hlo::Instruction& i = *model.module->entry->Find(step.instruction);
+  std::size_t host_steps = 0;
+  model.ForEachStep([&](const compiler::Step& step, const hlo::Computation& computation, std::size_t) {
+    if (step.kind != compiler::Step::Kind::kHost) return;
+    ++host_steps;
+    const hlo::Instruction& i = *computation.Find(step.instruction);
     const std::string opcode(hlo::OpcodeName(i.opcode));
     ++host_ops[opcode];
     if (step.work == compiler::HostWork::kCompute) ++compute_ops[opcode];
     host_list.push_back({{"instruction", step.instruction}, {"opcode", opcode}, {"shape", i.shape.ToString()},
                          {"work", compiler::HostWorkName(step.work)}, {"reason", step.reason}});
-  }
+  });
   using compiler::HostWork;
   const std::size_t host_compute = model.HostStepCount(HostWork::kCompute);
   const std::size_t host_parameters = model.HostStepCount(HostWork::kParameters);
@@ -132,8 +153,9 @@ void Compile(const CompileOptions& options) {
   const double utilization = total.cycles ? double(total.mxu_busy) / double(total.cycles) : 0.0;
   if (options.json) {
     nlohmann::ordered_json json = {{"model", options.input}, {"config", config.name}, {"output", options.output},
-                                   {"steps", model.steps.size()}, {"device_steps", model.DeviceStepCount()},
-                                   {"host_steps", model.steps.size() - model.DeviceStepCount()},
+                                   {"steps", model.DeviceStepCount() + host_steps},
+                                   {"device_steps", model.DeviceStepCount()}, {"host_steps", host_steps},
+                                   {"control_steps", ControlSteps(model)},
                                    {"host_compute_steps", host_compute},
                                    {"host_parameter_steps", host_parameters},
                                    {"host_data_movement_steps", host_movement},
@@ -145,11 +167,10 @@ void Compile(const CompileOptions& options) {
                                    {"estimated_mxu_utilization", utilization}, {"compile_seconds", seconds}};
     // Per device step: where the cycles go (the static estimate equals ref's count).
     nlohmann::ordered_json per_step = nlohmann::ordered_json::array();
-    for (const compiler::Step& step : model.steps) {
-      if (step.kind != compiler::Step::Kind::kDevice) continue;
-      const compiler::StepEstimate& e = step.device->estimate;
+    for (const compiler::DeviceStep* step : model.DeviceSteps()) {
+      const compiler::StepEstimate& e = step->estimate;
       const std::uint64_t ideal = IdealCycles(e, config);
-      per_step.push_back({{"result", step.device->covers.back()}, {"kernel", step.device->kernel},
+      per_step.push_back({{"result", step->covers.back()}, {"kernel", step->kernel},
                           {"cycles", e.cycles}, {"mxu_busy", e.mxu_busy}, {"macs", e.macs},
                           {"ideal_cycles", ideal},
                           {"mxu_utilization", e.cycles ? double(ideal) / double(e.cycles) : 0.0},
@@ -163,8 +184,13 @@ void Compile(const CompileOptions& options) {
   fmt::print("{} for '{}' ({}x{} {}): placement, in execution order\n", source, config.name, config.rows, config.cols,
              DTypeName(config.dtype));
   PrintPlacement(model, config);
-  fmt::print("\n{} device step(s), {} host step(s) ({}), compiled in {:.2f} s\n", model.DeviceStepCount(),
-             model.steps.size() - model.DeviceStepCount(), fmt::join(host_ops, ", "), seconds);
+  fmt::print("\n{} device step(s), {} host step(s) ({}), compiled in {:.2f} s\n", model.DeviceStepCount(), host_steps,
+             fmt::join(host_ops, ", "), seconds);
+  if (const std::size_t loops = ControlSteps(model); loops > 0) {
+    fmt::print("{} loop(s) or conditional(s) with device work: their steps are counted once, and so in the estimate "
+               "below, whatever the number of iterations (not known at compile time)\n",
+               loops);
+  }
   fmt::print("host steps: {} compute ({}), {} parameter arithmetic, {} data movement, {} values\n", host_compute,
              fmt::join(compute_ops, ", "), host_parameters, host_movement, host_values);
   fmt::print("static estimate: {} cycles, MXU busy {} ({:.1f}%), {} MACs; device tensors {} bytes\n", total.cycles,

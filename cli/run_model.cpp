@@ -117,11 +117,11 @@ void RunModel(const ModelRunOptions& options) {
   if (!options.outputs.empty()) npy::WriteNpz(options.outputs, outputs);
 
   std::map<std::string, std::size_t> host_ops;  // computing ops only: data movement is not "fallback"
-  for (const compiler::Step& step : model.steps) {
+  model.ForEachStep([&](const compiler::Step& step, const hlo::Computation& computation, std::size_t) {
     if (step.kind == compiler::Step::Kind::kHost && step.work == compiler::HostWork::kCompute) {
-      ++host_ops[std::string(hlo::OpcodeName(model.module->entry->Find(step.instruction)->opcode))];
+      ++host_ops[std::string(hlo::OpcodeName(computation.Find(step.instruction)->opcode))];
     }
-  }
+  });
   const runtime::RunStats& s = run.stats;
   const double peak = double(config.PeakMacsPerCycle());
   const double utilization = s.cycles ? double(s.macs) / (double(s.cycles) * peak) : 0.0;

@@ -1,6 +1,7 @@
 #include "runtime/execute.hpp"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <bit>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include "arch/isa/isa.hpp"
 #include "arch/numerics/bf16.hpp"
 #include "sim/trace/timeline.hpp"
+#include "toolchain/hlo/error.hpp"
 #include "toolchain/hlo/interpreter.hpp"
 #include "toolchain/hlo/io.hpp"
 
@@ -20,6 +22,7 @@ namespace systole::runtime {
 using compiler::Binding;
 using compiler::DeviceStep;
 using compiler::EpilogueTerm;
+using compiler::Region;
 using compiler::Step;
 namespace {
 
@@ -72,66 +75,45 @@ std::uint64_t LoadBytes(const image::Program& program) {
   return bytes;
 }
 
-class Runner {
+// The values of one run of a computation's steps (the entry's, or a region's each time the
+// host calls it): the parameters and every step's result, each freed after its last use.
+class Frame {
  public:
-  Runner(const CompiledModel& model, Device& device, ResidentPrograms* resident, std::vector<DeviceStepRecord>* record)
-      : model_(model), device_(device), entry_(*model.module->entry), resident_(resident), record_(record) {}
-
-  RunResult Run(const std::vector<hlo::Literal>& arguments, const std::function<void(const std::string&)>& progress) {
-    const std::vector<hlo::Instruction*> parameters = entry_.Parameters();
-    if (arguments.size() != parameters.size()) {
-      throw std::runtime_error(fmt::format("{} takes {} argument(s), got {}", model_.source_name, parameters.size(),
-                                           arguments.size()));
-    }
-    for (std::size_t i = 0; i < arguments.size(); ++i) values_[parameters[i]->name] = arguments[i];
-    ComputeLastUses();
-    RunResult result;
-    std::size_t device_index = 0;
-    const std::size_t device_total = model_.DeviceStepCount();
-    for (std::size_t s = 0; s < model_.steps.size(); ++s) {
-      const Step& step = model_.steps[s];
-      if (step.kind == Step::Kind::kHost) {
-        const auto start = Clock::now();
-        const hlo::Instruction* instruction = entry_.Find(step.instruction);
-        std::vector<const hlo::Literal*> operands;
-        for (const hlo::Instruction* operand : instruction->operands) operands.push_back(&Value(operand->name));
-        values_[step.instruction] = hlo::EvaluateInstruction(*instruction, operands);
-        result.stats.host_seconds += Seconds(start);
-        ++result.stats.host_steps;
-      } else {
-        if (progress) progress(fmt::format("device step {}/{}: {}", device_index + 1, device_total, step.device->kernel));
-        RunDevice(*step.device, device_index++, result.stats);
-        ++result.stats.device_steps;
+  Frame(const hlo::Computation& computation, const std::vector<Step>& steps, const std::string& source_name)
+      : computation_(computation), source_name_(source_name) {
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      const Step& step = steps[s];
+      if (step.kind != Step::Kind::kDevice) {
+        for (const hlo::Instruction* operand : Instruction(step.instruction).operands) last_use_[operand->name] = s;
+        continue;
       }
-      Release(s);
+      for (const Binding& binding : step.device->inputs) {
+        if (binding.kind != Binding::Kind::kBias) last_use_[binding.value] = s;
+      }
+      for (const EpilogueTerm& term : step.device->epilogue) last_use_[term.operand] = s;
     }
-    result.result = Value(entry_.root->name);
-    return result;
+    last_use_.erase(computation.root->name);  // the root's value is the run's result
   }
 
- private:
+  const hlo::Computation& computation() const { return computation_; }
+
+  const hlo::Instruction& Instruction(const std::string& name) const {
+    const hlo::Instruction* instruction = computation_.Find(name);
+    if (instruction == nullptr) {
+      throw std::logic_error(fmt::format("{}: {} has no instruction {}", source_name_, computation_.name, name));
+    }
+    return *instruction;
+  }
+
   const hlo::Literal& Value(const std::string& name) const {
     const auto it = values_.find(name);
-    if (it == values_.end()) throw std::logic_error(fmt::format("{}: value {} is not computed", model_.source_name, name));
+    if (it == values_.end()) throw std::logic_error(fmt::format("{}: value {} is not computed", source_name_, name));
     return it->second;
   }
 
-  // Step index after which each value is dead (the root's value never is).
-  void ComputeLastUses() {
-    for (std::size_t s = 0; s < model_.steps.size(); ++s) {
-      const Step& step = model_.steps[s];
-      if (step.kind == Step::Kind::kHost) {
-        for (const hlo::Instruction* operand : entry_.Find(step.instruction)->operands) last_use_[operand->name] = s;
-      } else {
-        for (const Binding& binding : step.device->inputs) {
-          if (binding.kind != Binding::Kind::kBias) last_use_[binding.value] = s;
-        }
-        for (const EpilogueTerm& term : step.device->epilogue) last_use_[term.operand] = s;
-      }
-    }
-    last_use_.erase(entry_.root->name);
-  }
+  void Set(const std::string& name, hlo::Literal value) { values_[name] = std::move(value); }
 
+  // Frees the values whose last use was step `step`.
   void Release(std::size_t step) {
     for (auto it = last_use_.begin(); it != last_use_.end();) {
       if (it->second == step) {
@@ -143,12 +125,112 @@ class Runner {
     }
   }
 
+ private:
+  const hlo::Computation& computation_;
+  const std::string& source_name_;
+  std::unordered_map<std::string, hlo::Literal> values_;
+  std::unordered_map<std::string, std::size_t> last_use_;  // step index after which a value is dead
+};
+
+class Runner {
+ public:
+  Runner(const CompiledModel& model, Device& device, ResidentPrograms* resident, std::vector<DeviceStepRecord>* record,
+         const std::function<void(const std::string&)>& progress, std::int64_t while_iteration_limit)
+      : model_(model), device_(device), resident_(resident), record_(record), progress_(progress),
+        while_iteration_limit_(while_iteration_limit) {
+    for (const DeviceStep* step : model.DeviceSteps()) device_index_.emplace(step, device_index_.size());
+  }
+
+  RunResult Run(const std::vector<hlo::Literal>& arguments) {
+    const std::size_t parameters = model_.module->entry->Parameters().size();
+    if (arguments.size() != parameters) {
+      throw std::runtime_error(fmt::format("{} takes {} argument(s), got {}", model_.source_name, parameters,
+                                           arguments.size()));
+    }
+    RunResult result;
+    result.result = RunSteps(model_.steps, *model_.module->entry, arguments);
+    result.stats = stats_;
+    return result;
+  }
+
+ private:
+  // Runs `steps`, the steps of `computation`, on `arguments` (its parameters in order) and
+  // returns its root's value.
+  hlo::Literal RunSteps(const std::vector<Step>& steps, const hlo::Computation& computation,
+                        const std::vector<hlo::Literal>& arguments) {
+    Frame frame(computation, steps, model_.source_name);
+    const std::vector<hlo::Instruction*> parameters = computation.Parameters();
+    for (std::size_t i = 0; i < arguments.size() && i < parameters.size(); ++i) frame.Set(parameters[i]->name, arguments[i]);
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      const Step& step = steps[s];
+      if (step.kind == Step::Kind::kDevice) {
+        RunDevice(*step.device, frame);
+        ++stats_.device_steps;
+      } else {
+        const hlo::Instruction& instruction = frame.Instruction(step.instruction);
+        std::vector<const hlo::Literal*> operands;
+        for (const hlo::Instruction* operand : instruction.operands) operands.push_back(&frame.Value(operand->name));
+        if (step.kind == Step::Kind::kControl) {
+          frame.Set(step.instruction, RunControl(step, instruction, operands));
+        } else {
+          const auto start = Clock::now();
+          frame.Set(step.instruction, hlo::EvaluateInstruction(instruction, operands));
+          stats_.host_seconds += Seconds(start);
+          ++stats_.host_steps;
+        }
+      }
+      frame.Release(s);
+    }
+    return frame.Value(computation.root->name);
+  }
+
+  // A while or conditional with device work, as the interpreter runs it (interpreter.cpp,
+  // EvalWhile and EvalConditional: the same iteration limit and message, the same branch rule),
+  // each call of a computation running that region's steps.
+  hlo::Literal RunControl(const Step& step, const hlo::Instruction& instruction,
+                          const std::vector<const hlo::Literal*>& operands) {
+    if (instruction.opcode == hlo::Opcode::kConditional) {
+      const hlo::Literal& selector = *operands.at(0);
+      const std::size_t branches = step.regions.size();
+      std::size_t branch = 0;
+      if (selector.shape.type == hlo::ElementType::kPred) {
+        branch = selector.values.at(0) != 0.0 ? 0 : 1;
+      } else {
+        const double index = selector.values.at(0);
+        branch = index >= 0 && index < static_cast<double>(branches) ? static_cast<std::size_t>(index) : branches - 1;
+      }
+      return RunRegion(step.regions.at(branch), *operands.at(branch + 1));
+    }
+    hlo::Literal state = *operands.at(0);
+    loops_.push_back(fmt::format("{} iteration 1", instruction.name));
+    for (std::int64_t iteration = 0;; ++iteration) {
+      if (RunRegion(step.regions.at(0), state).values.at(0) == 0.0) break;
+      if (iteration == while_iteration_limit_) {
+        throw hlo::HloError(instruction.location, fmt::format("while '{}' is still running after {} iterations",
+                                                              instruction.name, while_iteration_limit_));
+      }
+      loops_.back() = fmt::format("{} iteration {}", instruction.name, iteration + 1);
+      state = RunRegion(step.regions.at(1), state);
+    }
+    loops_.pop_back();
+    return state;
+  }
+
+  hlo::Literal RunRegion(const Region& region, const hlo::Literal& argument) {
+    const hlo::Computation* computation = model_.module->Find(region.computation);
+    if (computation == nullptr) {
+      throw std::logic_error(fmt::format("{}: no computation {}", model_.source_name, region.computation));
+    }
+    return RunSteps(region.steps, *computation, {argument});
+  }
+
   // The folded epilogue y = scale[c] * acc + shift[c], from the per-channel terms in order.
-  void FoldEpilogue(const DeviceStep& step, std::size_t channels, std::vector<double>& scale, std::vector<double>& shift) {
+  static void FoldEpilogue(const DeviceStep& step, const Frame& frame, std::size_t channels, std::vector<double>& scale,
+                           std::vector<double>& shift) {
     scale.assign(channels, 1.0);
     shift.assign(channels, 0.0);
     for (const EpilogueTerm& term : step.epilogue) {
-      const std::vector<double>& v = Value(term.operand).values;
+      const std::vector<double>& v = frame.Value(term.operand).values;
       for (std::size_t c = 0; c < channels; ++c) {
         if (term.op == EpilogueTerm::Op::kAdd) {
           shift[c] += v[c];
@@ -160,15 +242,15 @@ class Runner {
     }
   }
 
-  std::vector<std::uint8_t> InputBytes(const DeviceStep& step, const Binding& binding) {
+  static std::vector<std::uint8_t> InputBytes(const DeviceStep& step, const Binding& binding, const Frame& frame) {
     std::vector<double> scale, shift;
     std::vector<double> data;
     if (binding.kind == Binding::Kind::kBias && binding.shape.size() == 3) {
       // Replicated [N/C, rows, C] (lower_dot_conv.cpp): N is the output's channel count.
-      const hlo::Instruction* result = entry_.Find(step.output.value);
+      const hlo::Instruction& result = frame.Instruction(step.output.value);
       const auto n = static_cast<std::size_t>(
-          result->shape.dims.at(static_cast<std::size_t>(step.output.permutation.back())));
-      FoldEpilogue(step, n, scale, shift);
+          result.shape.dims.at(static_cast<std::size_t>(step.output.permutation.back())));
+      FoldEpilogue(step, frame, n, scale, shift);
       const std::uint64_t rows = binding.shape[1], cols = binding.shape[2];
       data.assign(binding.shape[0] * rows * cols, 0.0);
       for (std::uint64_t j = 0; j < binding.shape[0]; ++j) {
@@ -177,16 +259,16 @@ class Runner {
         }
       }
     } else if (binding.kind == Binding::Kind::kBias) {
-      FoldEpilogue(step, binding.shape.back(), scale, shift);
+      FoldEpilogue(step, frame, binding.shape.back(), scale, shift);
       data = shift;
     } else {
-      const hlo::Literal& value = Value(binding.value);
+      const hlo::Literal& value = frame.Value(binding.value);
       data = Permute(value.values, value.shape.dims, binding.permutation);
       std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
       for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));
       if (binding.kind == Binding::Kind::kWeights) {
         const std::size_t channels = dims.back();
-        FoldEpilogue(step, channels, scale, shift);
+        FoldEpilogue(step, frame, channels, scale, shift);
         for (std::size_t i = 0; i < data.size(); ++i) data[i] *= scale[i % channels];
       }
       data = BlockColumns(binding, std::move(data), dims);
@@ -197,11 +279,15 @@ class Runner {
     return bytes;
   }
 
-  // `index`: the step's place among the model's device steps.
-  void RunDevice(const DeviceStep& step, std::size_t index, RunStats& stats) {
+  void RunDevice(const DeviceStep& step, Frame& frame) {
+    RunStats& stats = stats_;
+    if (progress_) {
+      progress_(fmt::format("device step {}/{}: {}{}{}", device_index_.at(&step) + 1, device_index_.size(), step.kernel,
+                            loops_.empty() ? "" : " — ", fmt::join(loops_, ", ")));
+    }
     auto start = Clock::now();
     std::vector<std::vector<std::uint8_t>> inputs;
-    for (const Binding& binding : step.inputs) inputs.push_back(InputBytes(step, binding));
+    for (const Binding& binding : step.inputs) inputs.push_back(InputBytes(step, binding, frame));
     stats.host_seconds += Seconds(start);
 
     start = Clock::now();
@@ -210,7 +296,7 @@ class Runner {
       loaded = device_.Load(step.program);
       stats.program_bytes += LoadBytes(step.program);
     }
-    systole::Program& program = resident_ != nullptr ? resident_->Get(index, stats.program_bytes) : loaded;
+    systole::Program& program = resident_ != nullptr ? resident_->Get(step, stats.program_bytes) : loaded;
     for (const std::vector<std::uint8_t>& input : inputs) stats.operand_bytes += input.size();
     DeviceStepResult ran = RunLoadedStep(device_, program, step, inputs, model_.source_name);
     const std::vector<std::uint8_t>& bytes = ran.output;
@@ -223,31 +309,33 @@ class Runner {
     if (record_ != nullptr) record_->push_back({std::move(inputs), bytes, counters});
 
     start = Clock::now();
-    const hlo::Instruction* result = entry_.Find(step.output.value);
+    const hlo::Instruction& result = frame.Instruction(step.output.value);
     const std::size_t width = image::DataTypeBytes(step.output.dtype);
     std::vector<double> data(bytes.size() / width);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = ReadValue(step.output.dtype, &bytes[i * width]);
     std::vector<std::int64_t> permuted_dims;
     std::vector<std::uint64_t> unsigned_dims;
     for (std::int64_t p : step.output.permutation) {
-      permuted_dims.push_back(result->shape.dims[static_cast<std::size_t>(p)]);
+      permuted_dims.push_back(result.shape.dims[static_cast<std::size_t>(p)]);
       unsigned_dims.push_back(static_cast<std::uint64_t>(permuted_dims.back()));
     }
     data = UnblockColumns(step.output, std::move(data), unsigned_dims);
-    hlo::Literal value(result->shape);
+    hlo::Literal value(result.shape);
     value.values = Permute(data, permuted_dims, Inverse(step.output.permutation));
-    hlo::RoundAll(result->shape.type, value.values);
-    values_[step.output.value] = std::move(value);
+    hlo::RoundAll(result.shape.type, value.values);
+    frame.Set(step.output.value, std::move(value));
     stats.host_seconds += Seconds(start);
   }
 
   const CompiledModel& model_;
   Device& device_;
-  const hlo::Computation& entry_;
-  std::unordered_map<std::string, hlo::Literal> values_;
-  std::unordered_map<std::string, std::size_t> last_use_;
   ResidentPrograms* resident_;
   std::vector<DeviceStepRecord>* record_;
+  std::function<void(const std::string&)> progress_;
+  std::int64_t while_iteration_limit_;
+  std::unordered_map<const DeviceStep*, std::size_t> device_index_;  // PlacementRows' order
+  std::vector<std::string> loops_;  // "while.14 iteration 3" for each loop running, outermost first
+  RunStats stats_;
 };
 
 }  // namespace
@@ -315,17 +403,19 @@ void AddLinkBytes(RunStats& total, const RunStats& more) {
 }
 
 ResidentPrograms::ResidentPrograms(const CompiledModel& model, Device& device) : model_(&model), device_(&device) {
-  for (const Step& step : model.steps) {
-    if (step.kind == Step::Kind::kDevice) steps_.push_back(&*step.device);
-  }
-  programs_.resize(steps_.size());
+  for (const compiler::DeviceStep* step : model.DeviceSteps()) programs_.emplace(step, std::nullopt);
 }
 
-systole::Program& ResidentPrograms::Get(std::size_t index, std::uint64_t& program_bytes) {
-  std::optional<systole::Program>& program = programs_.at(index);
+systole::Program& ResidentPrograms::Get(const compiler::DeviceStep& step, std::uint64_t& program_bytes) {
+  const auto it = programs_.find(&step);
+  if (it == programs_.end()) {
+    throw std::invalid_argument(fmt::format("{}: device step {} is not one of the model's", model_->source_name,
+                                            step.kernel));
+  }
+  std::optional<systole::Program>& program = it->second;
   if (!program) {
-    program = device_->Load(steps_[index]->program);
-    program_bytes += LoadBytes(steps_[index]->program);
+    program = device_->Load(step.program);
+    program_bytes += LoadBytes(step.program);
   }
   return *program;
 }
@@ -355,14 +445,14 @@ DeviceStepResult RunLoadedStep(Device& device, systole::Program& program, const 
 
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress, ResidentPrograms* resident,
-                  std::vector<DeviceStepRecord>* record) {
+                  std::vector<DeviceStepRecord>* record, std::int64_t while_iteration_limit) {
   if (resident != nullptr && (&resident->model() != &model || &resident->device() != &device)) {
     throw std::invalid_argument(fmt::format("{}: the resident programs given belong to another model or device "
                                             "handle (they were made for {})", model.source_name,
                                             resident->model().source_name));
   }
-  Runner runner(model, device, resident, record);
-  return runner.Run(arguments, progress);
+  Runner runner(model, device, resident, record, progress, while_iteration_limit);
+  return runner.Run(arguments);
 }
 
 }  // namespace systole::runtime

@@ -1,6 +1,7 @@
 // runtime/ — running a compiled model: host steps on the interpreter, device steps through the
 // driver API on any Device (ref, rtl, tcp://…), values converted between the two at each
-// boundary. It sits above both the compiler (which knows no device) and the driver (which knows
+// boundary; a loop or conditional with device work (a control step) run by the host, its
+// called computations' steps each time it calls one. It sits above both the compiler (which knows no device) and the driver (which knows
 // no HLO).
 #pragma once
 
@@ -8,10 +9,12 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "systole/device.hpp"
 #include "toolchain/compiler/model.hpp"
+#include "toolchain/hlo/interpreter.hpp"
 #include "toolchain/hlo/literal.hpp"
 
 namespace systole::runtime {
@@ -43,15 +46,15 @@ class ResidentPrograms {
   ResidentPrograms(const CompiledModel& model, Device& device);
   const CompiledModel& model() const { return *model_; }
   const Device& device() const { return *device_; }
-  // The program of the `index`-th device step (step order), loaded if it is not yet; the
-  // bytes a load wrote are added to `program_bytes`.
-  systole::Program& Get(std::size_t index, std::uint64_t& program_bytes);
+  // The program of `step` (one of the model's device steps, nested ones in loops included),
+  // loaded if it is not yet; the bytes a load wrote are added to `program_bytes`. A loop's
+  // body thus loads its programs in its first iteration only.
+  systole::Program& Get(const compiler::DeviceStep& step, std::uint64_t& program_bytes);
 
  private:
   const CompiledModel* model_;
   Device* device_;
-  std::vector<const compiler::DeviceStep*> steps_;
-  std::vector<std::optional<systole::Program>> programs_;  // loaded on first use
+  std::unordered_map<const compiler::DeviceStep*, std::optional<systole::Program>> programs_;  // loaded on first use
 };
 
 // What one device step gave back: its output's bytes and the counters after it.
@@ -91,10 +94,13 @@ struct DeviceStepRecord {
 // device) the device steps reuse its programs instead of loading their own; the results are
 // the same either way. Throws std::runtime_error naming the step on a device fault or timeout,
 // std::invalid_argument when `resident` belongs to another model or device. With `record`,
-// every device step's bytes and counters are appended to it in step order.
+// every device step's bytes and counters are appended to it in the order the steps ran (a
+// loop's body once per iteration). A loop (a control step) still running after
+// `while_iteration_limit` iterations throws the interpreter's hlo::HloError naming it.
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress = {},
-                  ResidentPrograms* resident = nullptr, std::vector<DeviceStepRecord>* record = nullptr);
+                  ResidentPrograms* resident = nullptr, std::vector<DeviceStepRecord>* record = nullptr,
+                  std::int64_t while_iteration_limit = hlo::Interpreter::kDefaultWhileIterationLimit);
 
 // Random inputs shaped like a trained network's, for demonstrations and tests of deep models:
 // hlo::RandomInputs(module, seed), then every parameter that is the weights (operand 1) of a

@@ -53,10 +53,7 @@ class ParallelRun {
  public:
   ParallelRun(const CompiledModel& model, const Config& config, const ParallelOptions& options,
               const std::vector<DeviceStepRecord>& reference)
-      : model_(model), config_(config), options_(options), reference_(reference) {
-    for (const compiler::Step& step : model.steps) {
-      if (step.kind == compiler::Step::Kind::kDevice) steps_.push_back(&*step.device);
-    }
+      : model_(model), config_(config), options_(options), reference_(reference), steps_(model.DeviceSteps()) {
     if (steps_.size() != reference.size()) {
       throw std::logic_error(fmt::format("{}: the golden model ran {} device steps of {}", model.source_name,
                                          reference.size(), steps_.size()));
@@ -160,11 +157,22 @@ class ParallelRun {
   std::exception_ptr error_;
 };
 
+// A loop's device steps run once per iteration, so a run's records are not one per device step
+// and cannot be replayed side by side as they are.
+void RefuseControlSteps(const CompiledModel& model) {
+  if (!model.HasControlSteps()) return;
+  throw std::runtime_error(fmt::format("{}: its loops or conditionals run device steps (systole compile lists them); "
+                                       "side-by-side jobs replay each device step once and do not take such a model "
+                                       "yet: run it without --jobs",
+                                       model.source_name));
+}
+
 }  // namespace
 
 std::vector<Counters> ReplayDeviceSteps(const CompiledModel& model, const Config& config,
                                         const std::vector<DeviceStepRecord>& reference,
                                         const ParallelOptions& options) {
+  RefuseControlSteps(model);
   if (options.jobs == 0) throw std::invalid_argument("the number of parallel jobs must be at least 1");
   if (options.timeline != nullptr && options.timeline->config().name != config.name) {
     throw std::invalid_argument(fmt::format("the timeline is for configuration '{}', the model runs on '{}'",
@@ -182,6 +190,7 @@ std::vector<Counters> ReplayDeviceSteps(const CompiledModel& model, const Config
 
 RunResult ExecuteParallel(const CompiledModel& model, const Config& config,
                           const std::vector<hlo::Literal>& arguments, const ParallelOptions& options) {
+  RefuseControlSteps(model);
   std::vector<DeviceStepRecord> reference;
   RunResult result;
   {

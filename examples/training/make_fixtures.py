@@ -2,9 +2,10 @@
 8x8 digits as HLO text, the data set, the initial state and JAX's own training on the CPU from
 the same initialization and the same batches (the reference `systole train` is checked against).
 
-    .venv/bin/python examples/training/make_fixtures.py [pool_cnn]
+    .venv/bin/python examples/training/make_fixtures.py [pool_cnn | loops]
 
-(with `pool_cnn`, only the pooled CNN's files are written, the others are left as they are)
+(with `pool_cnn`, only the pooled CNN's files are written, with `loops` only the loops' files;
+the others are left as they are)
 
 Files (docs/TRAINING.md describes them):
   digits.npz               arr_0 … arr_3: x_train [1437, 64], y_train [1437, 10] (one-hot),
@@ -27,6 +28,15 @@ Files (docs/TRAINING.md describes them):
                            a CNN with a 2x2 max pool between its convolutions (3x3, 8 then 16
                            channels), SGD with momentum, CNN_EPOCHS epochs of reference: the
                            pool's gradient is select-and-scatter
+  mlp_sgd_loop.hlo,        several training steps in one program, as a `while` loop: the MLP's
+  cnn_sgd_scan.hlo         SGD step LOOP_STEPS times in a `lax.fori_loop` over stacked batches
+                           (params, momentum, xs [steps, BATCH, 64], ys [steps, BATCH, 10]) ->
+                           (params, momentum, losses [steps]), and the CNN's SGD step
+                           SCAN_STEPS times in a `lax.scan` over them; the state donated; the
+                           batches are the first ones of epoch 0 (batch_order)
+  {mlp_sgd_loop,cnn_sgd_scan}_jax.npz
+                           JAX on the CPU running that one program: arr_0 the losses, arr_1 …
+                           the state after it
   mlp_{sgd,adam}_init.npz  the initial state, arr_0, arr_1, … in parameter order
   mlp_{sgd,adam}_jax.npz   JAX on the CPU (f32): arr_0 the losses [steps], arr_1 the test
                            accuracy after each epoch [epochs], arr_2 … the state after the first
@@ -238,6 +248,47 @@ def write_pool_cnn(here, data, write):
     np.savez(os.path.join(here, "pool_cnn_sgd_jax.npz"), losses, accuracies, *early)
 
 
+LOOP_STEPS = 8
+SCAN_STEPS = 8
+
+
+def mlp_sgd_loop(params, momentum, xs, ys):
+    """LOOP_STEPS SGD steps in one `lax.fori_loop`, each on its own batch of xs / ys; the losses
+    collected in an array the loop carries."""
+    def body(i, carry):
+        params, momentum, losses = carry
+        params, momentum, loss, _ = sgd_step(params, momentum, xs[i], ys[i])
+        return params, momentum, losses.at[i].set(loss)
+    losses = jnp.zeros((xs.shape[0],), jnp.float32)
+    return jax.lax.fori_loop(0, xs.shape[0], body, (params, momentum, losses))
+
+
+def cnn_sgd_scan(params, momentum, xs, ys):
+    """The CNN's SGD step over the stacked batches in a `lax.scan`: the losses are its stacked
+    outputs."""
+    def body(carry, batch):
+        params, momentum, loss, _ = sgd_step(*carry, *batch)
+        return (params, momentum), loss
+    (params, momentum), losses = jax.lax.scan(body, (params, momentum), (xs, ys))
+    return params, momentum, losses
+
+
+def write_loops(here, data, write):
+    """The training loops and JAX's own run of each on the CPU (from the initial state of the
+    single step, on the first batches of epoch 0)."""
+    order = batch_order(len(data["x_train"]), 0)
+    for name, loop, state, steps in (("mlp_sgd_loop", mlp_sgd_loop, (init_params(),), LOOP_STEPS),
+                                     ("cnn_sgd_scan", cnn_sgd_scan, (init_cnn(),), SCAN_STEPS)):
+        state = (state[0], jax.tree.map(jnp.zeros_like, state[0]))
+        rows = order[:steps * BATCH]
+        xs = data["x_train"][rows].reshape(steps, BATCH, 64)
+        ys = data["y_train"][rows].reshape(steps, BATCH, 10)
+        write(f"{name}.hlo", loop, (*state, xs, ys), donate=(0, 1))
+        params, momentum, losses = jax.jit(loop)(*state, xs, ys)
+        np.savez(os.path.join(here, f"{name}_jax.npz"), np.asarray(losses), *flat((params, momentum)))
+        print(f"{name}: {steps} steps in one program, losses {np.asarray(losses)}")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     data = load_data()
@@ -250,8 +301,11 @@ def main():
     if sys.argv[1:] == ["pool_cnn"]:
         write_pool_cnn(here, data, write)
         return
+    if sys.argv[1:] == ["loops"]:
+        write_loops(here, data, write)
+        return
     if sys.argv[1:]:
-        sys.exit(f"usage: {sys.argv[0]} [pool_cnn]")
+        sys.exit(f"usage: {sys.argv[0]} [pool_cnn | loops]")
     np.savez_compressed(os.path.join(here, "digits.npz"), *(data[k] for k in DATA_ARRAYS))
     params = init_params()
     zeros = jax.tree.map(jnp.zeros_like, params)
@@ -283,6 +337,7 @@ def main():
     np.savez(os.path.join(here, "cnn_sgd_jax.npz"), losses, accuracies, *early)
     write("mlp_eval.hlo", eval_accuracy, (params, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
     write_pool_cnn(here, data, write)
+    write_loops(here, data, write)
 
 
 if __name__ == "__main__":

@@ -178,11 +178,21 @@ py::list Placement(const compiler::CompiledModel& model) {
     d["source"] = module.SourceOf(*parameter);
     steps.append(d);
   }
-  for (const compiler::Step& step : model.steps) {
+  // A loop's or conditional's steps follow it, with "depth" 1 (2 in a nested loop, …) and the
+  // region they belong to ("body region_0.18").
+  std::vector<std::string> region_at;  // by depth: the region being listed
+  for (const compiler::PlacementRow& row : model.PlacementRows()) {
+    if (row.step == nullptr) {
+      region_at.resize(row.depth + 1);
+      region_at[row.depth] = row.region->role + " " + row.region->computation;
+      continue;
+    }
+    const compiler::Step& step = *row.step;
+    const hlo::Computation& computation = *row.computation;
     py::dict d;
     if (step.kind == compiler::Step::Kind::kDevice) {
       const compiler::DeviceStep& device = *step.device;
-      const hlo::Instruction* result = module.entry->Find(device.covers.back());
+      const hlo::Instruction* result = computation.Find(device.covers.back());
       d["kind"] = "device";
       d["instruction"] = device.covers.back();
       d["opcode"] = result ? std::string(hlo::OpcodeName(result->opcode)) : std::string();
@@ -194,17 +204,22 @@ py::list Placement(const compiler::CompiledModel& model) {
       // The first covered instruction with a known Python line: the dot or convolution.
       std::string source;
       for (const std::string& name : device.covers) {
-        if (const hlo::Instruction* i = module.entry->Find(name); i && source.empty()) source = module.SourceOf(*i);
+        if (const hlo::Instruction* i = computation.Find(name); i && source.empty()) source = module.SourceOf(*i);
       }
       d["source"] = source;
     } else {
-      const hlo::Instruction* i = module.entry->Find(step.instruction);
-      d["kind"] = "host";
+      const hlo::Instruction* i = computation.Find(step.instruction);
+      const bool host = step.kind == compiler::Step::Kind::kHost;
+      d["kind"] = host ? "host" : "control";
       d["instruction"] = step.instruction;
       d["opcode"] = i ? std::string(hlo::OpcodeName(i->opcode)) : std::string();
-      d["reason"] = step.reason;
-      d["work"] = std::string(compiler::HostWorkName(step.work));
+      d["reason"] = host ? step.reason : i ? compiler::ControlStepNote(step, *i) : std::string();
+      if (host) d["work"] = std::string(compiler::HostWorkName(step.work));
       d["source"] = i ? module.SourceOf(*i) : std::string();
+    }
+    if (row.depth > 0) {
+      d["depth"] = row.depth;
+      d["region"] = region_at.at(row.depth);
     }
     steps.append(d);
   }

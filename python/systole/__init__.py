@@ -155,13 +155,15 @@ class Program:
         lines = []
         for s in self._native.placement:
             where = f"  @ {s['source']}" if s.get("source") else ""
+            # a loop's body (or a branch) indented under the loop, as `systole compile` does
+            indent = "  " * s.get("depth", 0)
             if s["kind"] == "input":
                 lines.append(f"  input   {s['instruction']:<28} {s['shape']}{where}")
             elif s["kind"] == "device":
-                lines.append(f"  device  {s['instruction']:<28} {s['kernel']}  [{' '.join(s['covers'])}]"
+                lines.append(f"  {indent}device  {s['instruction']:<28} {s['kernel']}  [{' '.join(s['covers'])}]"
                              f"  ~{s['cycles']} cycles{where}")
             else:
-                lines.append(f"  host    {s['instruction']:<28} {s['opcode']} ({s['reason']}){where}")
+                lines.append(f"  {indent}{s['kind']:<7} {s['instruction']:<28} {s['opcode']} ({s['reason']}){where}")
         e = self._native.estimate
         lines.append(f"{self.device_steps} device step(s), {self.host_steps} host step(s); "
                      f"static estimate {e['cycles']} cycles, MXU utilization {100 * e['mxu_utilization']:.1f}%")

@@ -73,6 +73,19 @@ def test_compile_small_cnn_placement():
     assert again.cycles == program.cycles and again.source_name == "<hlo text>"
 
 
+def test_a_loops_body_is_placed_under_it():
+    # Eight SGD steps of the MLP in one lax.fori_loop: the body's five dots are device steps,
+    # listed after the while at depth 1 with the region they belong to (docs/COMPILER.md).
+    program = systole.compile(SOURCE_DIR / "examples/training/mlp_sgd_loop.hlo", config="small")
+    control = [s for s in program.placement if s["kind"] == "control"]
+    assert len(control) == 1 and control[0]["opcode"] == "while"
+    assert "not known at compile time" in control[0]["reason"]
+    device = [s for s in program.placement if s["kind"] == "device"]
+    assert program.device_steps == 5 and len(device) == 5
+    assert all(s["depth"] == 1 and s["region"].startswith("body ") for s in device)
+    assert "  control while" in program.placement_table()
+
+
 def test_run_small_cnn_on_ref_matches_interpreter(ref):
     program = systole.compile(str(SMALL_CNN), config="small")
     inputs = systole.random_inputs(program, seed=3)

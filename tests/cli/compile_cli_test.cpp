@@ -136,10 +136,11 @@ TEST_F(CliCompile, JsonEstimatesBreakDownByUnitAndEqualRefCycles) {
 }
 
 // `--json` counts the host steps by what they do and lists each with its reason; the
-// placement says the same. JAX's fori_loop is a `while` the host runs (a compute step, with its
-// reason) between data movement (the loop state's tuple and element) and a constant.
+// placement says the same. JAX's cond, whose branches have no device work, is a `conditional`
+// the host runs whole (a compute step, with its reason) after a compare, a convert (data
+// movement) and a constant.
 TEST_F(CliCompile, JsonCountsHostComputeStepsApartFromDataMovement) {
-  const std::string hlo = std::string(SYSTOLE_SOURCE_DIR) + "/tests/hlo/data/jax_fori_loop.hlo";
+  const std::string hlo = std::string(SYSTOLE_SOURCE_DIR) + "/tests/hlo/data/jax_cond.hlo";
   CliResult result = Systole({"compile", hlo, "-q", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.out;
   const auto json = nlohmann::json::parse(result.out);
@@ -151,19 +152,21 @@ TEST_F(CliCompile, JsonCountsHostComputeStepsApartFromDataMovement) {
     if (step["work"] == "compute") ++compute;
     if (step["work"] == "data movement") ++movement;
   }
-  EXPECT_EQ(compute, 1u);
-  EXPECT_EQ(movement, 2u);
+  EXPECT_EQ(compute, 2u);
+  EXPECT_EQ(movement, 1u);
   EXPECT_EQ(json["host_compute_steps"].get<std::size_t>(), compute);
   EXPECT_EQ(json["host_data_movement_steps"].get<std::size_t>(), movement);
   EXPECT_EQ(json["host_steps"].get<std::size_t>(),
             compute + movement + json["host_parameter_steps"].get<std::size_t>() +
                 json["host_value_steps"].get<std::size_t>());
-  EXPECT_EQ(json["host_compute_ops"]["while"], 1);
+  EXPECT_EQ(json["host_compute_ops"]["conditional"], 1);
 
   result = Systole({"compile", hlo, "-q"});
   ASSERT_EQ(result.exit_code, 0) << result.out;
-  EXPECT_THAT(result.out, HasSubstr("host steps: 1 compute ((\"while\", 1)), 0 parameter arithmetic, 2 data movement"));
-  EXPECT_THAT(result.out, ::testing::ContainsRegex("host    [^\n]* while \\(compute: control flow runs on the host"));
+  EXPECT_THAT(result.out,
+              HasSubstr("host steps: 2 compute ((\"compare\", 1), (\"conditional\", 1)), 0 parameter arithmetic, 1 data movement"));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex(
+                              "host    [^\n]* conditional \\(compute: control flow whose computations have no device work"));
   // The mean program computes nothing on the host (one REDUCE step) and moves tensors in
   // and out of device memory.
   result = Systole({"compile", Corpus("10_mean_reduce_bf16.hlo"), "-q", "--json"});
@@ -171,6 +174,30 @@ TEST_F(CliCompile, JsonCountsHostComputeStepsApartFromDataMovement) {
   const auto mean = nlohmann::json::parse(result.out);
   EXPECT_EQ(mean["host_compute_steps"], 0);
   EXPECT_GT(mean["device_tensor_bytes"].get<std::uint64_t>(), 0u);
+}
+
+// A training loop (lax.fori_loop over 8 batches): the body's five dots are device steps listed
+// under the while, which the host runs with an iteration count it does not know at compile
+// time; --json counts them once and lists the body's host steps with the others.
+TEST_F(CliCompile, ALoopsBodyDotsAreListedOnTheDeviceUnderTheWhile) {
+  const std::string hlo = std::string(SYSTOLE_SOURCE_DIR) + "/examples/training/mlp_sgd_loop.hlo";
+  CliResult result = Systole({"compile", hlo, "-q"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("\n  control while\\.[0-9]+ +while \\(control: the host runs the loop"));
+  EXPECT_THAT(result.out, HasSubstr("the number of iterations is not known at compile time"));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("\n   body region_[0-9.]+:\n"));
+  EXPECT_THAT(result.out, ::testing::ContainsRegex("\n    device  [^\n]*gemm 32x64x64"));
+  EXPECT_THAT(result.out, HasSubstr("5 device step(s)"));
+  EXPECT_THAT(result.out, HasSubstr("1 loop(s) or conditional(s) with device work"));
+
+  result = Systole({"compile", hlo, "-q", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["device_steps"], 5);
+  EXPECT_EQ(json["control_steps"], 1);
+  EXPECT_EQ(json["device_step_estimates"].size(), 5u);
+  EXPECT_EQ(json["host_step_list"].size(), json["host_steps"].get<std::size_t>());
+  EXPECT_EQ(json["host_compute_ops"].count("dot"), 0u);
 }
 
 TEST_F(CliCompile, ErrorsAreClear) {

@@ -18,6 +18,8 @@ namespace systole::runtime {
 namespace {
 
 using testing::CompileFixture;
+using testing::FirstBatches;
+using testing::LoadEveryStep;
 using testing::LoadDataset;
 using testing::LoadState;
 
@@ -51,38 +53,6 @@ class CountingLink : public Link {
   std::unique_ptr<Link> inner_;
   LinkBytes* bytes_;
 };
-
-// The first `steps` batches of epoch 0 (EpochOrder, seed 17), as TrainLoop makes them.
-std::vector<std::vector<hlo::Literal>> FirstBatches(const CompiledModel& step, std::size_t steps) {
-  const Dataset data = LoadDataset(step);
-  const auto batch = static_cast<std::size_t>(ReadStepSignature(*step.module, step.source_name).batch_size);
-  const std::vector<std::size_t> order = EpochOrder(data.train_rows(), 17, 0);
-  std::vector<std::vector<hlo::Literal>> batches(steps);
-  for (std::size_t s = 0; s < steps; ++s) {
-    for (const hlo::Literal& array : data.train) {
-      batches[s].push_back(GatherRows(array, std::span(order).subspan(s * batch, batch)));
-    }
-  }
-  return batches;
-}
-
-// The path before resident programs: every step is a plain Execute that loads its programs,
-// the state threaded through by hand. Returns the losses; `state` ends as the final state.
-std::vector<double> LoadEveryStep(const CompiledModel& step, Device& device, std::vector<hlo::Literal>& state,
-                                  const std::vector<std::vector<hlo::Literal>>& batches, RunStats& last) {
-  const StepSignature signature = ReadStepSignature(*step.module, step.source_name);
-  std::vector<double> losses;
-  for (const std::vector<hlo::Literal>& batch : batches) {
-    std::vector<hlo::Literal> arguments(step.module->entry->Parameters().size());
-    for (std::size_t i = 0; i < state.size(); ++i) arguments[signature.state_parameters[i]] = state[i];
-    for (std::size_t i = 0; i < batch.size(); ++i) arguments[signature.batch_parameters[i]] = batch[i];
-    RunResult run = Execute(step, device, arguments);
-    for (std::size_t i = 0; i < state.size(); ++i) state[i] = run.result.elements[signature.state_outputs[i]];
-    losses.push_back(run.result.elements[signature.metric_outputs[0]].values.at(0));
-    last = run.stats;
-  }
-  return losses;
-}
 
 TEST(ResidentPrograms, AfterTheFirstStepOnlyOperandsAndResultsCrossTheLink) {
   const auto step = CompileFixture("mlp_sgd_step.hlo");

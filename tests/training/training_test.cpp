@@ -19,19 +19,8 @@ using testing::LoadDataset;
 using testing::LoadState;
 using testing::JaxReference;
 
-// bf16 operands on the MXU (RNE, fp32 accumulation) against f32 on the CPU: each step's
-// loss within 2 % of JAX's, and the state after 8 steps, relative to the largest element of
-// each array, within 2^-5 of JAX's for SGD (measured: at most 0.029, the momentum of the first
-// layer) and 2^-2 for Adam (measured: 0.168, the hidden bias: Adam divides by sqrt(v), so the
-// small, noisy gradients of a bias that starts at zero move it by about the learning rate
-// whatever their size, and bf16 differences flip their sign); the CNN's within 2^-4 (measured:
-// 0.040, a momentum: bf16 operands through two convolutions and their gradients).
-// docs/TRAINING.md.
-constexpr double kLossTolerance = 0.02;
-double StateTolerance(const std::string& model) {
-  if (model == "mlp_adam") return 0.25;
-  return model == "cnn_sgd" || model == "pool_cnn_sgd" ? 1.0 / 16 : 1.0 / 32;
-}
+using testing::kLossTolerance;
+using testing::StateTolerance;
 
 TEST(EpochOrder, IsTheShuffleOfMakeFixturesPy) {
   // make_fixtures.batch_order(10, 0) (seed 17) and batch_order(10, 3, seed=5)

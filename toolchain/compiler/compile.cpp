@@ -2,7 +2,8 @@
 // becomes a device step together with the users fused into its drain, every bf16
 // elementwise op the vector unit computes one of its own, and so does every max pool the POOL
 // computes exactly; every other instruction the result
-// depends on becomes a host step, evaluated by the interpreter.
+// depends on becomes a host step, evaluated by the interpreter. A while or conditional has the
+// computations it calls partitioned the same way (control_flow.cpp).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -34,7 +35,7 @@ std::string HostReason(const Instruction& i, const Config& config) {
   switch (i.opcode) {
     case Opcode::kWhile:
     case Opcode::kConditional:
-      return "control flow runs on the host, the computations it calls included";
+      return "control flow whose computations have no device work: the interpreter runs it whole";
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
     case Opcode::kBatchNormGrad:
@@ -146,30 +147,24 @@ void KeepRsqrtDivisionsWhole(std::unordered_map<const Instruction*, detail::Vect
 
 StepEstimate CompiledModel::TotalEstimate() const {
   StepEstimate total;
-  for (const Step& step : steps) {
-    if (step.kind != Step::Kind::kDevice) continue;
-    total.cycles += step.device->estimate.cycles;
-    total.mxu_busy += step.device->estimate.mxu_busy;
-    total.macs += step.device->estimate.macs;
+  for (const DeviceStep* step : DeviceSteps()) {
+    total.cycles += step->estimate.cycles;
+    total.mxu_busy += step->estimate.mxu_busy;
+    total.macs += step->estimate.macs;
   }
   return total;
 }
 
 std::uint64_t CompiledModel::DeviceTensorBytes() const {
   std::uint64_t bytes = 0;
-  for (const Step& step : steps) {
-    if (step.kind != Step::Kind::kDevice) continue;
-    for (const image::TensorDesc& t : step.device->program.inputs) bytes += t.Bytes();
-    for (const image::TensorDesc& t : step.device->program.outputs) bytes += t.Bytes();
+  for (const DeviceStep* step : DeviceSteps()) {
+    for (const image::TensorDesc& t : step->program.inputs) bytes += t.Bytes();
+    for (const image::TensorDesc& t : step->program.outputs) bytes += t.Bytes();
   }
   return bytes;
 }
 
-std::size_t CompiledModel::DeviceStepCount() const {
-  std::size_t n = 0;
-  for (const Step& step : steps) n += step.kind == Step::Kind::kDevice ? 1 : 0;
-  return n;
-}
+std::size_t CompiledModel::DeviceStepCount() const { return DeviceSteps().size(); }
 
 std::shared_ptr<hlo::Module> PrepareModule(const std::string& hlo_text, const std::string& source_name) {
   auto module = std::make_shared<hlo::Module>(hlo::ParseModule(hlo_text, source_name));
@@ -184,15 +179,13 @@ std::shared_ptr<hlo::Module> PrepareModule(const std::string& hlo_text, const st
   return module;
 }
 
-CompiledModel Compile(const std::string& hlo_text, const std::string& source_name, const Config& config,
-                      const CompileOptions& options) {
-  CompiledModel model;
-  model.config = config.name;
-  model.hlo_text = hlo_text;
-  model.source_name = source_name;
-  model.module = PrepareModule(hlo_text, source_name);
-  const hlo::Computation& entry = *model.module->entry;
-  const std::vector<Instruction*> order = entry.PostOrder();
+namespace detail {
+
+std::vector<Step> PartitionComputation(const hlo::Computation& computation, const Config& config,
+                                       const CompileOptions& options, const std::string& source_name,
+                                       std::size_t& built) {
+  std::vector<Step> steps;
+  const std::vector<Instruction*> order = computation.PostOrder();
 
   detail::Users users;
   for (const Instruction* i : order) {
@@ -212,7 +205,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       rejected[i] = *reason;
       continue;
     }
-    detail::Group group = detail::PlanGroup(*i, users, entry.root, config, options.fuse, claimed_residuals);
+    detail::Group group = detail::PlanGroup(*i, users, computation.root, config, options.fuse, claimed_residuals);
     if (group.residual != nullptr) {
       for (const Instruction* member : group.chain) {
         if (member->opcode == Opcode::kAdd && detail::IsResidualAdd(*member, config)) claimed_residuals.insert(member);
@@ -226,7 +219,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   // instruction at a time, so it is dissolved before deciding what is needed.
   std::unordered_set<const Instruction*> fused;
   for (const auto& [result, group] : group_of_result) fused.insert(group.chain.begin(), group.chain.end());
-  const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(entry, users, config, options.fuse);
+  const detail::DefaultPrecisionOps f32_ops = detail::F32VectorOps(computation, users, config, options.fuse);
   // Softmaxes and layer norms along the last dimension, each one step with its intermediates in
   // the unified buffer (the fused row kernels); lowered here, so that one the kernel refuses is
   // planned instruction by instruction instead.
@@ -245,10 +238,10 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   };
   for (const Instruction* i : order) {
     if (fused.contains(i)) continue;
-    if (const auto softmax = detail::PlanSoftmax(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    if (const auto softmax = detail::PlanSoftmax(*i, users, computation.root, config, options.fuse, f32_ops)) {
       fuse_row_kernel(softmax->result, softmax->covers, {softmax->input},
                       [&] { return detail::LowerSoftmax(*softmax, config); });
-    } else if (const auto norm = detail::PlanLayerNorm(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    } else if (const auto norm = detail::PlanLayerNorm(*i, users, computation.root, config, options.fuse, f32_ops)) {
       std::vector<const Instruction*> reads{norm->input};
       if (norm->gamma != nullptr) reads.push_back(norm->gamma);
       if (norm->beta != nullptr) reads.push_back(norm->beta);
@@ -260,7 +253,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   for (const Instruction* i : order) {
     if (i->opcode != Opcode::kReduce || fused.contains(i)) continue;
     std::string why_not;
-    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, entry.root, config, options.fuse, f32_ops, why_not)) {
+    if (std::optional<detail::RowReducePlan> r = detail::PlanRowReduce(*i, users, computation.root, config, options.fuse, f32_ops, why_not)) {
       fused.insert(r->chain.begin(), r->chain.end());
       reduce_of_result.emplace(r->Result(), std::move(*r));
     } else if (!why_not.empty()) {
@@ -272,8 +265,8 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   std::unordered_map<const Instruction*, detail::VectorGroup> vector_of_result;
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, entry.root, config, options.fuse, f32_ops);
-    if (!g) g = detail::PlanGeluErf(*i, users, entry.root, config, options.fuse, f32_ops);
+    std::optional<detail::VectorGroup> g = detail::PlanGeluTanh(*i, users, computation.root, config, options.fuse, f32_ops);
+    if (!g) g = detail::PlanGeluErf(*i, users, computation.root, config, options.fuse, f32_ops);
     if (g) {
       fused.insert(g->chain.begin(), g->chain.end());
       vector_of_result.emplace(i, std::move(*g));
@@ -281,14 +274,13 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   }
   for (const Instruction* i : order) {
     if (group_of_result.contains(i) || fused.contains(i)) continue;
-    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, entry.root, config, options.fuse, f32_ops)) {
+    if (std::optional<detail::VectorGroup> v = detail::PlanVector(*i, users, computation.root, config, options.fuse, f32_ops)) {
       fused.insert(v->chain.begin(), v->chain.end());
       vector_of_result.emplace(v->Result(), std::move(*v));
     }
   }
   std::unordered_map<const Instruction*, std::shared_ptr<const DeviceStep>> programs;
   std::unordered_map<const Instruction*, detail::PoolPlan> pools;
-  std::size_t built = 0;
   for (const Instruction* i : order) {
     if (const auto row_kernel = row_kernel_of_result.find(i); row_kernel != row_kernel_of_result.end()) {
       if (options.progress) options.progress(fmt::format("device step {}: {}", ++built, i->name));
@@ -302,7 +294,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
     const bool reduction = rr != reduce_of_result.end();
     std::optional<detail::PoolPlan> pool;
     if (g == group_of_result.end() && i->opcode == Opcode::kReduceWindow) {
-      pool = PlacePool(*i, users, entry.root, config, options.fuse, group_of_result, programs, rejected);
+      pool = PlacePool(*i, users, computation.root, config, options.fuse, group_of_result, programs, rejected);
     }
     if (g == group_of_result.end() && !vector && !pool && !reduction) continue;
     if (g != group_of_result.end() && g->second.residual != nullptr) {
@@ -329,7 +321,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   KeepRsqrtDivisionsWhole(vector_of_result, programs, rejected);
 
   // Only what the result needs, walking back from the root.
-  std::unordered_set<const Instruction*> needed{entry.root};
+  std::unordered_set<const Instruction*> needed{computation.root};
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Instruction* i = *it;
     if (!needed.contains(i)) continue;
@@ -339,7 +331,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
       needed.insert(g->second.input);
       needed.insert(g->second.anchor->operands.at(1));
       if (g->second.residual != nullptr) needed.insert(g->second.residual);
-      for (const EpilogueTerm& term : g->second.epilogue) needed.insert(entry.Find(term.operand));
+      for (const EpilogueTerm& term : g->second.epilogue) needed.insert(computation.Find(term.operand));
     } else if (const auto p = pools.find(i); p != pools.end()) {
       needed.insert(p->second.input);
     } else if (const auto r = reduce_of_result.find(i); r != reduce_of_result.end()) {
@@ -354,20 +346,45 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   for (const Instruction* i : order) {
     if (!needed.contains(i) || i->opcode == Opcode::kParameter) continue;
     if (const auto p = programs.find(i); p != programs.end()) {
-      model.steps.push_back({Step::Kind::kDevice, i->name, "", p->second});
+      steps.push_back({Step::Kind::kDevice, i->name, "", p->second});
+    } else if (i->opcode == Opcode::kWhile || i->opcode == Opcode::kConditional) {
+      steps.push_back(PlaceControlFlow(*i, config, options, source_name, built));
     } else {
       const auto r = rejected.find(i);
-      model.steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i, config), nullptr});
+      steps.push_back({Step::Kind::kHost, i->name, r != rejected.end() ? r->second : HostReason(*i, config), nullptr});
     }
   }
-  ClassifyHostSteps(model);
-  for (Step& step : model.steps) {
+  return steps;
+}
+
+}  // namespace detail
+
+namespace {
+
+void NameParameterArithmetic(std::vector<Step>& steps) {
+  for (Step& step : steps) {
     if (step.kind == Step::Kind::kHost && step.work == HostWork::kParameters) {
       step.reason = fmt::format("parameters only: feeds a device step's weights or drain (folded at compile "
                                 "time when the parameters are constants); {}",
                                 step.reason);
     }
+    for (Region& region : step.regions) NameParameterArithmetic(region.steps);
   }
+}
+
+}  // namespace
+
+CompiledModel Compile(const std::string& hlo_text, const std::string& source_name, const Config& config,
+                      const CompileOptions& options) {
+  CompiledModel model;
+  model.config = config.name;
+  model.hlo_text = hlo_text;
+  model.source_name = source_name;
+  model.module = PrepareModule(hlo_text, source_name);
+  std::size_t built = 0;
+  model.steps = detail::PartitionComputation(*model.module->entry, config, options, source_name, built);
+  ClassifyHostSteps(model);
+  NameParameterArithmetic(model.steps);
   return model;
 }
 

@@ -66,15 +66,18 @@ bool ProducesValue(Opcode opcode) {
   return opcode == Opcode::kParameter || opcode == Opcode::kConstant || opcode == Opcode::kIota;
 }
 
-void ClassifyHostSteps(CompiledModel& model) {
-  const hlo::Computation& entry = *model.module->entry;
+namespace {
+
+// ClassifyHostSteps for the steps of one computation (the entry, or a region's), then for the
+// regions of its control steps. A control step reads its operands as a host step does.
+void ClassifySteps(const hlo::Module& module, std::vector<Step>& steps, const hlo::Computation& computation) {
   std::unordered_map<std::string, std::vector<Reader>> readers;
   std::unordered_map<std::string, std::size_t> host_step_of;
-  for (std::size_t s = 0; s < model.steps.size(); ++s) {
-    const Step& step = model.steps[s];
-    if (step.kind == Step::Kind::kHost) {
-      host_step_of[step.instruction] = s;
-      for (const hlo::Instruction* operand : entry.Find(step.instruction)->operands) {
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const Step& step = steps[s];
+    if (step.kind != Step::Kind::kDevice) {
+      if (step.kind == Step::Kind::kHost) host_step_of[step.instruction] = s;
+      for (const hlo::Instruction* operand : computation.Find(step.instruction)->operands) {
         readers[operand->name].push_back({s, false});
       }
       continue;
@@ -88,31 +91,35 @@ void ClassifyHostSteps(CompiledModel& model) {
   }
 
   // Forward: which host values depend on parameters and constants only (no device result).
-  std::vector<bool> inputs_only(model.steps.size(), false);
-  for (std::size_t s = 0; s < model.steps.size(); ++s) {
-    if (model.steps[s].kind != Step::Kind::kHost) continue;
+  std::vector<bool> inputs_only(steps.size(), false);
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    if (steps[s].kind != Step::Kind::kHost) continue;
     bool only = true;
-    for (const hlo::Instruction* operand : entry.Find(model.steps[s].instruction)->operands) {
+    for (const hlo::Instruction* operand : computation.Find(steps[s].instruction)->operands) {
       if (operand->opcode == Opcode::kParameter) continue;
       const auto it = host_step_of.find(operand->name);
       only = only && it != host_step_of.end() && inputs_only[it->second];
     }
     inputs_only[s] = only;
   }
-  // Backward: which host values reach device steps only as weights or drain vectors.
-  std::vector<bool> weights_only(model.steps.size(), false);
-  for (std::size_t s = model.steps.size(); s-- > 0;) {
-    Step& step = model.steps[s];
+  // Backward: which host values reach device steps only as weights or drain vectors (a control
+  // step's reads count as computing).
+  std::vector<bool> weights_only(steps.size(), false);
+  for (std::size_t s = steps.size(); s-- > 0;) {
+    Step& step = steps[s];
+    for (Region& region : step.regions) {
+      if (const hlo::Computation* callee = module.Find(region.computation)) ClassifySteps(module, region.steps, *callee);
+    }
     if (step.kind != Step::Kind::kHost) continue;
     const auto it = readers.find(step.instruction);
-    bool only = it != readers.end() && step.instruction != entry.root->name;
+    bool only = it != readers.end() && step.instruction != computation.root->name;
     if (only) {
       for (const Reader& r : it->second) {
         only = only && (r.host_step == SIZE_MAX ? r.as_weights : weights_only[r.host_step]);
       }
     }
     weights_only[s] = only;
-    const Opcode opcode = entry.Find(step.instruction)->opcode;
+    const Opcode opcode = computation.Find(step.instruction)->opcode;
     if (ProducesValue(opcode)) {
       step.work = HostWork::kValue;
     } else if (MovesDataOnly(opcode)) {
@@ -123,9 +130,15 @@ void ClassifyHostSteps(CompiledModel& model) {
   }
 }
 
+}  // namespace
+
+void ClassifyHostSteps(CompiledModel& model) { ClassifySteps(*model.module, model.steps, *model.module->entry); }
+
 std::size_t CompiledModel::HostStepCount(HostWork work) const {
   std::size_t n = 0;
-  for (const Step& step : steps) n += step.kind == Step::Kind::kHost && step.work == work ? 1 : 0;
+  ForEachStep([&](const Step& step, const hlo::Computation&, std::size_t) {
+    n += step.kind == Step::Kind::kHost && step.work == work ? 1 : 0;
+  });
   return n;
 }
 

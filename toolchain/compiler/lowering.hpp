@@ -259,6 +259,19 @@ std::optional<LayerNormPlan> PlanLayerNorm(const hlo::Instruction& norm, const U
                                            const Config& config, bool fuse, const DefaultPrecisionOps& f32_ops);
 DeviceStep LowerLayerNorm(const LayerNormPlan& plan, const Config& config);
 
+// Cuts `computation` into steps — device steps for what the device runs, host steps for the
+// rest, control steps for loops and conditionals with device work — as Compile does for the
+// entry (compile.cpp). `built` counts the device steps built so far (progress messages).
+std::vector<Step> PartitionComputation(const hlo::Computation& computation, const Config& config,
+                                       const CompileOptions& options, const std::string& source_name,
+                                       std::size_t& built);
+
+// A while or conditional (control_flow.cpp): each computation it calls partitioned as if it
+// were an entry, in a control step, or — when none of them has device work — a host step that
+// the interpreter runs whole, as before.
+Step PlaceControlFlow(const hlo::Instruction& control, const Config& config, const CompileOptions& options,
+                      const std::string& source_name, std::size_t& built);
+
 // The last part of every Lower*: the builder's program, tagged with its configuration, and its
 // estimate (the whole program's, from the golden model's timing).
 inline void FinishStep(DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {

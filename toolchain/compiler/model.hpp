@@ -1,11 +1,13 @@
 // A compiled model: an HLO module cut into steps that run in order. Device steps are Systole
 // programs built with the codegen kernels (dots and convolutions on the MXU, their bias,
 // batch-norm scale and activation fused into the accumulator drain; bf16 elementwise ops on
-// the vector unit); host steps are single
-// HLO instructions evaluated by the CPU interpreter. Values flow between steps on the host as
-// hlo::Literal; each device step says how to turn its operands into device tensors (a
-// transpose to the kernel's layout, e.g. NCHW -> NHWC, and a rounding to the device element
-// type) and how to turn its output back. docs/COMPILER.md draws the pipeline.
+// the vector unit); host steps are single HLO instructions evaluated by the CPU interpreter;
+// control steps are while loops and conditionals whose called computations, cut into steps the
+// same way, have device work: the host runs the loop, the device the dots of its body each
+// iteration. Values flow between steps on the host as hlo::Literal; each device step says how
+// to turn its operands into device tensors (a transpose to the kernel's layout, e.g. NCHW ->
+// NHWC, and a rounding to the device element type) and how to turn its output back.
+// docs/COMPILER.md draws the pipeline.
 #pragma once
 
 #include <array>
@@ -89,13 +91,41 @@ bool MovesDataOnly(hlo::Opcode opcode);
 // Parameters, constants and iotas.
 bool ProducesValue(hlo::Opcode opcode);
 
+struct Step;
+
+// A computation that a control-flow instruction calls (a while's condition or body, a
+// conditional's branch), cut into steps as an entry computation is: its parameter is what the
+// host hands in each time it runs, its root's value what it hands back.
+struct Region {
+  std::string computation;  // the called computation's name
+  std::string role;         // "condition", "body", "branch 0", …: for listings
+  std::vector<Step> steps;
+};
+
 struct Step {
-  enum class Kind : std::uint8_t { kHost, kDevice } kind = Kind::kHost;
-  std::string instruction;  // host: the instruction it evaluates
+  // kControl: a while or conditional whose called computations have device work. The host
+  // runs the control itself — the condition's value, the branch index, the tuple it carries —
+  // and each time a computation is called, that region's steps in order; a control-flow
+  // instruction whose computations have no device work is a plain host step instead.
+  enum class Kind : std::uint8_t { kHost, kDevice, kControl } kind = Kind::kHost;
+  std::string instruction;  // host, control: the instruction it evaluates
   std::string reason;       // host: why it is not on the device ("" for plain data movement)
   std::shared_ptr<const DeviceStep> device;  // device steps only
   HostWork work = HostWork::kCompute;        // host steps only: set by ClassifyHostSteps
+  std::vector<Region> regions = {};          // control steps only: one per called computation, in order
 };
+
+// One line of a placement listing, in execution order: a step, or the start of one region of
+// the control step above it, whose steps follow one level deeper.
+struct PlacementRow {
+  const Step* step = nullptr;                   // nullptr for a region's start
+  const Region* region = nullptr;               // a region's start only
+  const hlo::Computation* computation = nullptr;  // the step's computation; a start: the region's
+  std::size_t depth = 0;                        // 0: the entry's steps
+};
+
+// A control step's note for listings: what the host does with the loop or conditional.
+std::string ControlStepNote(const Step& step, const hlo::Instruction& instruction);
 // A host step's work and reason for listings: "compute: no device kernel", or the reason alone
 // where it names the work already ("data movement", "parameters only: …").
 std::string HostStepNote(const Step& step);
@@ -107,16 +137,29 @@ struct CompiledModel {
   std::shared_ptr<hlo::Module> module;  // after the front-end passes
   std::vector<Step> steps;
 
+  // Every step and region start, nested ones included, in execution order (depth first): the
+  // order in which SaveModel numbers the device steps' programs.
+  std::vector<PlacementRow> PlacementRows() const;
+  // Calls `visit(step, computation, depth)` for every step of PlacementRows().
+  void ForEachStep(const std::function<void(const Step&, const hlo::Computation&, std::size_t)>& visit) const;
+  // The device steps in that order, each once: a loop's body counts once whatever its number
+  // of iterations (not known at compile time).
+  std::vector<const DeviceStep*> DeviceSteps() const;
+  // Summed over DeviceSteps(): one pass through every loop body and every branch.
   StepEstimate TotalEstimate() const;
   std::size_t DeviceStepCount() const;
+  // Host steps of `work`, nested ones included.
   std::size_t HostStepCount(HostWork work) const;
+  // Whether any step is a control step (a loop or conditional with device work).
+  bool HasControlSteps() const;
   // Bytes of the tensors the device steps read and write in device memory (each step's inputs
   // and outputs; weights included, instructions not): what fusion saves by keeping
   // intermediates in the unified buffer and accumulators. DMA re-reads are not counted.
   std::uint64_t DeviceTensorBytes() const;
 };
 
-// Sets `work` of every host step of `model` (Compile and LoadModel call it).
+// Sets `work` of every host step of `model`, nested ones included (Compile and LoadModel call
+// it).
 void ClassifyHostSteps(CompiledModel& model);
 
 struct CompileOptions {

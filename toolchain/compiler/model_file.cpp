@@ -65,6 +65,8 @@ class ModelReader {
     }
   }
 
+  const std::string& origin() const { return origin_; }
+
   [[noreturn]] void Fail(const std::string& message) const {
     throw std::runtime_error(fmt::format("{}: {}", origin_, message));
   }
@@ -161,16 +163,22 @@ void StoreWhatTheReaderWouldRefuse(const std::filesystem::path& temporary, const
   archive.release();
 }
 
-}  // namespace
-
-void SaveModel(const CompiledModel& model, const std::filesystem::path& path) {
-  json manifest = {{"format", kModelFormat}, {"version", kModelVersion}, {"config", model.config},
-                   {"source", model.source_name}, {"hlo", "model.hlo"}};
-  std::vector<std::vector<std::uint8_t>> bundles;  // must outlive zip_close
-  json steps = json::array();
-  for (const Step& step : model.steps) {
+// The manifest's steps; device programs are numbered in PlacementRows' order (a control
+// step's regions right after it) and appended to `bundles`.
+json StepsJson(const std::vector<Step>& steps, std::vector<std::vector<std::uint8_t>>& bundles) {
+  json list = json::array();
+  for (const Step& step : steps) {
     if (step.kind == Step::Kind::kHost) {
-      steps.push_back({{"kind", "host"}, {"instruction", step.instruction}, {"reason", step.reason}});
+      list.push_back({{"kind", "host"}, {"instruction", step.instruction}, {"reason", step.reason}});
+      continue;
+    }
+    if (step.kind == Step::Kind::kControl) {
+      json regions = json::array();
+      for (const Region& region : step.regions) {
+        regions.push_back({{"computation", region.computation}, {"role", region.role},
+                           {"steps", StepsJson(region.steps, bundles)}});
+      }
+      list.push_back({{"kind", "control"}, {"instruction", step.instruction}, {"regions", regions}});
       continue;
     }
     const DeviceStep& d = *step.device;
@@ -180,12 +188,108 @@ void SaveModel(const CompiledModel& model, const std::filesystem::path& path) {
     for (const EpilogueTerm& t : d.epilogue) {
       epilogue.push_back({{"op", t.op == EpilogueTerm::Op::kAdd ? "add" : "multiply"}, {"operand", t.operand}});
     }
-    steps.push_back({{"kind", "device"}, {"program", fmt::format("steps/{}.sbin", bundles.size())},
-                     {"kernel", d.kernel}, {"covers", d.covers}, {"inputs", inputs},
-                     {"output", BindingJson(d.output)}, {"epilogue", epilogue},
-                     {"estimate", {{"cycles", d.estimate.cycles}, {"mxu_busy", d.estimate.mxu_busy}, {"macs", d.estimate.macs}}}});
+    list.push_back({{"kind", "device"}, {"program", fmt::format("steps/{}.sbin", bundles.size())},
+                    {"kernel", d.kernel}, {"covers", d.covers}, {"inputs", inputs},
+                    {"output", BindingJson(d.output)}, {"epilogue", epilogue},
+                    {"estimate", {{"cycles", d.estimate.cycles}, {"mxu_busy", d.estimate.mxu_busy}, {"macs", d.estimate.macs}}}});
     bundles.push_back(assembly::SerializeBundle(d.program));
   }
+  return list;
+}
+
+// A device step; its bindings and epilogue must name values of `computation`.
+Step ReadDeviceStep(const json& j, const hlo::Computation& computation, ModelReader& reader, const std::string& where) {
+  auto d = std::make_shared<DeviceStep>();
+  const std::string program_name = Get<std::string>(j, "program", reader, where);
+  const std::string bytes = reader.Entry(program_name);
+  d->program = assembly::ParseBundle(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                                     fmt::format("{}:{}", reader.origin(), program_name));
+  d->kernel = Get<std::string>(j, "kernel", reader, where);
+  d->covers = Get<std::vector<std::string>>(j, "covers", reader, where);
+  const json inputs = Get<json>(j, "inputs", reader, where);
+  if (!inputs.is_array() || inputs.size() != d->program.inputs.size() || d->program.outputs.size() != 1) {
+    reader.Fail(fmt::format("manifest: {}inputs do not match {}", where, program_name));
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    d->inputs.push_back(ReadBinding(inputs[i], reader, fmt::format("{}inputs[{}].", where, i)));
+    CheckBinding(d->inputs.back(), d->program.inputs[i], computation, reader, fmt::format("{}inputs[{}]", where, i));
+  }
+  d->output = ReadBinding(Get<json>(j, "output", reader, where), reader, where + "output.");
+  CheckBinding(d->output, d->program.outputs[0], computation, reader, where + "output");
+  for (const json& t : Get<json>(j, "epilogue", reader, where)) {
+    EpilogueTerm term;
+    term.op = Get<std::string>(t, "op", reader, where) == "add" ? EpilogueTerm::Op::kAdd : EpilogueTerm::Op::kMultiply;
+    term.operand = Get<std::string>(t, "operand", reader, where);
+    if (computation.Find(term.operand) == nullptr) reader.Fail(fmt::format("manifest: {}epilogue names an unknown value", where));
+    d->epilogue.push_back(term);
+  }
+  const json estimate = Get<json>(j, "estimate", reader, where);
+  d->estimate = {Get<std::uint64_t>(estimate, "cycles", reader, where), Get<std::uint64_t>(estimate, "mxu_busy", reader, where),
+                 Get<std::uint64_t>(estimate, "macs", reader, where)};
+  return {Step::Kind::kDevice, d->output.value, "", std::move(d)};
+}
+
+std::vector<Region> ReadRegions(const json& j, const hlo::Module& module, const hlo::Instruction& control,
+                                ModelReader& reader, const std::string& where);
+
+// The steps of `computation` from the manifest's `steps` (`where_steps` names them in errors);
+// a control step's regions must be the computations its instruction calls, in order, so the
+// nesting is the module's and ends.
+std::vector<Step> ReadSteps(const json& steps, const hlo::Module& module, const hlo::Computation& computation,
+                            ModelReader& reader, const std::string& where_steps) {
+  if (!steps.is_array()) reader.Fail(fmt::format("manifest: {}steps must be an array", where_steps));
+  std::vector<Step> read;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const std::string where = fmt::format("{}steps[{}].", where_steps, s);
+    const json& j = steps[s];
+    const std::string kind = Get<std::string>(j, "kind", reader, where);
+    if (kind == "host" || kind == "control") {
+      Step step{kind == "host" ? Step::Kind::kHost : Step::Kind::kControl,
+                Get<std::string>(j, "instruction", reader, where),
+                kind == "host" ? Get<std::string>(j, "reason", reader, where) : "", nullptr};
+      const hlo::Instruction* instruction = computation.Find(step.instruction);
+      if (instruction == nullptr) {
+        reader.Fail(fmt::format("manifest: {}instruction '{}' is not in {}", where, step.instruction, computation.name));
+      }
+      if (kind == "control") step.regions = ReadRegions(j, module, *instruction, reader, where);
+      read.push_back(std::move(step));
+      continue;
+    }
+    if (kind != "device") reader.Fail(fmt::format("manifest: {}kind must be host, device or control", where));
+    read.push_back(ReadDeviceStep(j, computation, reader, where));
+  }
+  return read;
+}
+
+std::vector<Region> ReadRegions(const json& j, const hlo::Module& module, const hlo::Instruction& control,
+                                ModelReader& reader, const std::string& where) {
+  const json regions = Get<json>(j, "regions", reader, where);
+  const bool calls = control.opcode == hlo::Opcode::kWhile || control.opcode == hlo::Opcode::kConditional;
+  if (!calls || !regions.is_array() || regions.size() != control.called.size()) {
+    reader.Fail(fmt::format("manifest: {}regions do not match the computations '{}' calls", where, control.name));
+  }
+  std::vector<Region> read;
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    const std::string at = fmt::format("{}regions[{}].", where, r);
+    Region region{Get<std::string>(regions[r], "computation", reader, at), Get<std::string>(regions[r], "role", reader, at),
+                  {}};
+    if (region.computation != control.called[r]->name) {
+      reader.Fail(fmt::format("manifest: {}computation '{}' is not the one '{}' calls there ('{}')", at,
+                              region.computation, control.name, control.called[r]->name));
+    }
+    region.steps = ReadSteps(Get<json>(regions[r], "steps", reader, at), module, *control.called[r], reader, at);
+    read.push_back(std::move(region));
+  }
+  return read;
+}
+
+}  // namespace
+
+void SaveModel(const CompiledModel& model, const std::filesystem::path& path) {
+  json manifest = {{"format", kModelFormat}, {"version", kModelVersion}, {"config", model.config},
+                   {"source", model.source_name}, {"hlo", "model.hlo"}};
+  std::vector<std::vector<std::uint8_t>> bundles;  // must outlive zip_close
+  const json steps = StepsJson(model.steps, bundles);
   manifest["steps"] = steps;
   const std::string manifest_text = manifest.dump(1) + "\n";
 
@@ -227,52 +331,7 @@ CompiledModel LoadModel(const std::filesystem::path& path) {
   model.source_name = Get<std::string>(manifest, "source", reader, "");
   model.hlo_text = reader.Entry(Get<std::string>(manifest, "hlo", reader, ""));
   model.module = PrepareModule(model.hlo_text, model.source_name);
-  const hlo::Computation& entry = *model.module->entry;
-  const json steps = Get<json>(manifest, "steps", reader, "");
-  if (!steps.is_array()) reader.Fail("manifest: steps must be an array");
-  for (std::size_t s = 0; s < steps.size(); ++s) {
-    const std::string where = fmt::format("steps[{}].", s);
-    const json& j = steps[s];
-    const std::string kind = Get<std::string>(j, "kind", reader, where);
-    if (kind == "host") {
-      Step step{Step::Kind::kHost, Get<std::string>(j, "instruction", reader, where),
-                Get<std::string>(j, "reason", reader, where), nullptr};
-      if (entry.Find(step.instruction) == nullptr) {
-        reader.Fail(fmt::format("manifest: {}instruction '{}' is not in the module", where, step.instruction));
-      }
-      model.steps.push_back(std::move(step));
-      continue;
-    }
-    if (kind != "device") reader.Fail(fmt::format("manifest: {}kind must be host or device", where));
-    auto d = std::make_shared<DeviceStep>();
-    const std::string program_name = Get<std::string>(j, "program", reader, where);
-    const std::string bytes = reader.Entry(program_name);
-    d->program = assembly::ParseBundle(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
-                                       fmt::format("{}:{}", path.string(), program_name));
-    d->kernel = Get<std::string>(j, "kernel", reader, where);
-    d->covers = Get<std::vector<std::string>>(j, "covers", reader, where);
-    const json inputs = Get<json>(j, "inputs", reader, where);
-    if (!inputs.is_array() || inputs.size() != d->program.inputs.size() || d->program.outputs.size() != 1) {
-      reader.Fail(fmt::format("manifest: {}inputs do not match {}", where, program_name));
-    }
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      d->inputs.push_back(ReadBinding(inputs[i], reader, fmt::format("{}inputs[{}].", where, i)));
-      CheckBinding(d->inputs.back(), d->program.inputs[i], entry, reader, fmt::format("{}inputs[{}]", where, i));
-    }
-    d->output = ReadBinding(Get<json>(j, "output", reader, where), reader, where + "output.");
-    CheckBinding(d->output, d->program.outputs[0], entry, reader, where + "output");
-    for (const json& t : Get<json>(j, "epilogue", reader, where)) {
-      EpilogueTerm term;
-      term.op = Get<std::string>(t, "op", reader, where) == "add" ? EpilogueTerm::Op::kAdd : EpilogueTerm::Op::kMultiply;
-      term.operand = Get<std::string>(t, "operand", reader, where);
-      if (entry.Find(term.operand) == nullptr) reader.Fail(fmt::format("manifest: {}epilogue names an unknown value", where));
-      d->epilogue.push_back(term);
-    }
-    const json estimate = Get<json>(j, "estimate", reader, where);
-    d->estimate = {Get<std::uint64_t>(estimate, "cycles", reader, where), Get<std::uint64_t>(estimate, "mxu_busy", reader, where),
-                   Get<std::uint64_t>(estimate, "macs", reader, where)};
-    model.steps.push_back({Step::Kind::kDevice, d->output.value, "", std::move(d)});
-  }
+  model.steps = ReadSteps(Get<json>(manifest, "steps", reader, ""), *model.module, *model.module->entry, reader, "");
   ClassifyHostSteps(model);
   return model;
 }
