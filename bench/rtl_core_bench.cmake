@@ -20,7 +20,7 @@ if(SYSTOLE_RTL)
     fmt::fmt)
   target_compile_definitions(rtl_core_bench PRIVATE SYSTOLE_SHARED_DIR="${SYSTOLE_SHARED_DIR}")
   systole_warnings(rtl_core_bench)
-  # Built by `make bench` (or `--target rtl_core_bench`), not by `make build`: the two bare
+  # Built by `make bench` (or `--target rtl_core_bench`), not by `make build`: the three bare
   # arrays cost minutes of a cold build that `make test` does not need.
   set_target_properties(vl_bench_array_int8 vl_bench_array_bf16 vl_bench_array_tiny rtl_core_bench
     PROPERTIES EXCLUDE_FROM_ALL ON)
