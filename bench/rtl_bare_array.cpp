@@ -10,6 +10,7 @@
 #include "Vvl_bench_array_bf16.h"
 #include "bench/cpu_time.hpp"
 #include "Vvl_bench_array_int8.h"
+#include "Vvl_bench_array_tiny.h"
 #include "sim/rtl/harness.hpp"
 #include "sim/rtl/signals.hpp"
 #include "sim/rtl/verilator_context.hpp"
@@ -52,10 +53,11 @@ BareArraySpeed Measure(const char* dtype, std::uint64_t cycles) {
 
 }  // namespace
 
-BareArraySpeed MeasureBareArray(DType dtype, std::uint64_t cycles) {
-  const BareArraySpeed speed = dtype == DType::kBf16
-                                   ? Measure<Vvl_bench_array_bf16>("bf16", cycles)
-                                   : Measure<Vvl_bench_array_int8>("int8", cycles);
+BareArraySpeed MeasureBareArray(const Config& config, std::uint64_t cycles) {
+  const bool tiny_shape = config.dtype == DType::kInt8 && config.rows == 4 && config.cols == 4;
+  const BareArraySpeed speed = config.dtype == DType::kBf16 ? Measure<Vvl_bench_array_bf16>("bf16", cycles)
+                               : tiny_shape                 ? Measure<Vvl_bench_array_tiny>("int8", cycles)
+                                                            : Measure<Vvl_bench_array_int8>("int8", cycles);
   // The array's context is gone: models destroyed later must not reach it (verilator_context.hpp).
   ForgetThreadContext();
   return speed;

@@ -18,8 +18,10 @@ struct BareArraySpeed {
   double pe_updates_per_second = 0;
 };
 
-// Clocks the bare array of `dtype` for `cycles` cycles with a new input row every cycle and a
-// weight tile row shifting in every other cycle (so both banks and both skews are live).
-BareArraySpeed MeasureBareArray(DType dtype, std::uint64_t cycles);
+// Clocks the bare array of `config`'s shape and element type for `cycles` cycles with a new
+// input row every cycle and a weight tile row shifting in every other cycle (so both banks and
+// both skews are live). Built: 16x16 int8, 16x16 bf16 and 4x4 int8; another shape gets the
+// 16x16 array of its element type, and `shape` says which was measured.
+BareArraySpeed MeasureBareArray(const Config& config, std::uint64_t cycles);
 
 }  // namespace systole::rtl::bench

@@ -250,26 +250,35 @@ void GemmTable(const Config& config, const std::vector<Shape>& shapes, const std
 // Simulation speed of each built core on one GEMM, against two baselines in the same run: the
 // same core clocked with nothing to do (the floor cost of evaluating the model), and the bare
 // systolic array of the same element type (rtl_bare_array.hpp; the ceiling). "vs bare array"
-// is the core's PE-updates per second over the bare array's.
-void SpeedTable(const Shape& shape) {
-  fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}; idle: the core clocked "
-             "with no launch; bare array: the systolic array alone, busy every cycle)\n\n"
+// is the core's PE-updates per second over the bare array's. The GEMM is launched `repeats`
+// times on the same core (each launch checked against the golden model) and the two baselines
+// run as many cycles as all launches together: one launch of `small-int8` is 0.05 CPU-s, too
+// short for a figure that the machine's noise does not move.
+void SpeedTable(const Shape& shape, unsigned repeats) {
+  fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}, {} launches; idle: the core "
+             "clocked with no launch; bare array: the systolic array alone, busy every cycle)\n\n"
              "| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s | bare array | "
              "bare array PE-updates/s | vs bare array |\n"
-             "|---|---:|---:|---:|---:|---:|---|---:|---:|\n", shape.name, shape.m, shape.k, shape.n);
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|\n", shape.name, shape.m, shape.k, shape.n,
+             repeats);
   for (const std::string& name : BuiltRtlConfigs(MemoryBackend::kIdeal)) {
     if (name == "v2") continue;  // minutes per GEMM: the long test covers it
     const Config config = LoadConfig(name);
     auto rtl = MakeRtlDevice(config, BenchOptions());
-    const Result r = RunGemm(config, *rtl, shape);
+    std::uint64_t cycles = 0;
+    double seconds = 0;
+    for (unsigned i = 0; i < repeats; ++i) {
+      const Result r = RunGemm(config, *rtl, shape);
+      cycles += r.rtl_cycles, seconds += r.seconds;
+    }
     const double start = CpuSeconds();
-    rtl->Run(r.rtl_cycles);
+    rtl->Run(cycles);
     const double idle = CpuSeconds() - start;
-    const double rate = double(r.rtl_cycles) / r.seconds;
+    const double rate = double(cycles) / seconds;
     const double pe_rate = rate * config.rows * config.cols;
-    const BareArraySpeed bare = MeasureBareArray(config.dtype, r.rtl_cycles);
+    const BareArraySpeed bare = MeasureBareArray(config, cycles);
     fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} | {} | {:.3g} | {:.3f} |\n", name,
-               r.rtl_cycles, r.seconds, rate, pe_rate, double(r.rtl_cycles) / idle, bare.shape,
+               cycles, seconds, rate, pe_rate, double(cycles) / idle, bare.shape,
                bare.pe_updates_per_second, pe_rate / bare.pe_updates_per_second);
     std::fflush(stdout);
   }
@@ -285,6 +294,7 @@ int main(int argc, char** argv) {
   std::string topology = std::string(SYSTOLE_SHARED_DIR) + "/corpus/scalesim/topologies/Resnet50.csv";
   std::size_t layers = 0;
   bool skip_speed = false, skip_topology = false, units = false, onchip = false, speed_only = false;
+  unsigned speed_repeats = 10;
   app.add_option("--config", config_name, "configuration for the GEMM tables")->capture_default_str();
   app.add_option("--topology", topology, "SCALE-Sim topology CSV")->capture_default_str();
   app.add_option("--layers", layers, "only the first N layers of the topology (0: all)");
@@ -293,6 +303,9 @@ int main(int argc, char** argv) {
   app.add_flag("--units", units, "also a table of per-unit throughput (LOAD, STORE, ...)");
   app.add_flag("--onchip", onchip, "only GEMMs with operands on chip (back-to-back folds)");
   app.add_flag("--speed-only", speed_only, "only the simulation-speed table");
+  app.add_option("--speed-repeats", speed_repeats, "launches of the speed GEMM per core (CPU time summed)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1000u));
   CLI11_PARSE(app, argc, argv);
   try {
     const Config config = LoadConfig(config_name);
@@ -304,7 +317,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (speed_only) {
-      rtl::bench::SpeedTable({"speed", 512, 128, 64});
+      rtl::bench::SpeedTable({"speed", 512, 128, 64}, speed_repeats);
       return 0;
     }
     if (units) rtl::bench::UnitTable(config);
@@ -317,7 +330,7 @@ int main(int argc, char** argv) {
       if (layers != 0 && layers < shapes.size()) shapes.resize(layers);
       rtl::bench::GemmTable(config, shapes, "Every layer of " + topology.substr(topology.rfind('/') + 1));
     }
-    if (!skip_speed) rtl::bench::SpeedTable({"speed", 512, 128, 64});
+    if (!skip_speed) rtl::bench::SpeedTable({"speed", 512, 128, 64}, speed_repeats);
   } catch (const std::exception& error) {
     fmt::print(stderr, "rtl_core_bench: {}\n", error.what());
     return 1;

@@ -19,12 +19,19 @@ std::uint8_t SignalByte(const Signal& signal, unsigned index) {
   }
 }
 
-// Sets a wide signal's low bytes.size() bytes (a multiple of 4) from `bytes`.
-template <class Wide>
-void SetSignalBytes(Wide& wide, std::span<const std::uint8_t> bytes) {
-  for (std::size_t i = 0; i < bytes.size() / 4; ++i) {
-    wide[i] = std::uint32_t{bytes[4 * i]} | std::uint32_t{bytes[4 * i + 1]} << 8 |
-              std::uint32_t{bytes[4 * i + 2]} << 16 | std::uint32_t{bytes[4 * i + 3]} << 24;
+// Sets a signal's low bytes.size() bytes from `bytes`: a wide one's in 32-bit words (a multiple
+// of 4 bytes), a plain integer's (at most its size) byte by byte.
+template <class Signal>
+void SetSignalBytes(Signal& signal, std::span<const std::uint8_t> bytes) {
+  if constexpr (std::is_integral_v<Signal>) {
+    Signal value = 0;
+    for (std::size_t i = 0; i < bytes.size() && i < sizeof(Signal); ++i) value |= Signal(bytes[i]) << (8 * i);
+    signal = value;
+  } else {
+    for (std::size_t i = 0; i < bytes.size() / 4; ++i) {
+      signal[i] = std::uint32_t{bytes[4 * i]} | std::uint32_t{bytes[4 * i + 1]} << 8 |
+                  std::uint32_t{bytes[4 * i + 2]} << 16 | std::uint32_t{bytes[4 * i + 3]} << 24;
+    }
   }
 }
 
