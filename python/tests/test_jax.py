@@ -276,3 +276,31 @@ def test_norms_compute_nothing_on_the_host():
             assert kernels == ["layer norm 24x80 ·γ +β"], kernels
         else:
             assert len(kernels) >= 3 and not any(k.startswith("layer norm") for k in kernels), kernels
+
+
+def test_a_strided_convolutions_gradients_run_every_convolution_on_the_mxu():
+    """jax.grad of a stride-2 convolution: the input gradient is a convolution with lhs_dilate=2x2,
+    which the compiler runs on the MXU after a host pad that inserts the zeros between the
+    pixels (docs/COMPILER.md, "Strided convolutions' input gradients"); the kernel gradient is a
+    convolution with window dilation. Every convolution is a device step and both gradients
+    match JAX's."""
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def loss(x, w):
+        y = jax.lax.conv_general_dilated(x, w, (2, 2), "SAME", dimension_numbers=dn)
+        return jnp.sum(jnp.tanh(y) * y)
+
+    grads = jax.grad(loss, argnums=(0, 1))
+    rng = np.random.default_rng(12)
+    for shape in ((2, 8, 8, 4), (1, 7, 9, 3)):  # even and odd sizes: different SAME paddings
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = (rng.standard_normal((3, 3, shape[3], 8)) / np.sqrt(9 * shape[3])).astype(np.float32)
+        fast = systole.jax.jit(grads)
+        dx, dw = fast(x, w)
+        want_dx, want_dw = (np.asarray(g) for g in jax.jit(grads)(x, w))
+        assert relative_error(dx, want_dx) <= F32_TOLERANCE, shape
+        assert relative_error(dw, want_dw) <= F32_TOLERANCE, shape
+        convolutions = [s for s in fast.placement if s["opcode"] == "convolution"]
+        assert len(convolutions) == 3 and all(s["kind"] == "device" for s in convolutions), fast.report()
+        pads = [s for s in fast.placement if s["opcode"] == "pad"]
+        assert len(pads) == 1 and pads[0]["kind"] == "host" and pads[0]["work"] == "data movement"

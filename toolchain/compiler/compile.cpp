@@ -381,6 +381,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   model.hlo_text = hlo_text;
   model.source_name = source_name;
   model.module = PrepareModule(hlo_text, source_name);
+  detail::MakeInputDilationExplicit(*model.module, source_name);
   std::size_t built = 0;
   model.steps = detail::PartitionComputation(*model.module->entry, config, options, source_name, built);
   ClassifyHostSteps(model);

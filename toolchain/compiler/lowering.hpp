@@ -51,6 +51,11 @@ struct Group {
   const hlo::Instruction* Result() const { return chain.empty() ? anchor : chain.back(); }
 };
 
+// Rewrites every convolution the MXU would take but for its input (lhs) dilation into a `pad`
+// with interior padding and the same convolution undilated (explicit_dilation.cpp). Compile and
+// LoadModel both run it after PrepareModule, so that a model file's step names match.
+void MakeInputDilationExplicit(hlo::Module& module, const std::string& source_name);
+
 // Why `anchor` (a dot or convolution) cannot go to the MXU of `config`, or nullopt when it
 // can. Throws std::runtime_error for float dots on an int8 configuration: such a model cannot
 // be compiled for it at all.

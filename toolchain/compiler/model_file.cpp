@@ -10,6 +10,7 @@
 
 #include "toolchain/archive/zip_reader.hpp"
 #include "toolchain/asm/bundle.hpp"
+#include "toolchain/compiler/lowering.hpp"
 
 namespace systole::compiler {
 namespace {
@@ -331,6 +332,7 @@ CompiledModel LoadModel(const std::filesystem::path& path) {
   model.source_name = Get<std::string>(manifest, "source", reader, "");
   model.hlo_text = reader.Entry(Get<std::string>(manifest, "hlo", reader, ""));
   model.module = PrepareModule(model.hlo_text, model.source_name);
+  detail::MakeInputDilationExplicit(*model.module, model.source_name);
   model.steps = ReadSteps(Get<json>(manifest, "steps", reader, ""), *model.module, *model.module->entry, reader, "");
   ClassifyHostSteps(model);
   return model;
