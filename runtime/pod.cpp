@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 namespace systole::runtime {
 
@@ -54,6 +55,68 @@ std::optional<LauncherValue> ReadLauncherValue(const Environment& environment, c
                                           value)};
 }
 
+// The launchers whose environment says where this process stands in its pod, nearest first.
+struct Launcher {
+  const char* name;            // for the messages: "mpirun started …"
+  const char* index_variable;  // this process's index
+  const char* count_variable;  // the number of processes; null: this launcher says none
+  const char* sets_both;       // who sets the pair, when one of it is missing
+};
+constexpr Launcher kOpenMpi{"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun"};
+constexpr Launcher kPmix{"a PMIx launcher", "PMIX_RANK", nullptr, nullptr};
+constexpr Launcher kPmi{"a PMI launcher", "PMI_RANK", "PMI_SIZE", "MPICH's mpiexec (Hydra)"};
+constexpr Launcher kSlurm{"srun", "SLURM_PROCID", "SLURM_NTASKS", "Slurm's srun"};
+
+// What one launcher's variables say.
+struct Launched {
+  std::optional<LauncherValue> index;
+  std::optional<LauncherValue> count;
+};
+
+Launched ReadLauncher(const Environment& environment, const Launcher& launcher) {
+  Launched launched{ReadLauncherValue(environment, launcher.index_variable, launcher.name,
+                                      "started this process as index {}"),
+                    launcher.count_variable == nullptr
+                        ? std::nullopt
+                        : ReadLauncherValue(environment, launcher.count_variable, launcher.name, "started {} processes")};
+  if (launcher.count_variable != nullptr && launched.index.has_value() != launched.count.has_value()) {
+    const char* set = launched.index ? launcher.index_variable : launcher.count_variable;
+    const char* unset = launched.index ? launcher.count_variable : launcher.index_variable;
+    throw std::invalid_argument(fmt::format("{} is set but {} is not: {} sets both", set, unset, launcher.sets_both));
+  }
+  return launched;
+}
+
+// Every launcher whose variables are set. An MPI launcher started inside a Slurm allocation
+// (`mpirun` or `mpiexec` in an sbatch script) passes on the allocation's SLURM_PROCID and
+// SLURM_NTASKS — those of the batch step, or of the proxy srun started on each node — which
+// say nothing about this process: Slurm's are read only when no MPI launcher counted the
+// processes. (srun with PMIx sets PMIX_RANK beside its own, and the two must agree.)
+std::vector<Launched> ReadLaunchers(const Environment& environment) {
+  std::vector<Launched> launched;
+  for (const Launcher* launcher : {&kOpenMpi, &kPmix, &kPmi}) launched.push_back(ReadLauncher(environment, *launcher));
+  const bool mpi_counted = launched[0].count || launched[2].count;
+  if (!mpi_counted) launched.push_back(ReadLauncher(environment, kSlurm));
+  return launched;
+}
+
+// The value the launchers agree on (the nearest's message), if any says one; launchers that
+// disagree are an error naming both.
+std::optional<LauncherValue> Agreed(const std::vector<Launched>& launched,
+                                    std::optional<LauncherValue> Launched::*what) {
+  std::optional<LauncherValue> agreed;
+  for (const Launched& l : launched) {
+    const std::optional<LauncherValue>& value = l.*what;
+    if (!value) continue;
+    if (agreed && agreed->value != value->value) {
+      throw std::invalid_argument(fmt::format("the launcher's environment disagrees with itself: {}, but {}",
+                                              agreed->said, value->said));
+    }
+    if (!agreed) agreed = value;
+  }
+  return agreed;
+}
+
 // An option's name without what joins it to its value ("--pod-index", "pod_index").
 std::string Bare(std::string name) {
   while (!name.empty() && (name.back() == ' ' || name.back() == '=')) name.pop_back();
@@ -66,20 +129,9 @@ PodProcesses ResolvePodProcesses(const PodProcessOptions& options, bool pod, con
                                  const Environment& environment) {
   Environment get = environment;
   if (!get) get = [](const char* name) -> const char* { return std::getenv(name); };
-  const auto ompi_rank = ReadLauncherValue(get, "OMPI_COMM_WORLD_RANK", "mpirun", "started this process as index {}");
-  const auto ompi_size = ReadLauncherValue(get, "OMPI_COMM_WORLD_SIZE", "mpirun", "started {} processes");
-  const auto pmix_rank = ReadLauncherValue(get, "PMIX_RANK", "a PMIx launcher", "started this process as index {}");
-  if (ompi_rank.has_value() != ompi_size.has_value()) {
-    throw std::invalid_argument(fmt::format("{} is set but {} is not: Open MPI's mpirun sets both",
-                                            ompi_rank ? "OMPI_COMM_WORLD_RANK" : "OMPI_COMM_WORLD_SIZE",
-                                            ompi_rank ? "OMPI_COMM_WORLD_SIZE" : "OMPI_COMM_WORLD_RANK"));
-  }
-  if (ompi_rank && pmix_rank && ompi_rank->value != pmix_rank->value) {
-    throw std::invalid_argument(fmt::format("the launcher's environment disagrees with itself: {}, but {}",
-                                            ompi_rank->said, pmix_rank->said));
-  }
-  const std::optional<LauncherValue>& launched_index = ompi_rank ? ompi_rank : pmix_rank;
-  const std::optional<LauncherValue>& launched_count = ompi_size;
+  const std::vector<Launched> launched = ReadLaunchers(get);
+  const std::optional<LauncherValue> launched_index = Agreed(launched, &Launched::index);
+  const std::optional<LauncherValue> launched_count = Agreed(launched, &Launched::count);
   if (launched_count && launched_count->value == 0) {
     throw std::invalid_argument(fmt::format("{}: no process count", launched_count->said));
   }

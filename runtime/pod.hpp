@@ -74,8 +74,13 @@ using Environment = std::function<const char*(const char*)>;
 // started this process, if any — the one rule `systole train` and Python both follow
 // (docs/TRAINING.md, "Pods across processes"):
 //   - mpirun (Open MPI) gives the index and the count: OMPI_COMM_WORLD_RANK and
-//     OMPI_COMM_WORLD_SIZE; a PMIx launcher gives the index as PMIX_RANK (Open MPI sets it too:
-//     both present must agree). The options may then be left out; given, they must agree with
+//     OMPI_COMM_WORLD_SIZE; MPICH's mpiexec (Hydra, or another PMI launcher) PMI_RANK and
+//     PMI_SIZE; Slurm's srun SLURM_PROCID and SLURM_NTASKS; a PMIx launcher the index alone as
+//     PMIX_RANK (Open MPI and srun with PMIx set it too). Every launcher's variables that are
+//     set must agree with the others', or the error names both — except Slurm's under an MPI
+//     launcher that counts the processes (Open MPI's or a PMI one), which are the enclosing
+//     allocation's and are not read. A variable that is not a process number is an error
+//     naming it and its value. The options may then be left out; given, they must agree with
 //     the launcher, or the error names both values.
 //   - A launcher that names the index but not the count (PMIx alone) needs the count option
 //     for any index but 0.

@@ -253,6 +253,69 @@ TEST(PodProcesses, ALauncherEnvironmentThatMakesNoSenseIsRefused) {
                 "mpirun started this process as index 2 (OMPI_COMM_WORLD_RANK=2), but mpirun started 2 processes");
 }
 
+TEST(PodProcesses, ComeFromMpichsHydraWhenItLaunchedTheProcess) {
+  const Launched hydra{{{"PMI_RANK", "1"}, {"PMI_SIZE", "3"}}};
+  const PodProcesses launched = hydra.Resolve(Given(std::nullopt, std::nullopt));
+  EXPECT_EQ(launched.count, 3U);
+  EXPECT_EQ(launched.index, 1U);
+  EXPECT_EQ(hydra.Resolve(Given(3, 1)).index, 1U);
+  ExpectRefused(hydra, Given(std::nullopt, 0),
+                "--pod-index 0, but a PMI launcher started this process as index 1 (PMI_RANK=1): under a launcher "
+                "leave --pod-index out, or give the same value");
+  ExpectRefused(hydra, Given(4, std::nullopt), "--pod-processes 4, but a PMI launcher started 3 processes (PMI_SIZE=3)");
+  ExpectRefused({{{"PMI_RANK", "1"}}}, Given({}, {}),
+                "PMI_RANK is set but PMI_SIZE is not: MPICH's mpiexec (Hydra) sets both");
+  ExpectRefused({{{"PMI_RANK", "1"}, {"PMI_SIZE", "three"}}}, Given({}, {}),
+                "PMI_SIZE='three' (set by a PMI launcher) is not a process number");
+  ExpectRefused({{{"PMI_RANK", "3"}, {"PMI_SIZE", "3"}}}, Given({}, {}),
+                "a PMI launcher started this process as index 3 (PMI_RANK=3), but a PMI launcher started 3 processes");
+}
+
+TEST(PodProcesses, ComeFromSlurmsSrunWhenItLaunchedTheProcess) {
+  const Launched srun{{{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}}};
+  const PodProcesses launched = srun.Resolve(Given(std::nullopt, std::nullopt));
+  EXPECT_EQ(launched.count, 4U);
+  EXPECT_EQ(launched.index, 2U);
+  ExpectRefused(srun, Given(std::nullopt, 3),
+                "--pod-index 3, but srun started this process as index 2 (SLURM_PROCID=2)");
+  ExpectRefused(srun, Given(2, std::nullopt), "--pod-processes 2, but srun started 4 processes (SLURM_NTASKS=4)");
+  ExpectRefused({{{"SLURM_PROCID", "-1"}, {"SLURM_NTASKS", "4"}}}, Given({}, {}),
+                "SLURM_PROCID='-1' (set by srun) is not a process number");
+  ExpectRefused({{{"SLURM_NTASKS", "4"}}}, Given({}, {}),
+                "SLURM_NTASKS is set but SLURM_PROCID is not: Slurm's srun sets both");
+  // srun with PMIx sets PMIX_RANK too: the same index is taken, another is an error naming both.
+  EXPECT_EQ(Launched({{{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}, {"PMIX_RANK", "2"}}})
+                .Resolve(Given(std::nullopt, std::nullopt))
+                .index,
+            2U);
+  ExpectRefused({{{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}, {"PMIX_RANK", "1"}}}, Given({}, {}),
+                "the launcher's environment disagrees with itself: a PMIx launcher started this process as index 1 "
+                "(PMIX_RANK=1), but srun started this process as index 2 (SLURM_PROCID=2)");
+}
+
+TEST(PodProcesses, LaunchersThatDisagreeAreRefusedNamingBoth) {
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMI_RANK", "1"}, {"PMI_SIZE", "3"}}},
+                Given({}, {}),
+                "the launcher's environment disagrees with itself: mpirun started 2 processes (OMPI_COMM_WORLD_SIZE=2), "
+                "but a PMI launcher started 3 processes (PMI_SIZE=3)");
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}},
+                Given({}, {}),
+                "mpirun started this process as index 1 (OMPI_COMM_WORLD_RANK=1), but a PMI launcher started this "
+                "process as index 0 (PMI_RANK=0)");
+}
+
+TEST(PodProcesses, AnMpiLauncherInsideASlurmAllocationIsTheOneThatCounts) {
+  // mpirun or mpiexec in an sbatch script: every process inherits the batch step's (or its
+  // node's proxy's) SLURM_PROCID, which is not its own index.
+  for (const auto& [rank, size] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                   std::pair{"PMI_RANK", "PMI_SIZE"}}) {
+    const Launched nested{{{rank, "3"}, {size, "4"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}}};
+    const PodProcesses launched = nested.Resolve(Given(std::nullopt, std::nullopt));
+    EXPECT_EQ(launched.index, 3U) << rank;
+    EXPECT_EQ(launched.count, 4U) << rank;
+  }
+}
+
 TEST(PodProcesses, PythonsKeywordsNameThemselves) {
   const PodOptionNames keywords{"pod_processes=", "pod_index=", "pod_rendezvous=", "grad= and apply="};
   EXPECT_THAT(
