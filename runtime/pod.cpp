@@ -267,6 +267,7 @@ Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::st
     std::signal(SIGPIPE, SIG_IGN);
   }
   contexts_.resize(devices_.size());
+  peers_.resize(devices_.size());
   OnEveryDevice("connecting the pod (Gloo)", [&](std::size_t local) {
     gloo::transport::tcp::attr attr(processes.address.c_str());
     auto transport = gloo::transport::tcp::CreateDevice(attr);
@@ -280,7 +281,50 @@ Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::st
       context->connectFullMesh(store, transport);
     }
     contexts_[local] = std::move(context);
+    ShareWhoIsWho(local);
   });
+}
+
+// Gloo's TCP pairs (Debian's 2022 Gloo) each listen on an address of their own, which the peer
+// connects to and names in its errors ("Connection closed by peer [127.0.0.1]:36025"). Every
+// rank sends the others its device's name and its pairs' addresses, so that an exchange that
+// fails can say which device, in which process, it lost.
+void Pod::ShareWhoIsWho(std::size_t local) {
+  constexpr std::size_t kSlot = 256;  // characters per name or address, longer ones cut
+  const std::size_t record = (1 + world_) * kSlot;
+  std::vector<char> mine(record, '\0'), all(world_ * record);
+  const auto put = [&](std::size_t slot, const std::string& text) {
+    text.copy(mine.data() + slot * kSlot, kSlot - 1);
+  };
+  put(0, names_[local]);
+  const int rank = static_cast<int>(first_rank_ + local);
+  for (std::size_t peer = 0; peer < world_; ++peer) {
+    if (static_cast<int>(peer) != rank) put(1 + peer, contexts_[local]->getPair(static_cast<int>(peer))->address().str());
+  }
+  gloo::AllgatherOptions options(contexts_[local]);
+  options.setInput(mine.data(), mine.size());
+  options.setOutput(all.data(), all.size());
+  gloo::allgather(options);
+  std::vector<Peer>& peers = peers_[local];
+  for (std::size_t peer = 0; peer < world_; ++peer) {
+    const char* from = all.data() + peer * record;
+    peers.push_back({std::string(from), std::string(from + (1 + static_cast<std::size_t>(rank)) * kSlot)});
+  }
+}
+
+void Pod::Exchange(std::size_t local, gloo::AllgatherOptions& options) const {
+  try {
+    gloo::allgather(options);
+  } catch (const std::exception& e) {
+    const std::string error = e.what();
+    for (std::size_t rank = 0; rank < world_; ++rank) {
+      const Peer& peer = peers_[local][rank];
+      if (rank == first_rank_ + local || peer.address.empty() || error.find(peer.address) == std::string::npos) continue;
+      throw std::runtime_error(fmt::format("lost device {} ({}) in process {}: {}", rank, peer.name,
+                                           rank / devices_.size(), error));
+    }
+    throw;
+  }
 }
 
 Pod::~Pod() = default;
@@ -362,7 +406,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
     gloo::AllgatherOptions options(contexts_[local]);
     options.setInput(sent[local].data(), sent[local].size());
     options.setOutput(gathered[local].data(), gathered[local].size());
-    gloo::allgather(options);
+    Exchange(local, options);
     std::vector<float>& sum = sums[local];
     for (std::size_t shard = 0; shard < shards_; ++shard) {
       const float* values = gathered[local].data() + ((shard % world_) * per_rank + shard / world_) * slot;
@@ -407,7 +451,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
     gloo::AllgatherOptions options(contexts_[local]);
     options.setInput(counters[local].data(), counters[local].size());
     options.setOutput(all_counters[local].data(), all_counters[local].size());
-    gloo::allgather(options);
+    Exchange(local, options);
   });
 
   // Ring allgather over the modelled link: N - 1 rounds, each passing one rank's shards on.

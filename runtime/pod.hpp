@@ -20,9 +20,12 @@
 
 #include "runtime/train_loop.hpp"
 
-namespace gloo::rendezvous {
+namespace gloo {
+class AllgatherOptions;
+namespace rendezvous {
 class Context;
 }
+}  // namespace gloo
 
 namespace systole::runtime {
 
@@ -140,6 +143,19 @@ class Pod : public Trainer {
   // naming the device and its rank.
   void OnEveryDevice(const std::string& what, const std::function<void(std::size_t)>& work);
 
+  // Sends every rank this device's name and its Gloo addresses (pod.cpp says why).
+  void ShareWhoIsWho(std::size_t local);
+  // gloo::allgather for local device `local`; an error that names a peer's address is rethrown
+  // naming that peer's device and process.
+  void Exchange(std::size_t local, gloo::AllgatherOptions& options) const;
+
+  // Another rank as one local device sees it: its device's name, and the address of its end of
+  // their connection.
+  struct Peer {
+    std::string name;
+    std::string address;
+  };
+
   PodPrograms programs_;
   std::vector<Device*> devices_;  // this process's: local device i is rank first_rank_ + i
   std::vector<std::string> names_;
@@ -157,6 +173,7 @@ class Pod : public Trainer {
   std::uint32_t clock_mhz_;
   PodStepTiming timing_;
   std::vector<std::shared_ptr<gloo::rendezvous::Context>> contexts_;
+  std::vector<std::vector<Peer>> peers_;  // per local device, by rank
 };
 
 }  // namespace systole::runtime
