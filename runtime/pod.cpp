@@ -285,10 +285,12 @@ Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::st
   });
 }
 
-// Gloo's TCP pairs (Debian's 2022 Gloo) each listen on an address of their own, which the peer
-// connects to and names in its errors ("Connection closed by peer [127.0.0.1]:36025"). Every
+// Gloo's TCP pairs (Debian's 2022 Gloo) each have an address of their own, which a peer that
+// connected to it names in its errors ("Connection closed by peer [127.0.0.1]:36025"). Every
 // rank sends the others its device's name and its pairs' addresses, so that an exchange that
-// fails can say which device, in which process, it lost.
+// fails can say which device, in which process, it lost. Only where this end connected: where
+// it accepted, Gloo names the peer's ephemeral port, which nothing here knows, and the error is
+// Gloo's alone (mpirun then names the process it lost).
 void Pod::ShareWhoIsWho(std::size_t local) {
   constexpr std::size_t kSlot = 256;  // characters per name or address, longer ones cut
   const std::size_t record = (1 + world_) * kSlot;
