@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 namespace systole::runtime {
 
@@ -54,6 +55,68 @@ std::optional<LauncherValue> ReadLauncherValue(const Environment& environment, c
                                           value)};
 }
 
+// The launchers whose environment says where this process stands in its pod, nearest first.
+struct Launcher {
+  const char* name;            // for the messages: "mpirun started …"
+  const char* index_variable;  // this process's index
+  const char* count_variable;  // the number of processes; null: this launcher says none
+  const char* sets_both;       // who sets the pair, when one of it is missing
+};
+constexpr Launcher kOpenMpi{"mpirun", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI's mpirun"};
+constexpr Launcher kPmix{"a PMIx launcher", "PMIX_RANK", nullptr, nullptr};
+constexpr Launcher kPmi{"a PMI launcher", "PMI_RANK", "PMI_SIZE", "MPICH's mpiexec (Hydra)"};
+constexpr Launcher kSlurm{"srun", "SLURM_PROCID", "SLURM_NTASKS", "Slurm's srun"};
+
+// What one launcher's variables say.
+struct Launched {
+  std::optional<LauncherValue> index;
+  std::optional<LauncherValue> count;
+};
+
+Launched ReadLauncher(const Environment& environment, const Launcher& launcher) {
+  Launched launched{ReadLauncherValue(environment, launcher.index_variable, launcher.name,
+                                      "started this process as index {}"),
+                    launcher.count_variable == nullptr
+                        ? std::nullopt
+                        : ReadLauncherValue(environment, launcher.count_variable, launcher.name, "started {} processes")};
+  if (launcher.count_variable != nullptr && launched.index.has_value() != launched.count.has_value()) {
+    const char* set = launched.index ? launcher.index_variable : launcher.count_variable;
+    const char* unset = launched.index ? launcher.count_variable : launcher.index_variable;
+    throw std::invalid_argument(fmt::format("{} is set but {} is not: {} sets both", set, unset, launcher.sets_both));
+  }
+  return launched;
+}
+
+// Every launcher whose variables are set. An MPI launcher started inside a Slurm allocation
+// (`mpirun` or `mpiexec` in an sbatch script) passes on the allocation's SLURM_PROCID and
+// SLURM_NTASKS — those of the batch step, or of the proxy srun started on each node — which
+// say nothing about this process: Slurm's are read only when no MPI launcher counted the
+// processes. (srun with PMIx sets PMIX_RANK beside its own, and the two must agree.)
+std::vector<Launched> ReadLaunchers(const Environment& environment) {
+  std::vector<Launched> launched;
+  for (const Launcher* launcher : {&kOpenMpi, &kPmix, &kPmi}) launched.push_back(ReadLauncher(environment, *launcher));
+  const bool mpi_counted = launched[0].count || launched[2].count;
+  if (!mpi_counted) launched.push_back(ReadLauncher(environment, kSlurm));
+  return launched;
+}
+
+// The value the launchers agree on (the nearest's message), if any says one; launchers that
+// disagree are an error naming both.
+std::optional<LauncherValue> Agreed(const std::vector<Launched>& launched,
+                                    std::optional<LauncherValue> Launched::*what) {
+  std::optional<LauncherValue> agreed;
+  for (const Launched& l : launched) {
+    const std::optional<LauncherValue>& value = l.*what;
+    if (!value) continue;
+    if (agreed && agreed->value != value->value) {
+      throw std::invalid_argument(fmt::format("the launcher's environment disagrees with itself: {}, but {}",
+                                              agreed->said, value->said));
+    }
+    if (!agreed) agreed = value;
+  }
+  return agreed;
+}
+
 // An option's name without what joins it to its value ("--pod-index", "pod_index").
 std::string Bare(std::string name) {
   while (!name.empty() && (name.back() == ' ' || name.back() == '=')) name.pop_back();
@@ -66,20 +129,9 @@ PodProcesses ResolvePodProcesses(const PodProcessOptions& options, bool pod, con
                                  const Environment& environment) {
   Environment get = environment;
   if (!get) get = [](const char* name) -> const char* { return std::getenv(name); };
-  const auto ompi_rank = ReadLauncherValue(get, "OMPI_COMM_WORLD_RANK", "mpirun", "started this process as index {}");
-  const auto ompi_size = ReadLauncherValue(get, "OMPI_COMM_WORLD_SIZE", "mpirun", "started {} processes");
-  const auto pmix_rank = ReadLauncherValue(get, "PMIX_RANK", "a PMIx launcher", "started this process as index {}");
-  if (ompi_rank.has_value() != ompi_size.has_value()) {
-    throw std::invalid_argument(fmt::format("{} is set but {} is not: Open MPI's mpirun sets both",
-                                            ompi_rank ? "OMPI_COMM_WORLD_RANK" : "OMPI_COMM_WORLD_SIZE",
-                                            ompi_rank ? "OMPI_COMM_WORLD_SIZE" : "OMPI_COMM_WORLD_RANK"));
-  }
-  if (ompi_rank && pmix_rank && ompi_rank->value != pmix_rank->value) {
-    throw std::invalid_argument(fmt::format("the launcher's environment disagrees with itself: {}, but {}",
-                                            ompi_rank->said, pmix_rank->said));
-  }
-  const std::optional<LauncherValue>& launched_index = ompi_rank ? ompi_rank : pmix_rank;
-  const std::optional<LauncherValue>& launched_count = ompi_size;
+  const std::vector<Launched> launched = ReadLaunchers(get);
+  const std::optional<LauncherValue> launched_index = Agreed(launched, &Launched::index);
+  const std::optional<LauncherValue> launched_count = Agreed(launched, &Launched::count);
   if (launched_count && launched_count->value == 0) {
     throw std::invalid_argument(fmt::format("{}: no process count", launched_count->said));
   }
@@ -215,6 +267,7 @@ Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::st
     std::signal(SIGPIPE, SIG_IGN);
   }
   contexts_.resize(devices_.size());
+  peers_.resize(devices_.size());
   OnEveryDevice("connecting the pod (Gloo)", [&](std::size_t local) {
     gloo::transport::tcp::attr attr(processes.address.c_str());
     auto transport = gloo::transport::tcp::CreateDevice(attr);
@@ -228,7 +281,52 @@ Pod::Pod(PodPrograms programs, std::vector<Device*> devices, std::vector<std::st
       context->connectFullMesh(store, transport);
     }
     contexts_[local] = std::move(context);
+    ShareWhoIsWho(local);
   });
+}
+
+// Gloo's TCP pairs (Debian's 2022 Gloo) each have an address of their own, which a peer that
+// connected to it names in its errors ("Connection closed by peer [127.0.0.1]:36025"). Every
+// rank sends the others its device's name and its pairs' addresses, so that an exchange that
+// fails can say which device, in which process, it lost. Only where this end connected: where
+// it accepted, Gloo names the peer's ephemeral port, which nothing here knows, and the error is
+// Gloo's alone (mpirun then names the process it lost).
+void Pod::ShareWhoIsWho(std::size_t local) {
+  constexpr std::size_t kSlot = 256;  // characters per name or address, longer ones cut
+  const std::size_t record = (1 + world_) * kSlot;
+  std::vector<char> mine(record, '\0'), all(world_ * record);
+  const auto put = [&](std::size_t slot, const std::string& text) {
+    text.copy(mine.data() + slot * kSlot, kSlot - 1);
+  };
+  put(0, names_[local]);
+  const int rank = static_cast<int>(first_rank_ + local);
+  for (std::size_t peer = 0; peer < world_; ++peer) {
+    if (static_cast<int>(peer) != rank) put(1 + peer, contexts_[local]->getPair(static_cast<int>(peer))->address().str());
+  }
+  gloo::AllgatherOptions options(contexts_[local]);
+  options.setInput(mine.data(), mine.size());
+  options.setOutput(all.data(), all.size());
+  gloo::allgather(options);
+  std::vector<Peer>& peers = peers_[local];
+  for (std::size_t peer = 0; peer < world_; ++peer) {
+    const char* from = all.data() + peer * record;
+    peers.push_back({std::string(from), std::string(from + (1 + static_cast<std::size_t>(rank)) * kSlot)});
+  }
+}
+
+void Pod::Exchange(std::size_t local, gloo::AllgatherOptions& options) const {
+  try {
+    gloo::allgather(options);
+  } catch (const std::exception& e) {
+    const std::string error = e.what();
+    for (std::size_t rank = 0; rank < world_; ++rank) {
+      const Peer& peer = peers_[local][rank];
+      if (rank == first_rank_ + local || peer.address.empty() || error.find(peer.address) == std::string::npos) continue;
+      throw std::runtime_error(fmt::format("lost device {} ({}) in process {}: {}", rank, peer.name,
+                                           rank / devices_.size(), error));
+    }
+    throw;
+  }
 }
 
 Pod::~Pod() = default;
@@ -310,7 +408,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
     gloo::AllgatherOptions options(contexts_[local]);
     options.setInput(sent[local].data(), sent[local].size());
     options.setOutput(gathered[local].data(), gathered[local].size());
-    gloo::allgather(options);
+    Exchange(local, options);
     std::vector<float>& sum = sums[local];
     for (std::size_t shard = 0; shard < shards_; ++shard) {
       const float* values = gathered[local].data() + ((shard % world_) * per_rank + shard / world_) * slot;
@@ -355,7 +453,7 @@ StepResult Pod::Step(const std::vector<hlo::Literal>& batch) {
     gloo::AllgatherOptions options(contexts_[local]);
     options.setInput(counters[local].data(), counters[local].size());
     options.setOutput(all_counters[local].data(), all_counters[local].size());
-    gloo::allgather(options);
+    Exchange(local, options);
   });
 
   // Ring allgather over the modelled link: N - 1 rounds, each passing one rank's shards on.

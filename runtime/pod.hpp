@@ -20,9 +20,12 @@
 
 #include "runtime/train_loop.hpp"
 
-namespace gloo::rendezvous {
+namespace gloo {
+class AllgatherOptions;
+namespace rendezvous {
 class Context;
 }
+}  // namespace gloo
 
 namespace systole::runtime {
 
@@ -74,8 +77,13 @@ using Environment = std::function<const char*(const char*)>;
 // started this process, if any — the one rule `systole train` and Python both follow
 // (docs/TRAINING.md, "Pods across processes"):
 //   - mpirun (Open MPI) gives the index and the count: OMPI_COMM_WORLD_RANK and
-//     OMPI_COMM_WORLD_SIZE; a PMIx launcher gives the index as PMIX_RANK (Open MPI sets it too:
-//     both present must agree). The options may then be left out; given, they must agree with
+//     OMPI_COMM_WORLD_SIZE; MPICH's mpiexec (Hydra, or another PMI launcher) PMI_RANK and
+//     PMI_SIZE; Slurm's srun SLURM_PROCID and SLURM_NTASKS; a PMIx launcher the index alone as
+//     PMIX_RANK (Open MPI and srun with PMIx set it too). Every launcher's variables that are
+//     set must agree with the others', or the error names both — except Slurm's under an MPI
+//     launcher that counts the processes (Open MPI's or a PMI one), which are the enclosing
+//     allocation's and are not read. A variable that is not a process number is an error
+//     naming it and its value. The options may then be left out; given, they must agree with
 //     the launcher, or the error names both values.
 //   - A launcher that names the index but not the count (PMIx alone) needs the count option
 //     for any index but 0.
@@ -135,6 +143,19 @@ class Pod : public Trainer {
   // naming the device and its rank.
   void OnEveryDevice(const std::string& what, const std::function<void(std::size_t)>& work);
 
+  // Sends every rank this device's name and its Gloo addresses (pod.cpp says why).
+  void ShareWhoIsWho(std::size_t local);
+  // gloo::allgather for local device `local`; an error that names a peer's address is rethrown
+  // naming that peer's device and process.
+  void Exchange(std::size_t local, gloo::AllgatherOptions& options) const;
+
+  // Another rank as one local device sees it: its device's name, and the address of its end of
+  // their connection.
+  struct Peer {
+    std::string name;
+    std::string address;
+  };
+
   PodPrograms programs_;
   std::vector<Device*> devices_;  // this process's: local device i is rank first_rank_ + i
   std::vector<std::string> names_;
@@ -152,6 +173,7 @@ class Pod : public Trainer {
   std::uint32_t clock_mhz_;
   PodStepTiming timing_;
   std::vector<std::shared_ptr<gloo::rendezvous::Context>> contexts_;
+  std::vector<std::vector<Peer>> peers_;  // per local device, by rank
 };
 
 }  // namespace systole::runtime

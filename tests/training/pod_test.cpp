@@ -2,6 +2,7 @@
 // bit-identical to one device running the same shards, on `ref` and over tcp:// to device
 // servers; a server that dies mid-training stops the run naming the device and the step, and
 // the last checkpoint resumes.
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 
 #include <filesystem>
@@ -251,6 +252,73 @@ TEST(PodProcesses, ALauncherEnvironmentThatMakesNoSenseIsRefused) {
                 "OMPI_COMM_WORLD_RANK is set but OMPI_COMM_WORLD_SIZE is not");
   ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD_SIZE", "2"}}}, Given({}, {}),
                 "mpirun started this process as index 2 (OMPI_COMM_WORLD_RANK=2), but mpirun started 2 processes");
+}
+
+// A launcher that sets an index and a count variable, as MPICH's mpiexec and Slurm's srun do.
+struct PairedLauncher {
+  std::string index_variable, count_variable;
+  std::string said;       // how the messages name it
+  std::string sets_both;  // who the message says sets both
+};
+
+TEST(PodProcesses, ComeFromMpichsHydraOrSlurmsSrunWhenOneLaunchedTheProcess) {
+  for (const PairedLauncher& l : {PairedLauncher{"PMI_RANK", "PMI_SIZE", "a PMI launcher", "MPICH's mpiexec (Hydra)"},
+                                  PairedLauncher{"SLURM_PROCID", "SLURM_NTASKS", "srun", "Slurm's srun"}}) {
+    SCOPED_TRACE(l.index_variable);
+    const Launched launcher{{{l.index_variable, "1"}, {l.count_variable, "3"}}};
+    const PodProcesses launched = launcher.Resolve(Given(std::nullopt, std::nullopt));
+    EXPECT_EQ(launched.count, 3U);
+    EXPECT_EQ(launched.index, 1U);
+    EXPECT_EQ(launcher.Resolve(Given(3, 1)).index, 1U);
+    ExpectRefused(launcher, Given(std::nullopt, 0),
+                  fmt::format("--pod-index 0, but {} started this process as index 1 ({}=1): under a launcher leave "
+                              "--pod-index out, or give the same value", l.said, l.index_variable));
+    ExpectRefused(launcher, Given(4, std::nullopt),
+                  fmt::format("--pod-processes 4, but {} started 3 processes ({}=3)", l.said, l.count_variable));
+    ExpectRefused({{{l.index_variable, "1"}}}, Given({}, {}),
+                  fmt::format("{} is set but {} is not: {} sets both", l.index_variable, l.count_variable, l.sets_both));
+    ExpectRefused({{{l.index_variable, "-1"}, {l.count_variable, "3"}}}, Given({}, {}),
+                  fmt::format("{}='-1' (set by {}) is not a process number", l.index_variable, l.said));
+    ExpectRefused({{{l.index_variable, "1"}, {l.count_variable, "three"}}}, Given({}, {}),
+                  fmt::format("{}='three' (set by {}) is not a process number", l.count_variable, l.said));
+    ExpectRefused({{{l.index_variable, "3"}, {l.count_variable, "3"}}}, Given({}, {}),
+                  fmt::format("{0} started this process as index 3 ({1}=3), but {0} started 3 processes", l.said,
+                              l.index_variable));
+  }
+}
+
+TEST(PodProcesses, SrunWithPmixSetsTheSameIndexTwice) {
+  // srun with PMIx sets PMIX_RANK too: the same index is taken, another is an error naming both.
+  EXPECT_EQ(Launched({{{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}, {"PMIX_RANK", "2"}}})
+                .Resolve(Given(std::nullopt, std::nullopt))
+                .index,
+            2U);
+  ExpectRefused({{{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}, {"PMIX_RANK", "1"}}}, Given({}, {}),
+                "the launcher's environment disagrees with itself: a PMIx launcher started this process as index 1 "
+                "(PMIX_RANK=1), but srun started this process as index 2 (SLURM_PROCID=2)");
+}
+
+TEST(PodProcesses, LaunchersThatDisagreeAreRefusedNamingBoth) {
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMI_RANK", "1"}, {"PMI_SIZE", "3"}}},
+                Given({}, {}),
+                "the launcher's environment disagrees with itself: mpirun started 2 processes (OMPI_COMM_WORLD_SIZE=2), "
+                "but a PMI launcher started 3 processes (PMI_SIZE=3)");
+  ExpectRefused({{{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}},
+                Given({}, {}),
+                "mpirun started this process as index 1 (OMPI_COMM_WORLD_RANK=1), but a PMI launcher started this "
+                "process as index 0 (PMI_RANK=0)");
+}
+
+TEST(PodProcesses, AnMpiLauncherInsideASlurmAllocationIsTheOneThatCounts) {
+  // mpirun or mpiexec in an sbatch script: every process inherits the batch step's (or its
+  // node's proxy's) SLURM_PROCID, which is not its own index.
+  for (const auto& [rank, size] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                   std::pair{"PMI_RANK", "PMI_SIZE"}}) {
+    const Launched nested{{{rank, "3"}, {size, "4"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "16"}}};
+    const PodProcesses launched = nested.Resolve(Given(std::nullopt, std::nullopt));
+    EXPECT_EQ(launched.index, 3U) << rank;
+    EXPECT_EQ(launched.count, 4U) << rank;
+  }
 }
 
 TEST(PodProcesses, PythonsKeywordsNameThemselves) {
