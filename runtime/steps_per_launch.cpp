@@ -13,7 +13,7 @@ namespace systole::runtime {
 
 namespace {
 
-// "output 8 (f32[8]: one value per step)": the output that made the program k steps per launch.
+// "output 8 is f32[8]": the metric that made the program one of k steps per launch, for errors.
 std::string StepsWitness(const hlo::Shape& root, const StepSignature& signature) {
   for (const std::size_t o : signature.metric_outputs) {
     if (!root.tuple[o].dims.empty()) return fmt::format("output {} is {}", o, root.tuple[o].ToString());
