@@ -1,6 +1,8 @@
 // systole train STEP.hlo --data DATA.npz --init INIT.npz: a JAX training step compiled once and
 // run epoch after epoch on a device, the state kept by the runtime between steps, with progress,
-// checkpoints, resume and the time to a target accuracy (docs/TRAINING.md).
+// checkpoints, resume and the time to a target accuracy (docs/TRAINING.md). STEP.hlo may also
+// run k steps per launch (a lax.fori_loop or lax.scan over stacked batches): TrainLoop feeds it
+// k batches at a time and reports every step.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <unistd.h>
@@ -101,10 +103,12 @@ void Train(const TrainOptions& options) {
   const bool quiet = options.quiet || !first_process;
   if (!quiet && !options.json) {
     const std::size_t device_steps = step->DeviceStepCount();
-    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s); batch {}, {} steps per epoch{}\n",
+    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s); batch {}, {} steps per epoch{}{}\n",
                pod ? options.grad : options.step, fmt::join(uris, ","), config.name, device_steps,
                step->steps.size() - device_steps, trainer->batch_size(),
                data.train_rows() / static_cast<std::size_t>(trainer->batch_size()),
+               trainer->steps_per_launch() == 1 ? ""
+                                                : fmt::format(", {} steps per launch", trainer->steps_per_launch()),
                loop.resume ? fmt::format("; resuming after step {}", loop.resume->steps) : "");
   }
   const auto progress = [&](const runtime::TrainProgress& p) {
@@ -164,7 +168,8 @@ void AddTrainCommand(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand("train", "Train a model: run a JAX training step (HLO with donated state) epoch "
                                               "after epoch on a device");
-  cmd->add_option("step", options->step, "the training step (HLO text with input_output_alias)")
+  cmd->add_option("step", options->step, "the training step (HLO text with input_output_alias), or k steps per "
+                                        "launch: batches [k, batch, …], metrics [k]")
       ->check(CLI::ExistingFile);
   cmd->add_option("--grad", options->grad, "a pod: GRAD.hlo, (params…, micro-batch…) -> (gradients…, loss, …)")
       ->check(CLI::ExistingFile);
@@ -200,7 +205,8 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--target-accuracy", options->target_accuracy, "stop when the test accuracy reaches it (0..1)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--seed", options->seed, "the batch shuffle's seed (default 17)");
-  cmd->add_option("--steps", options->max_steps, "stop after this many steps in total");
+  cmd->add_option("--steps", options->max_steps, "stop after this many steps in total (a whole number of "
+                                               "launches for a program of several steps per launch)");
   cmd->add_option("--checkpoint", options->checkpoint, "CKPT.npz written after every epoch and at the end");
   cmd->add_option("--resume", options->resume, "CKPT.npz to start from")->check(CLI::ExistingFile);
   cmd->add_option("--losses", options->losses, "OUT.npz: every step's loss (arr_0)");

@@ -45,16 +45,19 @@ Dataset DatasetFromArrays(const std::vector<npy::Array>& arrays, const ArraySour
   Dataset data;
   for (std::size_t i = 0; i < 2 * n; ++i) {
     const hlo::Instruction* parameter = step.module->entry->Parameters().at(signature.batch_parameters[i % n]);
+    // A row is the parameter's shape after its batch dimension (after steps and batch when a
+    // launch runs several steps on stacked batches).
+    const std::size_t leading = signature.leading_dims();
     const auto& want = parameter->shape.dims;
     const auto& got = arrays[i].shape;
-    const bool rows_match = got.size() == want.size() && std::equal(want.begin() + 1, want.end(), got.begin() + 1,
-                                                                    [](std::int64_t w, std::uint64_t g) {
-                                                                      return static_cast<std::uint64_t>(w) == g;
-                                                                    });
+    const bool rows_match = !got.empty() && got.size() + leading - 1 == want.size() &&
+                            std::equal(want.begin() + static_cast<std::ptrdiff_t>(leading), want.end(), got.begin() + 1,
+                                       [](std::int64_t w, std::uint64_t g) { return static_cast<std::uint64_t>(w) == g; });
     if (!rows_match) {
       throw std::runtime_error(fmt::format("{}: {} has shape [{}], but its rows must be shaped like {} ('{}') "
-                                           "after the batch dimension", source.name, source.Element(i),
-                                           fmt::join(got, ", "), parameter->shape.ToString(), parameter->name));
+                                           "after the {}", source.name, source.Element(i), fmt::join(got, ", "),
+                                           parameter->shape.ToString(), parameter->name,
+                                           leading == 1 ? "batch dimension" : "steps and batch dimensions"));
     }
     (i < n ? data.train : data.test).push_back(ToLiteral(arrays[i], parameter->shape.type));
   }

@@ -23,6 +23,11 @@ class Trainer {
   // One step on a global batch (one literal per batch parameter, batch_size() rows each).
   virtual StepResult Step(const std::vector<hlo::Literal>& batch) = 0;
   virtual std::int64_t batch_size() const = 0;
+  // Consecutive steps one launch runs (StepSignature::steps_per_launch); TrainLoop hands Launch
+  // this many batches at a time.
+  virtual std::int64_t steps_per_launch() const { return 1; }
+  // One launch of steps_per_launch() steps, one batch each; one Step unless overridden.
+  virtual LaunchResult Launch(const std::vector<std::vector<hlo::Literal>>& steps);
   // The state all devices agree on (a pod's replicas are identical).
   virtual const std::vector<hlo::Literal>& state() const = 0;
   virtual void set_state(std::vector<hlo::Literal> state) = 0;
@@ -38,6 +43,8 @@ class DeviceTrainer : public Trainer {
       : session_(std::move(step), device, std::move(state)), eval_(std::move(eval)), device_(&device) {}
   StepResult Step(const std::vector<hlo::Literal>& batch) override { return session_.Step(batch); }
   std::int64_t batch_size() const override { return session_.signature().batch_size; }
+  std::int64_t steps_per_launch() const override { return session_.signature().steps_per_launch; }
+  LaunchResult Launch(const std::vector<std::vector<hlo::Literal>>& steps) override { return session_.Launch(steps); }
   const std::vector<hlo::Literal>& state() const override { return session_.state(); }
   void set_state(std::vector<hlo::Literal> state) override { session_.set_state(std::move(state)); }
   Evaluation Evaluate(const std::vector<hlo::Literal>& test_batch) override;
@@ -115,6 +122,14 @@ struct TrainSummary {
 
 // Runs epochs of EpochOrder-shuffled batches (the last partial batch dropped) from
 // options.resume, evaluating the test set after each epoch when `evaluate` is set.
+//
+// A trainer of k steps per launch takes the same batches in the same order, k at a time, so a
+// launch may run the end of one epoch and the start of the next. Every step's loss is reported
+// (the step reports of a launch come after it, with the device cycles counted up to its end);
+// an epoch that ends inside a launch is reported, evaluated and checkpointed after that launch,
+// at the step it ended at. A run makes whole launches only: one whose steps (to the step limit
+// or the end of the last epoch) are not a multiple of k is refused before it starts, with the
+// limits that would be.
 TrainSummary TrainLoop(Trainer& trainer, const Dataset& data, const TrainLoopOptions& options, bool evaluate,
                        const std::function<void(const TrainProgress&)>& progress = {});
 

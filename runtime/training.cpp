@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "runtime/steps_per_launch.hpp"
 #include "toolchain/hlo/io.hpp"
 #include "toolchain/npy/npy.hpp"
 
@@ -76,31 +77,15 @@ StepSignature ReadStepSignature(const hlo::Module& module, const std::string& so
     is_state_output[output] = true;
     is_state_parameter[static_cast<std::size_t>(alias.parameter)] = true;
   }
-  for (std::size_t p = 0; p < parameters.size(); ++p) {
-    if (is_state_parameter[p]) continue;
-    const hlo::Shape& shape = parameters[p]->shape;
-    if (!shape.IsArray() || shape.dims.empty()) {
-      throw std::runtime_error(fmt::format("{}: batch parameter {} ('{}') is {}: a batch needs a row dimension",
-                                           source, p, parameters[p]->name, shape.ToString()));
-    }
-    if (signature.batch_size == 0) signature.batch_size = shape.dims[0];
-    if (shape.dims[0] != signature.batch_size) {
-      throw std::runtime_error(fmt::format("{}: batch parameter {} ('{}') has {} rows, the first batch parameter {}",
-                                           source, p, parameters[p]->name, shape.dims[0], signature.batch_size));
-    }
-    signature.batch_parameters.push_back(p);
-  }
   for (std::size_t o = 0; o < root.tuple.size(); ++o) {
-    if (is_state_output[o]) continue;
-    if (!root.tuple[o].dims.empty()) {
-      throw std::runtime_error(fmt::format("{}: output {} is {}, but the outputs that are not state are the metrics "
-                                           "(scalars: loss, accuracy, …)", source, o, root.tuple[o].ToString()));
-    }
-    signature.metric_outputs.push_back(o);
+    if (!is_state_output[o]) signature.metric_outputs.push_back(o);
   }
   if (signature.metric_outputs.empty()) {
     throw std::runtime_error(fmt::format("{}: a training step returns at least the loss besides its state", source));
   }
+  // The metrics' shapes say how many steps one launch runs; the batch parameters must agree.
+  ReadStepsPerLaunch(root, source, signature);
+  ReadBatchParameters(parameters, is_state_parameter, root, source, signature);
   return signature;
 }
 
@@ -153,7 +138,7 @@ void TrainingSession::set_state(std::vector<hlo::Literal> state) {
   state_ = std::move(state);
 }
 
-StepResult TrainingSession::Step(const std::vector<hlo::Literal>& batch) {
+RunResult TrainingSession::Run(const std::vector<hlo::Literal>& batch) {
   if (batch.size() != signature_.batch_parameters.size()) {
     throw std::invalid_argument(fmt::format("{}: {} batch arrays given, the step takes {}", step_->source_name,
                                             batch.size(), signature_.batch_parameters.size()));
@@ -174,6 +159,20 @@ StepResult TrainingSession::Step(const std::vector<hlo::Literal>& batch) {
     throw;
   }
   for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = std::move(run.result.elements[signature_.state_outputs[i]]);
+  return run;
+}
+
+StepResult TrainingSession::Step(const std::vector<hlo::Literal>& batch) {
+  if (signature_.stacked) {
+    if (signature_.steps_per_launch != 1) {
+      throw std::invalid_argument(fmt::format("{}: runs {} steps per launch: give it {} batches at once (Launch)",
+                                              step_->source_name, signature_.steps_per_launch,
+                                              signature_.steps_per_launch));
+    }
+    LaunchResult launch = Launch({batch});
+    return {std::move(launch.step_metrics.at(0)), launch.stats};
+  }
+  RunResult run = Run(batch);
   StepResult result;
   result.stats = run.stats;
   for (const std::size_t o : signature_.metric_outputs) result.metrics.push_back(run.result.elements[o].values.at(0));

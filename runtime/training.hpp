@@ -6,7 +6,9 @@
 // buffers (`input_output_alias`, what `jax.jit(step, donate_argnums=…)` writes): the aliased
 // parameters are the state, the other parameters the batch (each with the batch as its first
 // dimension), the outputs that are not aliased the metrics (scalars: loss first, then e.g.
-// accuracy).
+// accuracy). A program of k steps per launch — JAX's step in a lax.fori_loop or lax.scan over
+// stacked batches, as TPU users run "steps per loop" to save dispatches — takes every batch
+// parameter as [k, batch, …] and returns every metric as [k], one value per step.
 #pragma once
 
 #include <cstdint>
@@ -27,13 +29,21 @@ struct StepSignature {
   std::vector<std::size_t> state_outputs;
   std::vector<std::size_t> batch_parameters;  // the rest, in parameter order
   std::vector<std::size_t> metric_outputs;    // outputs that are not state, in order
-  std::int64_t batch_size = 0;                // the batch parameters' common first dimension
+  std::int64_t batch_size = 0;                // one step's rows: the batch parameters' common row dimension
+  // Stacked: the batch parameters are [steps_per_launch, batch, …] and the metrics
+  // [steps_per_launch] (a loop of steps in one program). Not stacked: one step per launch, the
+  // batch parameters [batch, …] and the metrics scalars.
+  bool stacked = false;
+  std::int64_t steps_per_launch = 1;
+  // The dimensions before a batch parameter's row shape: (batch), or (steps, batch) when stacked.
+  std::size_t leading_dims() const { return stacked ? 2 : 1; }
 };
 
 // Reads the signature from the module's input_output_alias. Throws std::runtime_error naming
 // the module when it has no aliases (not a training step: lower it with donate_argnums), when
-// its root is not a flat tuple of arrays, when a metric is not a scalar or when the batch
-// parameters disagree on their first dimension.
+// its root is not a flat tuple of arrays, when the metrics are neither all scalars nor all [k]
+// for one k, when a batch parameter of a k-step program is not [k, batch, …] or when the batch
+// parameters disagree on their batch dimension (naming the parameter or output and its shape).
 StepSignature ReadStepSignature(const hlo::Module& module, const std::string& source);
 
 // The rows of `data` (an array, rows along dimension 0) at `rows`, in that order.
@@ -52,6 +62,19 @@ struct StepResult {
   RunStats stats;
 };
 
+// One launch's outcome: every step's metrics (StepSignature::steps_per_launch of them, in step
+// order) and the launch's device work, which the device counts per launch, not per step.
+struct LaunchResult {
+  std::vector<std::vector<double>> step_metrics;
+  RunStats stats;
+};
+
+// `steps` (one batch per step, one literal per batch parameter, each shaped as one step's
+// slice of the parameter) stacked into the program's batch parameters [k, batch, …], as
+// lax.fori_loop's xs[i] and lax.scan read them back (steps_per_launch.cpp).
+std::vector<hlo::Literal> StackBatches(const CompiledModel& program, const StepSignature& signature,
+                                       const std::vector<std::vector<hlo::Literal>>& steps);
+
 // Runs a compiled training step on one device, keeping the state between steps. The step's
 // device programs stay loaded on the device (ResidentPrograms): after the first step only the
 // device steps' operands go down and their results come up (docs/TRAINING.md, "Where the
@@ -64,13 +87,21 @@ class TrainingSession {
 
   // Runs one step on `batch` (one literal per batch parameter, in order) and replaces the state
   // with the step's outputs. Throws std::runtime_error naming the device on a device failure.
+  // A program of k > 1 steps per launch takes Launch instead.
   StepResult Step(const std::vector<hlo::Literal>& batch);
+  // Runs one launch: steps_per_launch batches (one step of a single-step program, stacked into
+  // one run of a k-step program), the state carried through them all.
+  LaunchResult Launch(const std::vector<std::vector<hlo::Literal>>& steps);
 
   const StepSignature& signature() const { return signature_; }
   const std::vector<hlo::Literal>& state() const { return state_; }
   void set_state(std::vector<hlo::Literal> state);
 
  private:
+  // Runs the program on the state and `batch` (its batch parameters' values) and takes its state
+  // outputs; on a failure the state stays what it was.
+  RunResult Run(const std::vector<hlo::Literal>& batch);
+
   std::shared_ptr<const CompiledModel> step_;
   Device* device_;
   std::unique_ptr<ResidentPrograms> programs_;  // of step_ on device_

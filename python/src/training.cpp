@@ -145,6 +145,7 @@ class PyTrainer {
   }
 
   std::int64_t batch_size() const { return trainer_->batch_size(); }
+  std::int64_t steps_per_launch() const { return trainer_->steps_per_launch(); }
   std::uint32_t clock_mhz() const { return holders_[0]->device.config().clock_mhz; }
   std::size_t devices() const { return holders_.size(); }
   std::size_t pod_processes() const { return processes_.count; }
@@ -368,6 +369,7 @@ void BindTraining(py::module_& m) {
           "processes with pod_processes, pod_index (None: mpirun's, else this process alone), pod_rendezvous, "
           "pod_address.")
       .def_property_readonly("batch_size", &PyTrainer::batch_size)
+      .def_property_readonly("steps_per_launch", &PyTrainer::steps_per_launch)
       .def_property_readonly("clock_mhz", &PyTrainer::clock_mhz)
       .def_property_readonly("devices", &PyTrainer::devices)
       .def_property_readonly("pod_processes", &PyTrainer::pod_processes, "Processes in the pod (1: this one alone).")

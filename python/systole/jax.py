@@ -297,10 +297,13 @@ def train(fn: Callable, state: Any, batches: Iterable[Sequence[Any]], *, device:
     return Trained(step.state, table[:, 0].copy(), table, step.cycles, dict(step.link_bytes))
 
 
-def _shaped(array: Any, rows: int | None = None) -> jax.ShapeDtypeStruct:
-    """What lowering needs of an array: its shape (with `rows` rows) and JAX's dtype for it."""
+def _shaped(array: Any, rows: int | None = None, steps: int | None = None) -> jax.ShapeDtypeStruct:
+    """What lowering needs of an array: its shape (with `rows` rows, stacked `steps` times when
+    given) and JAX's dtype for it."""
     array = np.asarray(array) if not hasattr(array, "shape") else array
     shape = tuple(array.shape) if rows is None else (rows, *array.shape[1:])
+    if steps is not None:
+        shape = (steps, *shape)
     return jax.ShapeDtypeStruct(shape, jax.dtypes.canonicalize_dtype(array.dtype))
 
 
@@ -309,7 +312,7 @@ def fit(fn: Callable, state: Any, data: str | os.PathLike | Sequence[Any], *, ba
         config: str = "small", epochs: int = 30, target_accuracy: float = 0.0, seed: int = 17,
         max_steps: int = 0, checkpoint: str | os.PathLike | None = None, resume: str | os.PathLike | None = None,
         on_progress: Callable[[_systole.TrainProgress], None] | None = None,
-        verbose: bool = False) -> _systole.TrainSummary:
+        verbose: bool = False, steps_per_launch: int | None = None) -> _systole.TrainSummary:
     """Trains `fn(*state, *batch) -> (*new_state, loss, metrics…)` on Systole as `systole train`
     does (systole.Trainer): epochs of batches of `batch_size` rows shuffled from `seed`, the
     test accuracy from `eval_fn(*state[:eval_state], *test_arrays) -> accuracy` after each epoch,
@@ -319,11 +322,14 @@ def fit(fn: Callable, state: Any, data: str | os.PathLike | Sequence[Any], *, ba
     keeps it between steps); `data` the training arrays then the test arrays, one of each per
     batch argument of `fn` (or a DATA.npz file holding them as arr_0, arr_1, …). `fn` and
     `eval_fn` are lowered once, for these shapes. Returns the summary, its `state` in the
-    structure `state` was given."""
+    structure `state` was given. With `steps_per_launch=k`, `fn` runs k steps in one program (a
+    `lax.fori_loop` or `lax.scan`) on batches stacked [k, batch_size, …] and returns its metrics
+    as [k]: it is lowered for those shapes and fed the same batches, k at a time (docs/TRAINING.md,
+    "Several steps per launch")."""
     states, arrays = _fit_inputs("fit", state, data)
     n = len(arrays) // 2
     step = _compile_lowered(jax.jit(fn, donate_argnums=tuple(range(len(states))), keep_unused=True).lower(
-        *states, *(_shaped(a, batch_size) for a in arrays[:n])), fn, config)
+        *states, *(_shaped(a, batch_size, steps_per_launch) for a in arrays[:n])), fn, config)
     trainer = _systole.Trainer(step, _leaves(states),
                                eval=_eval_program(eval_fn, states[:eval_state], arrays[n:], config),
                                device=_open_device(device, config), config=config)

@@ -181,6 +181,13 @@ class Trainer:
         return int(self._native.batch_size)
 
     @property
+    def steps_per_launch(self) -> int:
+        """Steps one launch runs: 1, or k for a step in a lax.fori_loop or lax.scan over batches
+        stacked [k, batch, …] whose metrics are [k] (docs/TRAINING.md, "Several steps per launch";
+        `max_steps` and the epochs must then make whole launches)."""
+        return int(self._native.steps_per_launch)
+
+    @property
     def pod_processes(self) -> int:
         """Processes in the pod (given, or mpirun's; 1: this process alone)."""
         return int(self._native.pod_processes)
@@ -264,4 +271,5 @@ class Trainer:
     def __repr__(self) -> str:
         what = f"pod of {len(self.devices)}" if self.grad is not None else self.devices[0].uri
         program = (self.grad or self.step).source_name
-        return f"<systole.Trainer {program!r} on {what} ({self.config}), batch {self.batch_size}>"
+        launch = f", {self.steps_per_launch} steps per launch" if self.steps_per_launch != 1 else ""
+        return f"<systole.Trainer {program!r} on {what} ({self.config}), batch {self.batch_size}{launch}>"
