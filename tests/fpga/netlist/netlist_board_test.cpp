@@ -1,7 +1,8 @@
 // The netlist is the design (issue 14, docs/FPGA.md): the iCEBreaker top as Yosys synthesized it
 // for the iCE40 (fpga/flow.py's netlist.v: SB_LUT4, SB_CARRY, SB_DFF*, SB_RAM40_4K and the
-// device memory's SB_SPRAM256KA, simulated with Yosys's own cell models, share/ice40/cells_sim.v)
-// runs behind the driver's real serial:// code, as the RTL board top does in
+// device memory's SB_SPRAM256KA, simulated with Yosys's own cell models, share/ice40/cells_sim.v;
+// Yosys expands the logic cells into their models' expressions first: CMakeLists.txt) runs
+// behind the driver's real serial:// code, as the RTL board top does in
 // tests/driver/serial_board_test.cpp: a pseudo-terminal, the bit-level UART model at the board's
 // own baud (driver/sim/pty_board.hpp), the netlist's RX and TX pins. A compiled HLO program gives
 // the bits, device steps, MACs and functional counters of `ref`: block-RAM inference, reset and
