@@ -1,7 +1,8 @@
 // The netlist is the design (issue 14, docs/FPGA.md): the iCEBreaker top as Yosys synthesized it
 // for the iCE40 (fpga/flow.py's netlist.v: SB_LUT4, SB_CARRY, SB_DFF*, SB_RAM40_4K and the
-// device memory's SB_SPRAM256KA, simulated with Yosys's own cell models, share/ice40/cells_sim.v)
-// runs behind the driver's real serial:// code, as the RTL board top does in
+// device memory's SB_SPRAM256KA, simulated with Yosys's own cell models, share/ice40/cells_sim.v;
+// Yosys expands the logic cells into their models' expressions first: CMakeLists.txt) runs
+// behind the driver's real serial:// code, as the RTL board top does in
 // tests/driver/serial_board_test.cpp: a pseudo-terminal, the bit-level UART model at the board's
 // own baud (driver/sim/pty_board.hpp), the netlist's RX and TX pins. A compiled HLO program gives
 // the bits, device steps, MACs and functional counters of `ref`: block-RAM inference, reset and
@@ -12,7 +13,10 @@
 
 #include <verilated.h>
 
+#include <chrono>
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "Vicebreaker_netlist.h"
@@ -77,10 +81,27 @@ std::unique_ptr<serial::PtyBoard> StartBoard(const Config& config) {
       [config] { return std::make_unique<NetlistBoard>(config); }, config.clock_mhz * 1e6);
 }
 
+// The board's serial:// URI with a reply timeout for the netlist's pace: it simulates a few
+// thousand cycles a second (docs/FPGA.md), so a 1 KiB frame, 123 000 cycles on the 3 Mbaud
+// line, takes half a minute of wall time, past the link's 20 s default.
+std::string NetlistUri(const serial::PtyBoard& board) {
+  return board.Uri() + "&timeout_ms=900000";
+}
+
+// Prints the cycles the board simulated since `start` and their rate (docs/FPGA.md's figures).
+void PrintPace(const serial::PtyBoard& board, std::chrono::steady_clock::time_point start) {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("icebreaker netlist: %llu cycles in %.1f s (%.0f cycles/s)\n",
+              static_cast<unsigned long long>(board.cycles()), seconds,
+              static_cast<double>(board.cycles()) / seconds);
+}
+
 TEST(IcebreakerNetlist, IdentityAndMemoryThroughThePty) {
   const Config config = LoadConfig(kConfig);
+  const auto start = std::chrono::steady_clock::now();
   const auto board = StartBoard(config);
-  Device device = Device::Open(board->Uri(), config);
+  Device device = Device::Open(NetlistUri(*board), config);
   EXPECT_EQ(device.config().name, kConfig);  // the identity registers of the netlist
   Buffer buffer = device.Allocate(2048);
   std::vector<std::uint8_t> data(1001);
@@ -90,7 +111,7 @@ TEST(IcebreakerNetlist, IdentityAndMemoryThroughThePty) {
   buffer.Read(back, 17);
   EXPECT_EQ(back, data);
   board->CheckHealthy();
-  std::printf("icebreaker netlist: %llu cycles\n", static_cast<unsigned long long>(board->cycles()));
+  PrintPace(*board, start);
 }
 
 // The cheapest program (a few hundred bytes over the line): 2x4 int8 through the MXU, the
@@ -98,8 +119,9 @@ TEST(IcebreakerNetlist, IdentityAndMemoryThroughThePty) {
 // tiny's program runs on it unchanged.
 TEST(IcebreakerNetlist, AsmProgramMatchesRef) {
   const Config config = LoadConfig(kConfig);
+  const auto start = std::chrono::steady_clock::now();
   const auto board = StartBoard(config);
-  Device device = Device::Open(board->Uri(), config);
+  Device device = Device::Open(NetlistUri(*board), config);
   Device ref = Device::Open("ref", config);
   const image::Program program = driver_test::ScaleProgram(3);
   const driver_test::Outcome expected = driver_test::RunOnce(ref, program, 0);
@@ -107,16 +129,18 @@ TEST(IcebreakerNetlist, AsmProgramMatchesRef) {
   EXPECT_EQ(got.outputs, expected.outputs);
   driver_test::ExpectSameFunctionalCounters(got.counters, expected.counters, "netlist vs ref");
   board->CheckHealthy();
+  PrintPace(*board, start);
 }
 
 TEST(IcebreakerNetlist, CompiledHloMatchesRef) {
   const Config config = LoadConfig(kConfig);
+  const auto start = std::chrono::steady_clock::now();
   const auto board = StartBoard(config);
-  Device device = Device::Open(board->Uri(), config);
+  Device device = Device::Open(NetlistUri(*board), config);
   EXPECT_TRUE(driver_test::ExpectHloMatchesRef(
       compiler::testing::ExampleFile("s8_dense_requant_host.hlo"), device, kConfig));
   board->CheckHealthy();
-  std::printf("icebreaker netlist: %llu cycles\n", static_cast<unsigned long long>(board->cycles()));
+  PrintPace(*board, start);
 }
 
 }  // namespace
