@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -184,44 +185,30 @@ class Runner {
     return frame.Value(computation.root->name);
   }
 
-  // A while or conditional with device work, as the interpreter runs it (interpreter.cpp,
-  // EvalWhile and EvalConditional: the same iteration limit and message, the same branch rule),
-  // each call of a computation running that region's steps.
+  // A while or conditional with device work, by the interpreter's own rules
+  // (hlo::EvaluateControlFlow: condition first, the iteration limit and its message, the branch
+  // rule), each call of a computation running that region's steps. A loop's body calls are
+  // counted for the progress line.
   hlo::Literal RunControl(const Step& step, const hlo::Instruction& instruction,
                           const std::vector<const hlo::Literal*>& operands) {
-    if (instruction.opcode == hlo::Opcode::kConditional) {
-      const hlo::Literal& selector = *operands.at(0);
-      const std::size_t branches = step.regions.size();
-      std::size_t branch = 0;
-      if (selector.shape.type == hlo::ElementType::kPred) {
-        branch = selector.values.at(0) != 0.0 ? 0 : 1;
-      } else {
-        const double index = selector.values.at(0);
-        branch = index >= 0 && index < static_cast<double>(branches) ? static_cast<std::size_t>(index) : branches - 1;
+    const bool loop = instruction.opcode == hlo::Opcode::kWhile;
+    std::int64_t iteration = 1;
+    if (loop) loops_.push_back(fmt::format("{} iteration 1", instruction.name));
+    const auto run = [&](const hlo::Computation& callee, const std::vector<const hlo::Literal*>& arguments) {
+      const auto called = std::find(instruction.called.begin(), instruction.called.end(), &callee);
+      const Region& region = step.regions.at(static_cast<std::size_t>(called - instruction.called.begin()));
+      if (region.computation != callee.name) {
+        throw std::logic_error(fmt::format("{}: {} calls {}, its region is {}", model_.source_name, instruction.name,
+                                           callee.name, region.computation));
       }
-      return RunRegion(step.regions.at(branch), *operands.at(branch + 1));
-    }
-    hlo::Literal state = *operands.at(0);
-    loops_.push_back(fmt::format("{} iteration 1", instruction.name));
-    for (std::int64_t iteration = 0;; ++iteration) {
-      if (RunRegion(step.regions.at(0), state).values.at(0) == 0.0) break;
-      if (iteration == while_iteration_limit_) {
-        throw hlo::HloError(instruction.location, fmt::format("while '{}' is still running after {} iterations",
-                                                              instruction.name, while_iteration_limit_));
+      if (loop && &callee == instruction.called.at(1)) {
+        loops_.back() = fmt::format("{} iteration {}", instruction.name, iteration++);
       }
-      loops_.back() = fmt::format("{} iteration {}", instruction.name, iteration + 1);
-      state = RunRegion(step.regions.at(1), state);
-    }
-    loops_.pop_back();
-    return state;
-  }
-
-  hlo::Literal RunRegion(const Region& region, const hlo::Literal& argument) {
-    const hlo::Computation* computation = model_.module->Find(region.computation);
-    if (computation == nullptr) {
-      throw std::logic_error(fmt::format("{}: no computation {}", model_.source_name, region.computation));
-    }
-    return RunSteps(region.steps, *computation, {argument});
+      return RunSteps(region.steps, callee, {*arguments.at(0)});
+    };
+    hlo::Literal result = hlo::EvaluateControlFlow(instruction, operands, run, while_iteration_limit_);
+    if (loop) loops_.pop_back();
+    return result;
   }
 
   // The folded epilogue y = scale[c] * acc + shift[c], from the per-channel terms in order.

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <stdexcept>
 #include <unordered_map>
 
 #include "toolchain/hlo/interp_kernels.hpp"
@@ -11,35 +12,6 @@ namespace systole::hlo {
 namespace {
 
 using detail::Operands;
-
-Literal EvalWhile(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run,
-                  std::int64_t iteration_limit) {
-  Literal state = *operands.at(0);
-  for (std::int64_t iteration = 0;; ++iteration) {
-    if (run(*instruction.called[0], {&state}).values.at(0) == 0.0) return state;
-    if (iteration == iteration_limit) {
-      throw HloError(instruction.location, fmt::format("while '{}' is still running after {} iterations",
-                                                       instruction.name, iteration_limit));
-    }
-    state = run(*instruction.called[1], {&state});
-  }
-}
-
-// pred: true runs branch 0, false branch 1. s32: branch i, and an index out of range runs the
-// last branch (XLA's rule).
-Literal EvalConditional(const Instruction& instruction, const Operands& operands,
-                        const detail::ComputationRunner& run) {
-  const Literal& selector = *operands.at(0);
-  const std::size_t branches = instruction.called.size();
-  std::size_t branch = 0;
-  if (selector.shape.type == ElementType::kPred) {
-    branch = selector.values.at(0) != 0.0 ? 0 : 1;
-  } else {
-    const double index = selector.values.at(0);
-    branch = index >= 0 && index < static_cast<double>(branches) ? static_cast<std::size_t>(index) : branches - 1;
-  }
-  return run(*instruction.called[branch], {operands.at(branch + 1)});
-}
 
 Literal Dispatch(const Instruction& instruction, const Operands& operands, const detail::ComputationRunner& run,
                  std::int64_t while_iteration_limit) {
@@ -53,8 +25,8 @@ Literal Dispatch(const Instruction& instruction, const Operands& operands, const
       return *instruction.literal;
     case Opcode::kCall:
     case Opcode::kFusion: return run(*instruction.called[0], operands);
-    case Opcode::kWhile: return EvalWhile(instruction, operands, run, while_iteration_limit);
-    case Opcode::kConditional: return EvalConditional(instruction, operands, run);
+    case Opcode::kWhile:
+    case Opcode::kConditional: return EvaluateControlFlow(instruction, operands, run, while_iteration_limit);
     case Opcode::kDot: return detail::EvalDot(instruction, operands);
     case Opcode::kConvolution: return detail::EvalConvolution(instruction, operands);
     case Opcode::kReduce: return detail::EvalReduce(instruction, operands, run);
@@ -92,6 +64,34 @@ void CheckArgument(const Instruction& parameter, const Literal& argument) {
 }
 
 }  // namespace
+
+Literal EvaluateControlFlow(const Instruction& instruction, const std::vector<const Literal*>& operands,
+                            const CalledComputationRunner& run, std::int64_t while_iteration_limit) {
+  if (instruction.opcode == Opcode::kConditional) {
+    const Literal& selector = *operands.at(0);
+    const std::size_t branches = instruction.called.size();
+    std::size_t branch = 0;
+    if (selector.shape.type == ElementType::kPred) {
+      branch = selector.values.at(0) != 0.0 ? 0 : 1;
+    } else {
+      const double index = selector.values.at(0);
+      branch = index >= 0 && index < static_cast<double>(branches) ? static_cast<std::size_t>(index) : branches - 1;
+    }
+    return run(*instruction.called[branch], {operands.at(branch + 1)});
+  }
+  if (instruction.opcode != Opcode::kWhile) {
+    throw std::logic_error(fmt::format("EvaluateControlFlow: '{}' is neither a while nor a conditional", instruction.name));
+  }
+  Literal state = *operands.at(0);
+  for (std::int64_t iteration = 0;; ++iteration) {
+    if (run(*instruction.called[0], {&state}).values.at(0) == 0.0) return state;
+    if (iteration == while_iteration_limit) {
+      throw HloError(instruction.location, fmt::format("while '{}' is still running after {} iterations",
+                                                       instruction.name, while_iteration_limit));
+    }
+    state = run(*instruction.called[1], {&state});
+  }
+}
 
 Literal Interpreter::Run(const std::vector<Literal>& arguments) const {
   if (module_.entry == nullptr) throw HloError("module has no entry computation");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "toolchain/hlo/ir.hpp"
@@ -32,6 +33,14 @@ class Interpreter {
   const Module& module_;
   std::int64_t while_iteration_limit_;
 };
+
+// Runs a `while` or `conditional` by the interpreter's rules — a while's condition first and
+// the iteration limit (an HloError naming the loop past it); a conditional's pred selecting
+// branch 0 or 1, its s32 index branch i, out of range the last (XLA's rule) — with every call
+// of a called computation made through `run`. The runtime runs loops with device work by it.
+using CalledComputationRunner = std::function<Literal(const Computation&, const std::vector<const Literal*>&)>;
+Literal EvaluateControlFlow(const Instruction& instruction, const std::vector<const Literal*>& operands,
+                            const CalledComputationRunner& run, std::int64_t while_iteration_limit);
 
 // Evaluates one instruction on the values of its operands (called computations are run by a
 // nested interpreter). Constant folding uses this.
