@@ -13,6 +13,8 @@
 // skip (a weight that is not finite has ruined the training step anyway).
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "toolchain/compiler/lowering.hpp"
 #include "toolchain/hlo/pass.hpp"
 
@@ -33,14 +35,10 @@ bool AnyMxuTypes(const Instruction& conv) {
 
 // A convolution the MXU would take (fusion.cpp, MxuRejection) but for its input dilation.
 bool DilatedOnlyInItsInput(const Instruction& conv) {
-  if (conv.opcode != Opcode::kConvolution || conv.conv_dims.input_spatial.size() != 2) return false;
-  if (conv.batch_group_count != 1 || !AnyMxuTypes(conv) || conv.shape.Elements() == 0) return false;
-  bool dilated = false;
-  for (const hlo::WindowDim& w : conv.window) {
-    if (w.reversal || w.pad_low < 0 || w.pad_high < 0 || w.lhs_dilation < 1) return false;
-    dilated = dilated || w.lhs_dilation > 1;
-  }
-  return dilated;
+  if (conv.opcode != Opcode::kConvolution || !AnyMxuTypes(conv) || conv.shape.Elements() == 0) return false;
+  const bool dilated = std::any_of(conv.window.begin(), conv.window.end(),
+                                   [](const hlo::WindowDim& w) { return w.lhs_dilation > 1; });
+  return dilated && !detail::ConvolutionKernelRejection(conv, true);
 }
 
 class ExplicitInputDilation : public hlo::Pass {

@@ -100,18 +100,22 @@ std::optional<std::string> MxuRejection(const Instruction& anchor, const Config&
                        hlo::ElementTypeName(lhs), hlo::ElementTypeName(rhs), hlo::ElementTypeName(out));
   }
   if (anchor.opcode == Opcode::kConvolution) {
-    if (anchor.conv_dims.input_spatial.size() != 2) {
-      return fmt::format("{} spatial dimension(s): the convolution kernel is 2-D",
-                         anchor.conv_dims.input_spatial.size());
-    }
-    if (anchor.batch_group_count != 1) return std::string("batch_group_count > 1");
-    for (const hlo::WindowDim& w : anchor.window) {
-      if (w.lhs_dilation != 1) return std::string("input (lhs) dilation");
-      if (w.reversal) return std::string("window reversal");
-      if (w.pad_low < 0 || w.pad_high < 0) return std::string("negative padding");
-    }
+    if (auto why = ConvolutionKernelRejection(anchor, false)) return why;
   }
   if (anchor.shape.Elements() == 0) return std::string("empty result");
+  return std::nullopt;
+}
+
+std::optional<std::string> ConvolutionKernelRejection(const Instruction& conv, bool input_dilation_allowed) {
+  if (conv.conv_dims.input_spatial.size() != 2) {
+    return fmt::format("{} spatial dimension(s): the convolution kernel is 2-D", conv.conv_dims.input_spatial.size());
+  }
+  if (conv.batch_group_count != 1) return std::string("batch_group_count > 1");
+  for (const hlo::WindowDim& w : conv.window) {
+    if (w.lhs_dilation != 1 && !input_dilation_allowed) return std::string("input (lhs) dilation");
+    if (w.reversal) return std::string("window reversal");
+    if (w.pad_low < 0 || w.pad_high < 0) return std::string("negative padding");
+  }
   return std::nullopt;
 }
 

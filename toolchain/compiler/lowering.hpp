@@ -62,6 +62,11 @@ void MakeInputDilationExplicit(hlo::Module& module, const std::string& source_na
 std::optional<std::string> MxuRejection(const hlo::Instruction& anchor, const Config& config,
                                         const std::string& source_name);
 
+// Why the convolution kernel cannot take `conv`'s window (not 2-D, batch groups, window
+// reversal, negative padding, and input dilation unless `input_dilation_allowed`), or nullopt.
+// MxuRejection's convolution part; MakeInputDilationExplicit asks it with dilation allowed.
+std::optional<std::string> ConvolutionKernelRejection(const hlo::Instruction& conv, bool input_dilation_allowed);
+
 // The output feature dimension of a dot / convolution result (nullopt: no single one).
 std::optional<std::int64_t> FeatureDimension(const hlo::Instruction& anchor);
 
