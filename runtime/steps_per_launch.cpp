@@ -66,8 +66,16 @@ void ReadBatchParameters(const std::vector<hlo::Instruction*>& parameters, const
     }
     if (signature.batch_size == 0) signature.batch_size = shape.dims[rows_dim];
     if (shape.dims[rows_dim] != signature.batch_size) {
-      throw std::runtime_error(fmt::format("{}: {} with {} rows a step, the first batch parameter {}", source,
-                                           parameter, shape.dims[rows_dim], signature.batch_size));
+      // A single step's per-example metric ([batch]) also reads as k steps; say so, as that is the
+      // likelier mistake when the stacked reading's rows disagree.
+      const std::string reading =
+          signature.stacked ? fmt::format(" (read as {} steps per launch because {}; if that output holds one value "
+                                          "per example of a single step, not one per step, reduce it to a scalar in "
+                                          "the program, e.g. its mean)",
+                                          signature.steps_per_launch, StepsWitness(root, signature))
+                            : "";
+      throw std::runtime_error(fmt::format("{}: {} with {} rows a step, the first batch parameter {}{}", source,
+                                           parameter, shape.dims[rows_dim], signature.batch_size, reading));
     }
     signature.batch_parameters.push_back(p);
   }

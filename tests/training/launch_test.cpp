@@ -65,6 +65,12 @@ TEST(StepsPerLaunch, AProgramThatAlmostMatchesIsRefusedNamingTheParameterOrOutpu
           "scalars (one step per launch) or all [k] (k steps per launch, one value per step)");
   refused("f32[8,2,4]", "f32[8,2,3]", {"f32[]", "f32[8]"}, "output 1 is f32[], but output 2 is f32[8]");
   refused("f32[8,2,4]", "f32[8,2,3]", {"f32[8,2]"}, "tiny.hlo: output 1 is f32[8,2], but the outputs that are not");
+  // One step whose loss is per example (f32[32] for a batch of 32) reads as 32 steps of batches
+  // [32, 64] and [32, 10]: the rows disagree, and the error says what the program more likely is.
+  refused("f32[32,64]", "f32[32,10]", {"f32[32]"},
+          "batch parameter 2 ('ys') is f32[32,10] with 10 rows a step, the first batch parameter 64 (read as 32 "
+          "steps per launch because output 1 is f32[32]; if that output holds one value per example of a single "
+          "step, not one per step, reduce it to a scalar in the program, e.g. its mean)");
 }
 
 struct TrainedRun {
