@@ -191,6 +191,10 @@ void AddTrainCommand(CLI::App& app) {
                                                                    "all of them reach");
   cmd->add_option("--pod-address", options->processes.address, "a pod across processes: the address this one's "
                                                              "ranks listen on (default 127.0.0.1)");
+  cmd->add_option("--pod-interface", options->processes.interface, "a pod across processes: listen on this "
+                                                                 "host's IPv4 address on the network interface NAME "
+                                                                 "instead (the same option on every host, as "
+                                                                 "mpirun gives it)");
   cmd->add_option("--data", options->data, "DATA.npz: the training arrays, then the test arrays (arr_0, arr_1, …)")
       ->required()->check(CLI::ExistingFile);
   cmd->add_option("--init", options->init, "INIT.npz: the initial state, one array per donated parameter (of the "

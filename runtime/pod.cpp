@@ -7,7 +7,10 @@
 #include <gloo/rendezvous/hash_store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +21,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
@@ -123,6 +127,36 @@ std::string Bare(std::string name) {
   return name;
 }
 
+// The IPv4 address of this host's network interface `name` (getifaddrs), for `said` (the option
+// that named it) in errors: no such interface (listing those there are), or none of its
+// addresses IPv4.
+std::string InterfaceAddress(const std::string& name, const std::string& said) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) {
+    throw std::invalid_argument(fmt::format("{}{}: cannot list this host's network interfaces ({})", said, name,
+                                            std::strerror(errno)));
+  }
+  std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> owned(list, ::freeifaddrs);
+  std::vector<std::string> names;
+  bool found = false;
+  for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (std::find(names.begin(), names.end(), i->ifa_name) == names.end()) names.emplace_back(i->ifa_name);
+    if (name != i->ifa_name) continue;
+    found = true;
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* ipv4 = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    if (::inet_ntop(AF_INET, &ipv4->sin_addr, text, sizeof text) != nullptr) return text;
+  }
+  if (!found) {
+    std::string all;
+    for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+    throw std::invalid_argument(fmt::format("{}{}: this host has no network interface of that name (it has: {})",
+                                            said, name, all));
+  }
+  throw std::invalid_argument(fmt::format("{}{}: the interface has no IPv4 address", said, name));
+}
+
 }  // namespace
 
 PodProcesses ResolvePodProcesses(const PodProcessOptions& options, bool pod, const PodOptionNames& names,
@@ -150,7 +184,13 @@ PodProcesses ResolvePodProcesses(const PodProcessOptions& options, bool pod, con
 
   PodProcesses processes;
   processes.rendezvous = options.rendezvous;
-  processes.address = options.address;
+  if (!options.address.empty() && !options.interface.empty()) {
+    throw std::invalid_argument(fmt::format("{}{} and {}{}: give one of them", names.address, options.address,
+                                            names.interface, options.interface));
+  }
+  processes.address = !options.interface.empty() ? InterfaceAddress(options.interface, names.interface)
+                       : !options.address.empty() ? options.address
+                                                  : "127.0.0.1";
   processes.count = options.count ? *options.count : launched_count ? launched_count->value : 1;
   processes.index = options.index ? *options.index : launched_index ? launched_index->value : 0;
   // What set each value, for the messages below.

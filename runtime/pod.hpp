@@ -58,7 +58,8 @@ struct PodProcessOptions {
   std::optional<std::size_t> count;
   std::optional<std::size_t> index;
   std::string rendezvous;
-  std::string address = "127.0.0.1";
+  std::string address;    // the address its ranks listen on; empty: not given
+  std::string interface;  // or the network interface whose IPv4 address they listen on
 };
 
 // How a front end spells those options in errors, each with what joins it to its value:
@@ -68,6 +69,8 @@ struct PodOptionNames {
   std::string index = "--pod-index ";
   std::string rendezvous = "--pod-rendezvous ";
   std::string programs = "--grad and --apply";  // what makes a pod instead of one training step
+  std::string address = "--pod-address ";
+  std::string interface = "--pod-interface ";
 };
 
 // Reads one environment variable (null: unset); empty: std::getenv. Tests pass a table.
@@ -90,6 +93,9 @@ using Environment = std::function<const char*(const char*)>;
 //   - Without a launcher the options say it all; by default a pod of this process alone.
 //   - Several processes need a rendezvous directory, and the index must be below the count.
 //   - `pod` false (one training step, not a pod's programs): several processes are refused.
+//   - The ranks listen on the address given, or on the IPv4 address this host's interface of
+//     the name given has (the same option on every host reads each host's own address, as
+//     mpirun across hosts needs), else on 127.0.0.1; not both.
 // Throws std::invalid_argument naming the options (by `names`) and the variables.
 PodProcesses ResolvePodProcesses(const PodProcessOptions& options, bool pod, const PodOptionNames& names = {},
                                  const Environment& environment = {});

@@ -29,7 +29,8 @@ namespace {
 using runtime::CompiledModel;
 
 // How Python spells `systole train`'s --pod-* options, for ResolvePodProcesses's errors.
-const runtime::PodOptionNames kPodKeywords{"pod_processes=", "pod_index=", "pod_rendezvous=", "grad= and apply="};
+const runtime::PodOptionNames kPodKeywords{"pod_processes=", "pod_index=",   "pod_rendezvous=",
+                                           "grad= and apply=", "pod_address=", "pod_interface="};
 
 // A Python array as an .npy array (values as doubles, as the .npz reader gives them); `what`
 // names it in errors.
@@ -347,7 +348,7 @@ void BindTraining(py::module_& m) {
           "on_device",
           [](const py::object& device, const PyProgram& step, const std::optional<PyProgram>& eval,
              const py::object& state, std::optional<std::size_t> pod_processes, std::optional<std::size_t> pod_index) {
-            return PyTrainer::OnDevice(device, step, eval, state, {pod_processes, pod_index, "", ""});
+            return PyTrainer::OnDevice(device, step, eval, state, {pod_processes, pod_index, "", "", ""});
           },
           py::arg("device"), py::arg("step"), py::arg("eval"), py::arg("state"), py::arg("pod_processes") = py::none(),
           py::arg("pod_index") = py::none(),
@@ -358,16 +359,16 @@ void BindTraining(py::module_& m) {
           [](const py::sequence& devices, const PyProgram& grad, const PyProgram& apply,
              const std::optional<PyProgram>& eval, const py::object& state, std::size_t shards, double link_gbps,
              double link_latency_us, std::optional<std::size_t> pod_processes, std::optional<std::size_t> pod_index,
-             const std::string& pod_rendezvous, const std::string& pod_address) {
+             const std::string& pod_rendezvous, const std::string& pod_address, const std::string& pod_interface) {
             return PyTrainer::Pod(devices, grad, apply, eval, state, shards, link_gbps, link_latency_us,
-                                  {pod_processes, pod_index, pod_rendezvous, pod_address});
+                                  {pod_processes, pod_index, pod_rendezvous, pod_address, pod_interface});
           },
           py::arg("devices"), py::arg("grad"), py::arg("apply"), py::arg("eval"), py::arg("state"), py::arg("shards"),
           py::arg("link_gbps"), py::arg("link_latency_us"), py::arg("pod_processes"), py::arg("pod_index"),
-          py::arg("pod_rendezvous"), py::arg("pod_address"),
+          py::arg("pod_rendezvous"), py::arg("pod_address") = "", py::arg("pod_interface") = "",
           "A pod of distinct devices: gradient and update programs, gradients exchanged through Gloo; across "
           "processes with pod_processes, pod_index (None: mpirun's, else this process alone), pod_rendezvous, "
-          "pod_address.")
+          "pod_address or pod_interface (empty: 127.0.0.1).")
       .def_property_readonly("batch_size", &PyTrainer::batch_size)
       .def_property_readonly("steps_per_launch", &PyTrainer::steps_per_launch)
       .def_property_readonly("clock_mhz", &PyTrainer::clock_mhz)

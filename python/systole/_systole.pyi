@@ -68,7 +68,8 @@ class Trainer:
     @staticmethod
     def pod(devices: Sequence[Device], grad: Program, apply: Program, eval: Program | None,
             state: str | Sequence[np.ndarray], shards: int, link_gbps: float, link_latency_us: float,
-            pod_processes: int | None, pod_index: int | None, pod_rendezvous: str, pod_address: str) -> Trainer: ...
+            pod_processes: int | None, pod_index: int | None, pod_rendezvous: str, pod_address: str = "",
+            pod_interface: str = "") -> Trainer: ...
     @property
     def batch_size(self) -> int: ...
     @property

@@ -346,15 +346,15 @@ def fit_pod(grad_fn: Callable, apply_fn: Callable, state: Any, data: str | os.Pa
             on_progress: Callable[[_systole.TrainProgress], None] | None = None,
             verbose: bool = False, pod_processes: int | None = None, pod_index: int | None = None,
             pod_rendezvous: str | os.PathLike | None = None,
-            pod_address: str = "127.0.0.1") -> _systole.TrainSummary:
+            pod_address: str | None = None, pod_interface: str | None = None) -> _systole.TrainSummary:
     """`fit` on a pod (docs/TRAINING.md, "Pods"): each step's global batch of `batch_size` rows is
     cut into `shards` micro-batches spread over the devices (`device`: a pod's name, a
     comma-separated list or a list of URIs and Devices); `grad_fn(*state[:grad_state], *batch)
     -> (gradients, loss, metrics…)` runs on each, the gradients are exchanged through Gloo and
     summed in shard order, and `apply_fn(*state, gradients) -> new state` (the state donated)
     updates every replica. Bit-identical for any number of devices. A pod across processes:
-    `pod_processes`, `pod_index` (under mpirun, the launcher's), `pod_rendezvous`, `pod_address`,
-    as `systole.Trainer` takes them; every process runs fit_pod with its own devices."""
+    `pod_processes`, `pod_index` (under mpirun, the launcher's), `pod_rendezvous`, `pod_address` or
+    `pod_interface`, as `systole.Trainer` takes them; every process runs fit_pod with its own devices."""
     if shards <= 0 or batch_size % shards != 0:
         raise ValueError(f"systole.jax.fit_pod: {shards} shards do not divide a batch of {batch_size} rows")
     states, arrays = _fit_inputs("fit_pod", state, data)
@@ -368,7 +368,8 @@ def fit_pod(grad_fn: Callable, apply_fn: Callable, state: Any, data: str | os.Pa
                                eval=_eval_program(eval_fn, states[:eval_state], arrays[n:], config),
                                device=device, config=config, shards=shards, link_gbps=link_gbps,
                                link_latency_us=link_latency_us, pod_processes=pod_processes, pod_index=pod_index,
-                               pod_rendezvous=pod_rendezvous, pod_address=pod_address)
+                               pod_rendezvous=pod_rendezvous, pod_address=pod_address,
+                               pod_interface=pod_interface)
     return _fit(trainer, states, data, epochs=epochs, target_accuracy=target_accuracy, seed=seed,
                 max_steps=max_steps, checkpoint=checkpoint, resume=resume, on_progress=on_progress, verbose=verbose)
 

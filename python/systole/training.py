@@ -119,9 +119,11 @@ class Trainer:
     of `link_gbps` and `link_latency_us`; `init` is then the update program's state.
 
     A pod across processes (docs/TRAINING.md, "Pods across processes"), as `systole train`'s
-    --pod-processes, --pod-index, --pod-rendezvous and --pod-address: `pod_processes` Python
-    processes, each with as many devices, this one `pod_index`, meeting in `pod_rendezvous` (a new,
-    empty directory all of them reach), its ranks listening on `pod_address`. Left as None, the
+    --pod-processes, --pod-index, --pod-rendezvous, --pod-address and --pod-interface:
+    `pod_processes` Python processes, each with as many devices, this one `pod_index`, meeting in
+    `pod_rendezvous` (a new, empty directory all of them reach), its ranks listening on
+    `pod_address`, or on this host's IPv4 address on the network interface `pod_interface` (the
+    same keyword on every host reads each host's own), else on 127.0.0.1. Left as None, the
     count and the index are mpirun's when it launched this process (else a pod of this process
     alone); given under mpirun, they must agree with it. The first process writes the checkpoint
     and prints when `verbose`.
@@ -138,7 +140,8 @@ class Trainer:
                  device: str | Device | Sequence[str | Device] | None = None,
                  config: str | None = None, shards: int = 0, link_gbps: float = 100.0,
                  link_latency_us: float = 1.0, pod_processes: int | None = None, pod_index: int | None = None,
-                 pod_rendezvous: PathLike | None = None, pod_address: str = "127.0.0.1"):
+                 pod_rendezvous: PathLike | None = None, pod_address: str | None = None,
+                 pod_interface: str | None = None):
         pod = grad is not None or apply is not None
         if pod == (step is not None) or (grad is None) != (apply is None):
             raise ValueError("give either a training step or, for a pod, grad and apply")
@@ -168,7 +171,7 @@ class Trainer:
                                                 self.apply._native, native_eval, state, int(shards),
                                                 float(link_gbps), float(link_latency_us), pod_processes, pod_index,
                                                 os.fspath(pod_rendezvous) if pod_rendezvous is not None else "",
-                                                pod_address)
+                                                pod_address or "", pod_interface or "")
         else:
             self.step = _program(step, config, "training step")
             self.grad = self.apply = None

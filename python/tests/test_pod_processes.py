@@ -1,6 +1,6 @@
 """Pods across Python processes (docs/TRAINING.md, "Pods across processes"): `systole.Trainer`
-and `systole.jax.fit_pod` with pod_processes=, pod_index=, pod_rendezvous= — the counterpart of
-`systole train --pod-processes/--pod-index/--pod-rendezvous` — and under mpirun, which gives the
+and `systole.jax.fit_pod` with pod_processes=, pod_index=, pod_rendezvous= (and pod_interface=) — the
+counterpart of `systole train --pod-processes/--pod-index/--pod-rendezvous` — and under mpirun, which gives the
 index and the count through its environment (read by the same C++ function as the command's,
 runtime::ResolvePodProcesses). Two Python processes of one `ref` device each must end with the
 state of one device running the same 8 shards, bit for bit."""
@@ -38,7 +38,8 @@ fixtures = __import__("pathlib").Path(FIXTURES)
 if how == "trainer":
     trainer = systole.Trainer(grad=fixtures / "mlp_grad.hlo", apply=fixtures / "mlp_sgd_apply.hlo",
                               init=fixtures / "mlp_sgd_init.npz", device="ref", shards=8,
-                              pod_processes=2, pod_index=int(index[0]), pod_rendezvous=rendezvous)
+                              pod_processes=2, pod_index=int(index[0]), pod_rendezvous=rendezvous,
+                              pod_interface="lo")  # loopback's address, read by name
     summary = trainer.train(fixtures / "digits.npz", max_steps=3, checkpoint=checkpoint)
     place = (trainer.pod_index, trainer.pod_processes)
 else:
@@ -154,4 +155,9 @@ def test_keywords_that_disagree_with_mpirun_are_refused(launched_as_1_of_2, tmp_
         systole.Trainer(**pod)
     with pytest.raises(ValueError, match=r"a pod across processes trains with grad= and apply=, not one training step"):
         systole.Trainer(FIXTURES / "mlp_sgd_step.hlo", INIT, device="ref")
+    with pytest.raises(ValueError, match=r"pod_interface=nosuch0: this host has no network interface of that name "
+                                         r"\(it has: lo"):
+        systole.Trainer(**pod, pod_rendezvous=tmp_path / "rv", pod_interface="nosuch0")
+    with pytest.raises(ValueError, match=r"pod_address=127.0.0.1 and pod_interface=lo: give one of them"):
+        systole.Trainer(**pod, pod_rendezvous=tmp_path / "rv", pod_address="127.0.0.1", pod_interface="lo")
     assert not (tmp_path / "rv").exists()  # refused before any rendezvous

@@ -184,7 +184,7 @@ const Launched kMpirunRank2Of4{{{"OMPI_COMM_WORLD_RANK", "2"}, {"OMPI_COMM_WORLD
 
 PodProcessOptions Given(std::optional<std::size_t> count, std::optional<std::size_t> index,
                         std::string rendezvous = "/shared/rv") {
-  return {count, index, std::move(rendezvous), "127.0.0.1"};
+  return {count, index, std::move(rendezvous), "", ""};
 }
 
 void ExpectRefused(const Launched& launched, const PodProcessOptions& options, const std::string& message,
@@ -319,6 +319,23 @@ TEST(PodProcesses, AnMpiLauncherInsideASlurmAllocationIsTheOneThatCounts) {
     EXPECT_EQ(launched.index, 3U) << rank;
     EXPECT_EQ(launched.count, 4U) << rank;
   }
+}
+
+// Across hosts every process gets the same command line (mpirun), so a fixed --pod-address
+// cannot be each host's own; --pod-interface names an interface whose address each process
+// reads on its own host.
+TEST(PodProcesses, ListenOnTheAddressGivenOrThatOfTheInterfaceNamed) {
+  PodProcessOptions options = Given(2, 0);
+  EXPECT_EQ(kNoLauncher.Resolve(options).address, "127.0.0.1");  // neither: loopback
+  options.address = "10.1.2.3";
+  EXPECT_EQ(kNoLauncher.Resolve(options).address, "10.1.2.3");
+  options.interface = "lo";
+  ExpectRefused(kNoLauncher, options, "--pod-address 10.1.2.3 and --pod-interface lo: give one of them");
+  options.address.clear();
+  EXPECT_EQ(kNoLauncher.Resolve(options).address, "127.0.0.1");
+  options.interface = "nosuch0";
+  ExpectRefused(kNoLauncher, options,
+                "--pod-interface nosuch0: this host has no network interface of that name (it has: lo");
 }
 
 TEST(PodProcesses, PythonsKeywordsNameThemselves) {
