@@ -19,11 +19,39 @@ struct Interval {
   std::uint64_t end;
 };
 
+// A tensor the caller keeps in its own buffer (Device::Load with bindings): program addresses
+// [start, end).
+struct BoundTensor {
+  std::string name;
+  std::uint64_t start;
+  std::uint64_t end;
+  Buffer buffer;
+};
+
+// The bound tensor that holds [address, address + bytes) whole, if any; a range that reaches
+// across a bound tensor's edge is an error naming `what`.
+const BoundTensor* BoundHolding(const std::vector<BoundTensor>& bound, std::uint64_t address, std::uint64_t bytes,
+                                const std::string& what) {
+  for (const BoundTensor& tensor : bound) {
+    const std::uint64_t end = address + bytes;
+    if (bytes == 0 || end <= tensor.start || address >= tensor.end) continue;
+    if (address >= tensor.start && end <= tensor.end) return &tensor;
+    throw std::runtime_error(fmt::format("{} (0x{:x}..0x{:x}) reaches across the edge of the bound tensor '{}' "
+                                         "(0x{:x}..0x{:x}): it would touch memory past the caller's buffer",
+                                         what, address, end, tensor.name, tensor.start, tensor.end));
+  }
+  return nullptr;
+}
+
 // Every range the program needs, widened to whole allocation units, clipped to device memory
 // (a range outside it is the device's to fault on, not ours to move), merged where they touch.
-std::vector<Interval> Footprint(const image::Program& program, const Config& config) {
+// The bound tensors are not among them (their buffers hold them); a data segment may not write
+// into one (it would overwrite the caller's data).
+std::vector<Interval> Footprint(const image::Program& program, const Config& config,
+                                const std::vector<BoundTensor>& bound) {
   std::vector<Interval> ranges;
-  auto add = [&](std::uint64_t address, std::uint64_t bytes) {
+  auto add = [&](std::uint64_t address, std::uint64_t bytes, const std::string& what) {
+    if (BoundHolding(bound, address, bytes, what) != nullptr) return;
     if (bytes == 0 || address >= config.memory_bytes) return;
     const std::uint64_t end = std::min(address + std::min(bytes, config.memory_bytes),
                                        config.memory_bytes);
@@ -31,12 +59,21 @@ std::vector<Interval> Footprint(const image::Program& program, const Config& con
     const std::uint64_t start = address / unit * unit;
     ranges.push_back({start, std::min((end + unit - 1) / unit * unit, config.memory_bytes)});
   };
-  add(program.text_address, program.TextBytes());
-  for (const auto& segment : program.data) add(segment.address, segment.bytes.size());
-  for (const auto& input : program.inputs) add(input.address, input.Bytes());
-  for (const auto& output : program.outputs) add(output.address, output.Bytes());
+  add(program.text_address, program.TextBytes(), "the program's instructions");
+  for (const auto& segment : program.data) {
+    const std::string what = fmt::format("data segment '{}'", segment.name);
+    if (BoundHolding(bound, segment.address, segment.bytes.size(), what) != nullptr) {
+      throw std::runtime_error(fmt::format("{} lies in a bound tensor: loading it would overwrite the caller's "
+                                           "buffer", what));
+    }
+    add(segment.address, segment.bytes.size(), what);
+  }
+  for (const auto& input : program.inputs) add(input.address, input.Bytes(), fmt::format("input '{}'", input.name));
+  for (const auto& output : program.outputs) {
+    add(output.address, output.Bytes(), fmt::format("output '{}'", output.name));
+  }
   for (const TouchedRange& range : FootprintOf(program.words, config).data) {
-    add(range.address, range.bytes);
+    add(range.address, range.bytes, fmt::format("instruction {}", range.instruction));
   }
   std::sort(ranges.begin(), ranges.end(),
             [](const Interval& a, const Interval& b) { return a.start < b.start; });
@@ -85,7 +122,46 @@ std::vector<isa::Word> Relocated(const image::Program& program,
 
 }  // namespace
 
-Program Device::Load(const image::Program& program) {
+namespace {
+
+// The bindings checked against the program and this device: each names one input or output,
+// once, with a non-empty buffer of `device` (as `device_of` tells a buffer's) that holds it.
+template <typename DeviceOf>
+std::vector<BoundTensor> Bind(const image::Program& program, std::span<const TensorBinding> bindings,
+                              const detail::DeviceState* device, DeviceOf device_of) {
+  std::vector<BoundTensor> bound;
+  for (const TensorBinding& binding : bindings) {
+    const image::TensorDesc* tensor = nullptr;
+    for (const auto* list : {&program.inputs, &program.outputs}) {
+      for (const image::TensorDesc& t : *list) {
+        if (t.name == binding.tensor && tensor == nullptr) tensor = &t;
+      }
+    }
+    const std::string what = fmt::format("binding '{}'", binding.tensor);
+    if (tensor == nullptr) {
+      throw std::runtime_error(fmt::format("{}: the program has no input or output of that name", what));
+    }
+    for (const BoundTensor& earlier : bound) {
+      if (earlier.name == binding.tensor) throw std::runtime_error(fmt::format("{}: bound twice", what));
+    }
+    if (!binding.buffer) throw std::runtime_error(fmt::format("{}: an empty Buffer handle", what));
+    if (const detail::DeviceState* owner = device_of(binding.buffer); owner != device) {
+      throw std::runtime_error(fmt::format("{}: the buffer belongs to another device ({})", what, owner->uri));
+    }
+    if (binding.buffer.size() < tensor->Bytes()) {
+      throw std::runtime_error(fmt::format("{}: the tensor takes {} bytes, the buffer has {}", what, tensor->Bytes(),
+                                           binding.buffer.size()));
+    }
+    bound.push_back({binding.tensor, tensor->address, tensor->address + tensor->Bytes(), binding.buffer});
+  }
+  return bound;
+}
+
+}  // namespace
+
+Program Device::Load(const image::Program& program) { return Load(program, {}); }
+
+Program Device::Load(const image::Program& program, std::span<const TensorBinding> bindings) {
   return Guarded(*state_, "load program", [&] {
     if (const auto problems = image::ValidateProgram(program); !problems.empty()) {
       throw std::runtime_error(problems.front().message);
@@ -93,7 +169,14 @@ Program Device::Load(const image::Program& program) {
     auto loaded = std::make_shared<detail::ProgramState>();
     loaded->device = state_;
     loaded->source = program;
-    const std::vector<Interval> footprint = Footprint(program, state_->config);
+    const std::vector<BoundTensor> bound = Bind(program, bindings, state_.get(), [](const Buffer& buffer) {
+      return buffer.state_->device.get();
+    });
+    const std::vector<Interval> footprint = Footprint(program, state_->config, bound);
+    // The bound tensors' regions come first, so that an address of theirs finds their buffer
+    // even where a neighbour's region, widened to whole allocation units, covers it too.
+    for (const BoundTensor& tensor : bound) loaded->regions.push_back({tensor.start, tensor.end, tensor.buffer});
+    const std::size_t bound_regions = loaded->regions.size();
 
     // First choice: every region where the program put it (identical to a private device).
     bool in_place = true;
@@ -106,7 +189,7 @@ Program Device::Load(const image::Program& program) {
       }
     }
     if (!in_place) {
-      loaded->regions.clear();  // frees what was taken
+      loaded->regions.resize(bound_regions);  // frees what was taken
       for (const Interval& range : footprint) {
         loaded->regions.push_back({range.start, range.end, Allocate(range.end - range.start)});
       }
@@ -118,7 +201,7 @@ Program Device::Load(const image::Program& program) {
       state_->link->WriteMemory(address, segment.bytes);
     }
     const std::vector<isa::Word> words =
-        in_place ? program.words : Relocated(program, loaded->regions, state_->config);
+        in_place && bound.empty() ? program.words : Relocated(program, loaded->regions, state_->config);
     std::vector<std::uint8_t> text;
     text.reserve(words.size() * isa::kInstructionBytes);
     for (const isa::Word& word : words) text.insert(text.end(), word.begin(), word.end());

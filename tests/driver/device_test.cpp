@@ -161,4 +161,73 @@ TEST(Device, InputSizesAndNamesAreChecked) {
   EXPECT_THROW(program.DeviceAddress(0x9000), DeviceError);
 }
 
+// Bound tensors (Device::Load with bindings): one program's output is another's input without a
+// trip through the host, and an input and an output bound to one buffer update it in place.
+TEST(Device, BoundTensorsLiveInTheCallersBuffers) {
+  Device device = OpenTiny();
+  Buffer middle = device.Allocate(8);
+  const std::vector<TensorBinding> out_to_middle{{"Y", middle}};
+  const std::vector<TensorBinding> in_from_middle{{"X", middle}};
+  Program twice = device.Load(driver_test::ScaleProgram(2), out_to_middle);
+  Program thrice = device.Load(driver_test::ScaleProgram(3), in_from_middle);
+  const auto x = driver_test::ScaleInput(2);
+  twice.WriteInput("X", x);
+  twice.Launch().Wait(milliseconds(1000));
+  EXPECT_EQ(middle.Read(), driver_test::ScaleExpected(2, x)) << "the output went to the buffer";
+  EXPECT_EQ(twice.ReadOutput("Y"), middle.Read()) << "ReadOutput of a bound tensor reads its buffer";
+  thrice.Launch().Wait(milliseconds(1000));
+  EXPECT_EQ(thrice.ReadOutput("Y"), driver_test::ScaleExpected(6, x));
+
+  Buffer state = device.Allocate(64);  // larger than the tensor: its first 8 bytes are used
+  const std::vector<TensorBinding> in_place{{"X", state}, {"Y", state}};
+  Program scale = device.Load(driver_test::ScaleProgram(-1), in_place);
+  state.Write(x);
+  scale.Launch().Wait(milliseconds(1000));
+  scale.Launch().Wait(milliseconds(1000));
+  std::vector<std::uint8_t> first(8);
+  state.Read(first);
+  EXPECT_EQ(first, x) << "negated twice, in place";
+  scale.Launch().Wait(milliseconds(1000));
+  state.Read(first);
+  EXPECT_EQ(first, driver_test::ScaleExpected(-1, x));
+  // Every program still runs where it was, and freeing a program leaves the buffer alone.
+  twice = Program();
+  EXPECT_EQ(middle.Read(), driver_test::ScaleExpected(2, x));
+}
+
+TEST(Device, BindingsThatDoNotFitAreRefusedNamingTheTensor) {
+  Device device = OpenTiny();
+  Device other = OpenTiny();
+  const auto refused = [&](std::vector<TensorBinding> bindings, const std::string& message) {
+    EXPECT_THAT([&] { device.Load(driver_test::ScaleProgram(1), bindings); },
+                ::testing::ThrowsMessage<DeviceError>(HasSubstr(message)));
+  };
+  refused({{"Z", device.Allocate(8)}}, "device ref: load program: binding 'Z': the program has no input or output "
+                                       "of that name");
+  refused({{"X", device.Allocate(8)}, {"X", device.Allocate(8)}}, "binding 'X': bound twice");
+  refused({{"Y", Buffer()}}, "binding 'Y': an empty Buffer handle");
+  refused({{"Y", other.Allocate(8)}}, "binding 'Y': the buffer belongs to another device (ref)");
+  refused({{"Y", device.Allocate(7)}}, "binding 'Y': the tensor takes 8 bytes, the buffer has 7");
+  // A data segment inside a bound tensor, and an instruction reaching past one.
+  const image::Program overlapping = assembly::Assemble(R"(.config tiny
+.data  W, at=0x2000, dtype=int8
+.values 1,2,3,4
+.input  X, at=0x2000, dtype=int8, shape=2x4
+.output Y, at=0x3000, dtype=int8, shape=1x4
+load mem=ub, dram=X, stride=4, row=0, rows=2, elems=4
+store mem=ub, dram=Y, stride=4, row=0, rows=2, elems=4
+halt
+)",
+                                                        "overlapping.s");
+  std::vector<TensorBinding> x_bound{{"X", device.Allocate(8)}};
+  EXPECT_THAT([&] { device.Load(overlapping, x_bound); },
+              ::testing::ThrowsMessage<DeviceError>(
+                  HasSubstr("data segment 'W' lies in a bound tensor: loading it would overwrite the caller's buffer")));
+  std::vector<TensorBinding> y_bound{{"Y", device.Allocate(4)}};
+  EXPECT_THAT([&] { device.Load(overlapping, y_bound); },
+              ::testing::ThrowsMessage<DeviceError>(
+                  HasSubstr("instruction 1 (0x3000..0x3008) reaches across the edge of the bound tensor 'Y' "
+                            "(0x3000..0x3004)")));
+}
+
 }  // namespace

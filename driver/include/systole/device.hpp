@@ -145,6 +145,16 @@ class Program {
   std::shared_ptr<detail::ProgramState> state_;
 };
 
+// A program's input or output, by name, kept in a buffer its caller owns instead of the
+// program's own memory (Device::Load): state that outlives the program — a model's parameters
+// between training steps, or one program's output read as another's input — stays in device
+// memory, and several programs (or an input and an output of one, as an HLO
+// input_output_alias does) may share a buffer.
+struct TensorBinding {
+  std::string tensor;  // the name of an input or output of the program
+  Buffer buffer;       // of the same device, at least the tensor's size (its first bytes are used)
+};
+
 class Device {
  public:
   // Opens a device by URI (see OpenLink). `config` builds in-process models; every device is
@@ -159,6 +169,13 @@ class Device {
   Buffer Allocate(std::uint64_t bytes, std::uint64_t alignment = kAllocationAlignment);
   Buffer AllocateAt(std::uint64_t address, std::uint64_t bytes);
   Program Load(const image::Program& program);
+  // The same, with the tensors named in `bindings` placed in the callers' buffers: the
+  // instructions that touch them are rewritten to the buffers' addresses, the program's own
+  // memory holds the rest, and WriteInput / ReadOutput of a bound tensor reach its buffer.
+  // Refused, naming the tensor: an unknown or twice-bound name, an empty buffer, another
+  // device's, one too small, and a data segment or an instruction that reaches across the
+  // tensor's edge (the program would read or write past the buffer).
+  Program Load(const image::Program& program, std::span<const TensorBinding> bindings);
 
   // Launches `count` instructions at `pc` (what Program::Launch does). One run at a time: a
   // launch while another run has not been waited for throws DeviceError.
