@@ -324,7 +324,22 @@ def synthesize(board: dict, out: Path, timeout: int, extra: list[str]) -> dict:
     wall = run([fam["yosys"](), "-q", "-l", rel(out / "synth.log"), "-s", rel(script)],
                out / "synth.stdout", timeout, f"synthesis of {top} ({board['family']})")
     cells = stat_cells(stat_out, top)
-    return {"wall_s": round(wall, 1), "cells": cells, "resources": synth_resources(fam, cells)}
+    syn = {"wall_s": round(wall, 1), "cells": cells, "resources": synth_resources(fam, cells)}
+    if board["family"] == "xilinx":
+        syn["lut_sites_estimate"] = xilinx_lc_estimate(out / "synth.log")
+    return syn
+
+
+def xilinx_lc_estimate(log: Path) -> int:
+    """Yosys's own estimate of the LUT6 sites the logic LUTs take (`stat -tech xilinx`, which
+    synth_xilinx runs last): it pairs small LUTs into one dual-output LUT6 as Vivado may, without
+    checking that a pair shares its inputs, so it is a lower bound, and leaves LUT RAM and shift
+    registers out; the LUT count the fit check uses (one site per LUT cell, LUT RAM and shift
+    registers included) is the upper one."""
+    found = re.findall(r"Estimated number of LCs:\s+(\d+)", log.read_text(errors="replace"))
+    if not found:
+        raise FlowError(f"{rel(log)}: no 'Estimated number of LCs' from stat -tech xilinx")
+    return int(found[-1])
 
 
 def vivado_script(board: dict, out: Path) -> str:
@@ -527,12 +542,16 @@ def build(args) -> int:
         if args.from_synth:  # the netlist of the last synthesis in this folder, unchanged
             cells = stat_cells(out / "synth_stat.json", board["top"])
             syn = {"wall_s": 0.0, "cells": cells, "resources": synth_resources(fam, cells)}
+            if board["family"] == "xilinx":
+                syn["lut_sites_estimate"] = xilinx_lc_estimate(out / "synth.log")
             report["from_synth"] = True
         else:
             syn = synthesize(board, out, args.timeout,
                              [rel(Path(p).resolve()) for p in args.extra_source])
         report["wall_s"]["synth"] = syn["wall_s"]
         report["synthesis"] = {"resources": syn["resources"], "cells": syn["cells"]}
+        if "lut_sites_estimate" in syn:
+            report["synthesis"]["lut_sites_estimate"] = syn["lut_sites_estimate"]
         report["resources"] = {k: {"used": syn["resources"].get(k, 0), "available": v}
                                for k, v in board["available"].items()}
         over = fits(board, syn["resources"])
@@ -540,6 +559,9 @@ def build(args) -> int:
         if over:
             msg = (f"{board['name']}: the design does not fit the {board['device']}: "
                    f"{', '.join(over)} after synthesis (docs/FPGA.md: where the area goes)")
+            if "lut_sites_estimate" in syn:
+                msg += (f"; Yosys's LUT6-site estimate for the logic alone, a lower bound: "
+                        f"{syn['lut_sites_estimate']}")
             write("does_not_fit", msg)
             if args.synth_only:  # synthesis is what was asked for, and it worked: say, don't fail
                 print(f"fpga: warning: {msg}; report {rel(report_path)}")
@@ -795,15 +817,16 @@ def check_report(args) -> int:
             problems.append(f"status ok with clocks {r.get('clocks')}")
         if not (ROOT / r.get("bitstream", "")).is_file():
             problems.append(f"bitstream {r.get('bitstream')} missing")
-    if r.get("status") == "synthesized" and r.get("family") in NO_OPEN_PNR:
+    if r.get("family") in NO_OPEN_PNR:
         # a synthesis-only family: no Fmax invented; the reason and the Vivado script instead
-        if "clocks" in r or "bitstream" in r:
-            problems.append("a synthesis-only family's report with clocks or a bitstream")
+        if "clocks" in r or "bitstream" in r or r.get("status") in ("ok", "timing_failed"):
+            problems.append(f"a synthesis-only family's report with clocks, a bitstream or "
+                            f"status {r.get('status')}")
         if r.get("place_and_route") != NO_OPEN_PNR[r["family"]]:
             problems.append(f"place_and_route: {r.get('place_and_route')}")
         if not (ROOT / r.get("vivado_script", "")).is_file():
             problems.append(f"vivado_script {r.get('vivado_script')} missing")
-        if r.get("fits") is not True:
+        if r.get("status") == "synthesized" and r.get("fits") is not True:
             problems.append("synthesized but fits is not true")
     if r.get("status") == "does_not_fit" and r.get("fits") is not False:
         problems.append("does_not_fit but fits is not false")

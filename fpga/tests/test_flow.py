@@ -200,7 +200,12 @@ class Counting(unittest.TestCase):
             report["clocks"] = [{"name": "clk", "achieved_mhz": 100, "constraint_mhz": 30,
                                  "met": True}]
             (out / "report.json").write_text(json.dumps(report))
-            with self.assertRaisesRegex(flow.FlowError, "clocks or a bitstream"):
+            with self.assertRaisesRegex(flow.FlowError, "clocks, a bitstream"):
+                flow.check_report(args)
+            del report["clocks"]
+            report["fits"] = False
+            (out / "report.json").write_text(json.dumps(report))
+            with self.assertRaisesRegex(flow.FlowError, "synthesized but fits is not true"):
                 flow.check_report(args)
 
     def test_area_table_sums_submodules(self):
