@@ -666,7 +666,11 @@ def area(args) -> int:
 def area_table(stat_json: Path, top: str) -> str:
     """Markdown: per module (folded by the module's name without parameters), instances, and
     the cells of one instance including everything below it."""
-    data = json.loads(stat_json.read_text())
+    # Debian's Yosys 0.23 writes the design's hierarchy tree, one "module count" line each, into
+    # the JSON of a hierarchical design (seen after synth_xilinx): those lines are not JSON.
+    text = "\n".join(line for line in stat_json.read_text().splitlines()
+                     if not re.fullmatch(r"\s+[^\s\"{}\[\]].*\s\d+", line))
+    data = json.loads(text)
     mods = {n.lstrip("\\"): m for n, m in data["modules"].items()}
 
     def own(name):

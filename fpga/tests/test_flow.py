@@ -219,6 +219,22 @@ class Counting(unittest.TestCase):
         self.assertIn("| `leaf` | 2 | 20 | 0 | 6 | 2 |", table)
         self.assertIn("| **total** | | 25 | 0 | 7 | 2 |", table)
 
+    def test_area_table_skips_the_hierarchy_yosys_0_23_writes_into_its_json(self):
+        stat = json.dumps({"modules": {
+            "\\top": {"num_cells_by_type": {"LUT6": 5, "FDRE": 1, "\\leaf": 2}},
+            "\\leaf": {"num_cells_by_type": {"LUT3": 10, "CARRY4": 1, "RAMB36E1": 1}}}},
+            indent=3)
+        junk = "\n     top      1\n       $paramod$3b63\\leaf      2\n"
+        stat = stat.replace("\n   }\n}", "\n   }," + junk + '   "design": {}\n}')
+        with self.assertRaises(json.JSONDecodeError):
+            json.loads(stat)
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "stat.json"
+            path.write_text(stat)
+            table = flow.area_table(path, "top")
+        self.assertIn("| `leaf` | 2 | 20 | 2 | 0 | 2 |", table)
+        self.assertIn("| **total** | | 25 | 2 | 1 | 2 |", table)
+
 
 if __name__ == "__main__":
     unittest.main()
