@@ -159,6 +159,46 @@ class Vivado(unittest.TestCase):
                          (p["CLKIN1_PERIOD"], self.board["clock_port"]))
 
 
+class SynthesisOnlyBuild(unittest.TestCase):
+    """`build arty_a7` on a synthesis already made (--from-synth, so no Yosys run): the exit
+    status rule of a family without open place and route: 0 and status `synthesized` when the
+    counts fit, a FlowError (exit 1) and `does_not_fit` when they do not; the Vivado script
+    is written either way."""
+
+    def build(self, cells: dict[str, int]) -> tuple[int | None, dict]:
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "arty_a7"
+            out.mkdir()
+            (out / "synth_stat.json").write_text(json.dumps({"design": {"num_cells_by_type": cells}}))
+            (out / "synth.log").write_text("   Estimated number of LCs:        123\n")
+            (out / "synth.json").write_text("{}")  # what --from-synth starts from
+            args = type("Args", (), {"board": "arty_a7", "out": d, "from_synth": True,
+                                     "synth_only": False, "extra_source": [], "timeout": 60,
+                                     "seed": 1, "seeds": 0})
+            try:
+                rc = flow.build(args)
+            except flow.FlowError:
+                rc = None
+            report = json.loads((out / "report.json").read_text())
+            self.assertTrue((out / "vivado" / "build.tcl").is_file())
+        return rc, report
+
+    def test_a_design_that_fits_ends_synthesized_with_exit_0(self):
+        rc, report = self.build({"LUT6": 20000, "FDRE": 100, "RAMB36E1": 50, "DSP48E1": 90})
+        self.assertEqual(rc, 0)
+        self.assertEqual(report["status"], "synthesized")
+        self.assertIn("no Fmax", report["message"])
+        self.assertNotIn("clocks", report)
+        self.assertEqual(report["synthesis"]["lut_sites_estimate"], 123)
+
+    def test_a_design_that_does_not_fit_fails(self):
+        rc, report = self.build({"LUT6": 20000, "RAM32M": 201, "RAMB36E1": 51})
+        self.assertIsNone(rc)
+        self.assertEqual(report["status"], "does_not_fit")
+        self.assertIn("LUT 20804 of 20800", report["message"])
+        self.assertIn("BRAM 102 of 100", report["message"])
+
+
 class Counting(unittest.TestCase):
     def test_synthesis_counts_per_family(self):
         ice = flow.synth_resources(flow.FAMILIES["ice40"], {
