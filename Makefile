@@ -87,7 +87,7 @@ test-sanitize: sanitize-configure ## Build the toolchain, model and driver with 
 # 90 MB of generated C++ take a while to compile (rtl/README.md); LONG_V2=OFF leaves it out.
 LONG_V2 ?= ON
 .PHONY: test-long
-test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50, v2, the CNN trained, the iCEBreaker netlist; not in `make test`)
+test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50, v2, the CNN trained, the iCEBreaker netlist, the Arty A7 synthesis; not in `make test`)
 	@test -f build-long/CMakeCache.txt || $(COMPILERS) cmake -S . -B build-long -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_BENCH=OFF -DSYSTOLE_COMPILER_LONG=ON \
 	  -DSYSTOLE_RTL_LONG=$(LONG_V2)
