@@ -217,7 +217,7 @@ module systole_vector_lane #(
     end
 
     // Step 2.
-    systole_requant_sat #(.W(PW)) u_requant (.v(p1_v_q), .s(p1_m_q), .shift(shift), .y(req_y));
+    systole_requant_sat #(.BITS(PW)) u_requant (.v(p1_v_q), .s(p1_m_q), .shift(shift), .y(req_y));
 
     // Step 3: min(max(v, L), H) as the model writes it; then + zp and saturation.
     assign f_lo = (func == 2'd3) ? $signed({{(PW - 16){lo[15]}}, lo}) : '0;

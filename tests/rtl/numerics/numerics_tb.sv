@@ -28,7 +28,8 @@ module numerics_tb (
   systole_fp32_to_bf16 u_to_bf16 (.a(a), .y(bf16_y));
   systole_bf16_to_fp32 u_widen (.a(a[15:0]), .y(widen_y));
   systole_requant u_requant (.v(a), .s(b), .shift(shift), .y(requant_y));
-  systole_requant_sat #(.W(18)) u_requant_sat18 (.v(a), .s(b), .shift(shift), .y(requant_sat18_y));
-  systole_requant_sat #(.W(8)) u_requant_sat8 (.v(a), .s(b), .shift(shift), .y(requant_sat8_y));
+  systole_requant_sat #(.BITS(18)) u_requant_sat18 (
+      .v(a), .s(b), .shift(shift), .y(requant_sat18_y));
+  systole_requant_sat #(.BITS(8)) u_requant_sat8 (.v(a), .s(b), .shift(shift), .y(requant_sat8_y));
   systole_sat_int8 u_sat (.v({b, a}), .y(sat_y));
 endmodule

@@ -131,12 +131,14 @@ TEST(Numerics, DirectedCornerCases) {
   // at and around the 18- and 8-bit limits, at every shift, both signs; s = 1 and s = 2^k·3.
   for (unsigned shift = 0; shift <= 62; ++shift) {
     for (int bits : {8, 18}) {
-      for (std::int64_t edge : {(std::int64_t{1} << (bits - 1)) - 1, -(std::int64_t{1} << (bits - 1))}) {
+      const std::int64_t top = (std::int64_t{1} << (bits - 1)) - 1;
+      for (std::int64_t edge : {top, -top - 1}) {
         for (std::int64_t d = -2; d <= 2; ++d) {
           for (std::int64_t half : {std::int64_t{0}, std::int64_t{1}}) {
             // target value (edge + d), minus half a step, so that rounding decides the edge.
             if (shift > 31) continue;  // |v| < 2^31 with s = 1
-            const std::int64_t v = ((edge + d) << shift) - (half && shift > 0 ? std::int64_t{1} << (shift - 1) : 0);
+            const std::int64_t round = half && shift > 0 ? std::int64_t{1} << (shift - 1) : 0;
+            const std::int64_t v = ((edge + d) << shift) - round;
             if (v < INT32_MIN || v > INT32_MAX) continue;
             bad += bench.Check(static_cast<std::uint32_t>(v), 1u, shift);
             bad += bench.Check(static_cast<std::uint32_t>(v - 1), 1u, shift);
@@ -160,7 +162,8 @@ TEST(Numerics, RandomRequantizationNearTheSaturationEdges) {
   NumericsBench bench(seed);
   const auto operand = [&rng] {
     const unsigned len = 1 + static_cast<unsigned>(rng() % 32);
-    const std::int64_t x = static_cast<std::int64_t>(rng() >> (64 - len)) - (std::int64_t{1} << (len - 1));
+    const std::int64_t x =
+        static_cast<std::int64_t>(rng() >> (64 - len)) - (std::int64_t{1} << (len - 1));
     return static_cast<std::uint32_t>(static_cast<std::int32_t>(x));
   };
   int bad = 0;
