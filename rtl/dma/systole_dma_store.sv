@@ -112,18 +112,33 @@ module systole_dma_store #(
   wire [42:0] this_word  = first_word + 43'(wr_word_q);
   wire        last_of_row = this_word == last_word;
 
-  // Byte b of this word is data byte k = 32*wr_word + b - (row_addr mod 32), which is byte
-  // row_dst + k of the buffer row.
-  logic signed [19:0] delta;
-  always_comb delta = 20'(row_dst) + 20'(32 * 32'(wr_word_q)) - 20'(row_addr_q[4:0]);
+  // Byte b of this word is data byte k = b + e of the row, e = 32*wr_word - (row_addr mod 32),
+  // which is byte p = row_dst + k of the buffer row. It is written when 0 <= k < row_len and
+  // p < ROW_BYTES, i.e. when lo <= b < hi with lo = -e and hi = min(row_len, ROW_BYTES -
+  // row_dst) - e: two bounds computed once for the word (24-bit signed: every field value fits
+  // without wrapping), clamped to 0..32, then compared with each constant b. (Per byte, the
+  // three 20-bit comparisons cost 2 470 carry cells on the GW2AR-18: docs/FPGA.md.)
+  localparam integer PW = (ROW_BYTES > 0) ? $clog2(ROW_BYTES + 1) : 1;  // 1 for the failing default
+  logic signed [23:0] e_word, lo, hi, room;
+  logic [5:0]         lo_c, hi_c;
+  logic [PW-1:0]      delta;  // p - b, modulo 2^PW: where byte b's data sits in the buffer row
+  always_comb begin
+    e_word = 24'(32 * 32'(wr_word_q)) - 24'(row_addr_q[4:0]);
+    room = 24'(ROW_BYTES) - 24'(row_dst);
+    lo = -e_word;
+    hi = (($signed(24'(row_len)) < room) ? 24'(row_len) : room) - e_word;
+    lo_c = (lo < 0) ? 6'd0 : 6'(lo);  // lo <= 31: e >= -31
+    hi_c = (hi < 0) ? 6'd0 : ((hi > 24'sd32) ? 6'd32 : 6'(hi));
+    delta = PW'(row_dst) + PW'(e_word);
+  end
   always_comb begin
     mem_req_wdata = '0;
     mem_req_wstrb = '0;
     for (int b = 0; b < 32; b++) begin
-      logic signed [19:0] p;
-      p = 20'(b) + delta;
-      if (p >= 20'(row_dst) && p < 20'(row_dst) + 20'(row_len) && p < 20'(ROW_BYTES)) begin
-        mem_req_wdata[b*8 +: 8] = cur_q[p[$clog2(ROW_BYTES+1)-1:0]*8 +: 8];
+      logic [PW-1:0] p;
+      p = PW'(b) + delta;
+      if (6'(b) >= lo_c && 6'(b) < hi_c) begin
+        mem_req_wdata[b*8 +: 8] = cur_q[p*8 +: 8];
         mem_req_wstrb[b] = 1'b1;
       end
     end

@@ -108,18 +108,34 @@ module systole_row_reader #(
   wire                    rsp_word_taken = consume;
 
   // Byte p of the row comes from byte b = p + delta of the current word, where
-  // delta = (addr mod 32) + 32*... : the word's first byte is data byte 32*w - (addr mod 32).
-  logic signed [19:0] delta;
-  always_comb delta = 20'(a_addr[4:0]) - 20'(a_dst) - 20'(32 * 32'(asm_word_q));
+  // delta = (addr mod 32) - dst - 32*word: the word's first byte is data byte 32*w - (addr mod 32).
+  // It is placed when dst <= p < dst + len and 0 <= b < 32, i.e. when lo <= p < hi with
+  // lo = max(dst, -delta) and hi = min(dst + len, 32 - delta): two bounds computed once for the
+  // word (24-bit signed: every field value fits without wrapping), clamped to 0..ROW_BYTES, then
+  // compared with each constant p. (Per byte, four 20- and 32-bit comparisons cost 1 720 carry
+  // cells in the two readers on the GW2AR-18: docs/FPGA.md.)
+  localparam integer PB = (ROW_BYTES > 0) ? $clog2(ROW_BYTES + 1) : 1;  // 1 for the failing default
+  localparam logic [PB-1:0] ROW_BYTES_PB = ROW_BYTES[PB-1:0];
+  logic signed [23:0] delta, lo, hi, lo_dst, hi_dst;
+  logic [PB-1:0]      lo_c, hi_c;
+  always_comb begin
+    delta = 24'(a_addr[4:0]) - 24'(a_dst) - 24'(32 * 32'(asm_word_q));
+    lo_dst = 24'(a_dst);
+    hi_dst = 24'(a_dst) + 24'(a_len);
+    lo = (lo_dst > -delta) ? lo_dst : -delta;
+    hi = (hi_dst < 24'sd32 - delta) ? hi_dst : 24'sd32 - delta;
+    lo_c = (lo < 0) ? '0 : ((lo > 24'(ROW_BYTES)) ? ROW_BYTES_PB : lo[PB-1:0]);
+    hi_c = (hi < 0) ? '0 : ((hi > 24'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
+  end
 
   logic [ROW_BYTES*8-1:0] placed;
   always_comb begin
     placed = row_full_q ? '0 : row_buf_q;
     for (int p = 0; p < ROW_BYTES; p++) begin
-      logic signed [19:0] b;
-      b = 20'(p) + delta;
-      if (32'(p) >= 32'(a_dst) && 32'(p) < 32'(a_dst) + 32'(a_len) && b >= 0 && b < 32) begin
-        placed[p*8 +: 8] = rq_data[rq_head_q[RW-1:0]][b[4:0]*8 +: 8];
+      logic [4:0] b;
+      b = 5'(p) + delta[4:0];
+      if (32'(p) >= 32'(lo_c) && 32'(p) < 32'(hi_c)) begin
+        placed[p*8 +: 8] = rq_data[rq_head_q[RW-1:0]][b*8 +: 8];
       end
     end
   end

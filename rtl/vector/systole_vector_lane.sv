@@ -154,8 +154,15 @@ module systole_vector_lane #(
     logic [31:0] bias_q, bias_d, run_q, run_d;
     logic signed [31:0] ub_s, x_s, pool_v, s1_v, s1_m, p1_v_q, p1_v_d, p1_m_q, p1_m_d;
     logic        s1_mul, p1_mul_q, p1_mul_d;
-    logic [63:0] req_y;
-    logic signed [63:0] p2_v_q, p2_v_d, f_v, f_lo, f_hi, z_v;
+    // Steps 2 and 3 hold the int64 value of the model saturated to PW bits: step 3 clamps it
+    // to int16 bounds (or [0, 6], or none), adds an int8 zero point and saturates to int8, and
+    // every value beyond ±2^(PW−1) gives the same int8 as its saturation (the clamp's tests
+    // compare against bounds inside the range; the sum stays beyond [−128, 127]). PW = 18
+    // leaves 2^17 − 2^15 − 128 of margin; the full 64 bits cost ~1 000 LUTs a lane (docs/FPGA.md).
+    localparam integer PW = 18;
+    logic [PW-1:0] req_y;
+    logic signed [PW-1:0] p2_v_q, p2_v_d, p1_v_sat, f_v, f_lo, f_hi;
+    logic signed [PW:0] z_v;
 
     assign ub_s = $signed({{24{ub_in[EW-1]}}, ub_in});
     assign x_s = $signed({{24{x_q[7]}}, x_q});
@@ -193,7 +200,12 @@ module systole_vector_lane #(
     assign p1_v_d   = red_load_i ? $signed(red_v_i) : s1_v;
     assign p1_m_d   = red_load_i ? $signed(scale) : s1_m;
     assign p1_mul_d = red_load_i ? pool_sum : s1_mul;
-    assign p2_v_d   = p1_mul_q ? $signed(req_y) : {{32{p1_v_q[31]}}, p1_v_q};
+    // The unscaled value saturated to PW bits: it fits when p1_v_q[31 : PW−1] are all its sign.
+    always_comb begin
+      if (p1_v_q[31:PW-1] == {(33 - PW){p1_v_q[31]}}) p1_v_sat = p1_v_q[PW-1:0];
+      else p1_v_sat = p1_v_q[31] ? {1'b1, {(PW - 1){1'b0}}} : {1'b0, {(PW - 1){1'b1}}};
+    end
+    assign p2_v_d   = p1_mul_q ? $signed(req_y) : p1_v_sat;
     always_ff @(posedge clk) begin
       bias_q <= bias_d;
       x_q <= x_d;
@@ -205,19 +217,23 @@ module systole_vector_lane #(
     end
 
     // Step 2.
-    systole_requant u_requant (.v(p1_v_q), .s(p1_m_q), .shift(shift), .y(req_y));
+    systole_requant_sat #(.BITS(PW)) u_requant (.v(p1_v_q), .s(p1_m_q), .shift(shift), .y(req_y));
 
     // Step 3: min(max(v, L), H) as the model writes it; then + zp and saturation.
-    assign f_lo = (func == 2'd3) ? {{48{lo[15]}}, lo} : 64'sd0;
-    assign f_hi = (func == 2'd3) ? {{48{hi[15]}}, hi} : 64'sd6;
+    assign f_lo = (func == 2'd3) ? $signed({{(PW - 16){lo[15]}}, lo}) : '0;
+    assign f_hi = (func == 2'd3) ? $signed({{(PW - 16){hi[15]}}, hi}) : PW'(6);
     always_comb begin
       if (func == FUNC_NONE) f_v = p2_v_q;
-      else if (func == FUNC_RELU) f_v = (p2_v_q < 64'sd0) ? 64'sd0 : p2_v_q;
+      else if (func == FUNC_RELU) f_v = (p2_v_q < 0) ? '0 : p2_v_q;
       else if (p2_v_q < f_lo) f_v = (f_lo > f_hi) ? f_hi : f_lo;
       else f_v = (p2_v_q > f_hi) ? f_hi : p2_v_q;
     end
-    assign z_v = f_v + {{56{zp[7]}}, zp};
-    systole_sat_int8 u_sat (.v(z_v), .y(y));
+    assign z_v = {f_v[PW-1], f_v} + {{(PW - 7){zp[7]}}, zp};
+    always_comb begin
+      if (z_v < -(PW + 1)'(128)) y = 8'h80;
+      else if (z_v > (PW + 1)'(127)) y = 8'h7F;
+      else y = z_v[7:0];
+    end
 
     // int8 configurations have no math (the sequencer faults it).
     assign math_in_o = 32'd0;

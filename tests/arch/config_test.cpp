@@ -149,6 +149,13 @@ TEST(Config, RejectsNonPowerOfTwoWhereRequired) {
               HasSubstr("memory.bytes = 1000000: must be a power of two"));
 }
 
+TEST(Config, MemoryIsAtLeast32KiB) {
+  // 32 KiB is the Tang Nano 20K's device memory (block SRAM); less is refused.
+  EXPECT_EQ(ErrorOf(Toml("bytes", "bytes = 32768")), "(no error)");
+  EXPECT_THAT(ErrorOf(Toml("bytes", "bytes = 16384")),
+              HasSubstr("memory.bytes = 16384: must be between 32768 and"));
+}
+
 TEST(Config, RejectsZeroFifoAndQueues) {
   EXPECT_THAT(ErrorOf(Toml("weight_fifo_tiles", "weight_fifo_tiles = 0")),
               HasSubstr("buffers.weight_fifo_tiles = 0"));

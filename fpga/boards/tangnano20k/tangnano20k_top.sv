@@ -3,7 +3,7 @@
 // The 27 MHz oscillator clocks the design directly (no PLL): 3 Mbaud is 9 clocks per bit.
 //
 //   clk (27 MHz) ─────────────────────────────────────────────────────────────────────────┐
-//   BL616 ── uart_rx ─► systole_uart_top (UART ─ frame bridge ─ systole_core) ─ mem port ─► systole_hbm_bram_channel (BSRAM, 64 KiB)
+//   BL616 ── uart_rx ─► systole_uart_top (UART ─ frame bridge ─ systole_core) ─ mem port ─► systole_hbm_bram_channel (BSRAM, 32 KiB)
 //         ◄─ uart_tx ──┘                                                    irq ─► led[1]
 //   S1 button ─► systole_board_reset ─► rst                                 heartbeat ─► led[0]
 //

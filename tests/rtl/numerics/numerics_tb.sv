@@ -16,6 +16,8 @@ module numerics_tb (
     output logic [15:0] bf16_y,     // fp32 a → bf16
     output logic [31:0] widen_y,    // bf16 a[15:0] → fp32
     output logic [63:0] requant_y,  // (a × b + 2^(shift-1)) >>> shift, int64
+    output logic [17:0] requant_sat18_y,  // ... saturated to 18 bits (the int8 vector lane's)
+    output logic [7:0]  requant_sat8_y,   // ... saturated to 8 bits (saturates most operands)
     output logic [7:0]  sat_y       // saturate the int64 {b, a} to int8
 );
   systole_fp32_add u_add (.a(a), .b(b), .y(add_y));
@@ -26,5 +28,8 @@ module numerics_tb (
   systole_fp32_to_bf16 u_to_bf16 (.a(a), .y(bf16_y));
   systole_bf16_to_fp32 u_widen (.a(a[15:0]), .y(widen_y));
   systole_requant u_requant (.v(a), .s(b), .shift(shift), .y(requant_y));
+  systole_requant_sat #(.BITS(18)) u_requant_sat18 (
+      .v(a), .s(b), .shift(shift), .y(requant_sat18_y));
+  systole_requant_sat #(.BITS(8)) u_requant_sat8 (.v(a), .s(b), .shift(shift), .y(requant_sat8_y));
   systole_sat_int8 u_sat (.v({b, a}), .y(sat_y));
 endmodule

@@ -5,7 +5,10 @@
 // alignment, normalisation and rounding path runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <climits>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -57,6 +60,8 @@ class NumericsBench {
       const std::int64_t q = m::Requantize(static_cast<std::int32_t>(a),
                                            static_cast<std::int32_t>(b), shift);
       expect("requant", sim_->requant_y, static_cast<std::uint64_t>(q));
+      expect("requant_sat18", sim_->requant_sat18_y, SaturatedBits(q, 18));
+      expect("requant_sat8", sim_->requant_sat8_y, SaturatedBits(q, 8));
     }
     const auto wide = static_cast<std::int64_t>(std::uint64_t{b} << 32 | a);
     expect("sat_int8", sim_->sat_y, static_cast<std::uint8_t>(m::SaturateInt8(wide)));
@@ -64,6 +69,13 @@ class NumericsBench {
     return bad;
   }
   std::uint64_t checked() const { return checked_; }
+
+  // q saturated to a bits-wide signed value, as its two's-complement bits (systole_requant_sat).
+  static std::uint64_t SaturatedBits(std::int64_t q, unsigned bits) {
+    const std::int64_t high = (std::int64_t{1} << (bits - 1)) - 1;
+    const std::int64_t clamped = std::clamp(q, -high - 1, high);
+    return static_cast<std::uint64_t>(clamped) & ((std::uint64_t{1} << bits) - 1);
+  }
 
  private:
   Harness<Vvl_numerics> sim_;
@@ -115,8 +127,59 @@ TEST(Numerics, DirectedCornerCases) {
       }
     }
   }
+  // Saturated requantization (systole_requant_sat): products whose rounded, shifted value is
+  // at and around the 18- and 8-bit limits, at every shift, both signs; s = 1 and s = 2^k·3.
+  for (unsigned shift = 0; shift <= 62; ++shift) {
+    for (int bits : {8, 18}) {
+      const std::int64_t top = (std::int64_t{1} << (bits - 1)) - 1;
+      for (std::int64_t edge : {top, -top - 1}) {
+        for (std::int64_t d = -2; d <= 2; ++d) {
+          for (std::int64_t half : {std::int64_t{0}, std::int64_t{1}}) {
+            // target value (edge + d), minus half a step, so that rounding decides the edge.
+            if (shift > 31) continue;  // |v| < 2^31 with s = 1
+            const std::int64_t round = half && shift > 0 ? std::int64_t{1} << (shift - 1) : 0;
+            const std::int64_t v = ((edge + d) << shift) - round;
+            if (v < INT32_MIN || v > INT32_MAX) continue;
+            bad += bench.Check(static_cast<std::uint32_t>(v), 1u, shift);
+            bad += bench.Check(static_cast<std::uint32_t>(v - 1), 1u, shift);
+          }
+        }
+      }
+    }
+    for (std::uint32_t v : {0x7FFFFFFFu, 0x80000000u, 0x00012345u, 0xFFFEDCBAu}) {
+      for (unsigned k = 0; k < 31; k += 3) bad += bench.Check(v, 3u << k, shift);
+    }
+  }
   EXPECT_EQ(bad, 0);
   std::cout << "[ checked  ] " << bench.checked() << " operand sets\n";
+}
+
+TEST(Numerics, RandomRequantizationNearTheSaturationEdges) {
+  // Operands of random magnitudes (1 to 32 significant bits each) and shifts near the product's
+  // own bit length, so that the saturated 18- and 8-bit results land on both sides of the edge.
+  const std::uint64_t seed = test::Seed();
+  std::mt19937_64 rng(seed);
+  NumericsBench bench(seed);
+  const auto operand = [&rng] {
+    const unsigned len = 1 + static_cast<unsigned>(rng() % 32);
+    const std::int64_t x =
+        static_cast<std::int64_t>(rng() >> (64 - len)) - (std::int64_t{1} << (len - 1));
+    return static_cast<std::uint32_t>(static_cast<std::int32_t>(x));
+  };
+  int bad = 0;
+  for (int i = 0; i < 400'000 && bad < 100; ++i) {
+    const std::uint32_t v = operand(), s = operand();
+    const auto product = static_cast<std::int64_t>(static_cast<std::int32_t>(v)) *
+                         static_cast<std::int32_t>(s);
+    const unsigned len = 64 - static_cast<unsigned>(std::countl_zero(static_cast<std::uint64_t>(
+                                   product < 0 ? ~product : product)));
+    const int jitter = static_cast<int>(rng() % 24) - 20;  // shifts around len − 18 and len − 8
+    const int shift = std::clamp(static_cast<int>(len) + jitter, 0, 62);
+    bad += bench.Check(v, s, static_cast<unsigned>(shift));
+  }
+  EXPECT_EQ(bad, 0);
+  std::cout << "[ checked  ] " << bench.checked() << " operand sets near the edges (seed " << seed
+            << ")\n";
 }
 
 TEST(Numerics, RandomOperandsMatchTheModel) {

@@ -1,0 +1,82 @@
+// systole_requant_sat — the requantization of systole_requant, (v × s + 2^(shift−1)) >>> shift
+// in int64 (docs/NUMERICS.md: round half towards +inf), saturated to a BITS-bit signed result.
+// Combinational.
+//
+// Why it exists: the int8 vector lane only ever clamps the int64 result to an int16 range and
+// saturates it to int8 (docs/ISA.md), so every result beyond ±2^(BITS−1) with BITS >= 18 ends
+// up the same int8 as its BITS-bit saturation (systole_vector_lane says why). Computing only
+// those bits and an overflow test costs a fraction of the full 64-bit rounding add and
+// arithmetic shift (on the GW2AR-18, 1 485 LUTs a lane for systole_requant: docs/FPGA.md):
+//   * the rounding add becomes a carry-in: (p + 2^(k−1)) >> k = (p >> k) + p[k−1] for k > 0,
+//     since p = q·2^k + r with 0 <= r < 2^k rounds up exactly when r >= 2^(k−1);
+//   * the shift computes only q's low BITS bits (a shifter whose stages narrow towards the output);
+//   * q fits BITS bits when p[63 : shift+BITS−1] are all copies of the sign p[63]: one
+//     suffix-OR of p ^ sign, read at shift + BITS − 1;
+//   * q + round overflows only at the top (q = 2^(BITS−1) − 1, round 1), and q below the range
+//     stays below or at its floor after + round: both saturate as q does.
+module systole_requant_sat #(
+    parameter integer BITS = 18
+) (
+    input  logic [31:0]  v,
+    input  logic [31:0]  s,
+    input  logic [5:0]   shift,
+    output logic [BITS-1:0] y
+);
+  if (BITS < 2 || BITS > 32) begin : g_bits_check
+    systole_param_error_requant_sat_BITS_must_be_2_to_32 u_error ();
+  end
+
+  logic signed [63:0] product;
+  assign product = $signed({{32{v[31]}}, v}) * $signed({{32{s[31]}}, s});
+
+  // The bits of q = product >>> shift that the result needs: q[BITS-1:0]. A logarithmic shifter
+  // whose stages keep only the bits later stages read (stage k shifts by 2^k when shift[k]).
+  logic [BITS+30:0] st5;
+  logic [BITS+14:0] st4;
+  logic [BITS+6:0]  st3;
+  logic [BITS+2:0]  st2;
+  logic [BITS:0]    st1;
+  logic [BITS-1:0]  st0, q_low;
+  logic [BITS+62:0] ext;
+  assign ext = {{(BITS - 1){product[63]}}, product};
+  assign st5 = shift[5] ? ext[BITS+62:32] : ext[BITS+30:0];
+  assign st4 = shift[4] ? st5[BITS+30:16] : st5[BITS+14:0];
+  assign st3 = shift[3] ? st4[BITS+14:8] : st4[BITS+6:0];
+  assign st2 = shift[2] ? st3[BITS+6:4] : st3[BITS+2:0];
+  assign st1 = shift[1] ? st2[BITS+2:2] : st2[BITS:0];
+  assign st0 = shift[0] ? st1[BITS:1] : st1[BITS-1:0];
+  assign q_low = st0;
+
+  // The rounding bit product[shift − 1], 0 for shift 0.
+  logic round;
+  logic [64:0] low_ext;
+  assign low_ext = {product, 1'b0};
+  assign round = low_ext[{1'b0, shift}];
+
+  // above[i]: some bit at or above i differs from the sign (i = 0..63); q overflows BITS bits when
+  // above[shift + BITS − 1] (positions beyond 63 never differ).
+  function automatic logic [63:0] suffix_or(input logic [62:0] d);
+    suffix_or[63] = 1'b0;
+    for (int i = 62; i >= 0; i--) suffix_or[i] = suffix_or[i + 1] | d[i];
+  endfunction
+  logic [62:0] differs;
+  logic [63:0] above;
+  assign differs = product[62:0] ^ {63{product[63]}};
+  assign above = suffix_or(differs);
+  localparam logic [31:0] TOP = BITS - 1;
+  logic [127:0] above_ext;
+  assign above_ext = {64'd0, above};
+  logic overflow;
+  assign overflow = above_ext[{1'b0, shift} + TOP[6:0]];
+
+  // Saturate: an overflowing q saturates by its sign; otherwise q + round can only pass the top.
+  localparam logic [BITS-1:0] MAX = {1'b0, {(BITS - 1){1'b1}}};
+  localparam logic [BITS-1:0] MIN = {1'b1, {(BITS - 1){1'b0}}};
+  logic [BITS:0] rounded;
+  assign rounded = {q_low[BITS-1], q_low} + {{BITS{1'b0}}, round};
+  always_comb begin
+    if (overflow) y = product[63] ? MIN : MAX;
+    else if (rounded[BITS] != rounded[BITS-1]) y = MAX;
+    else y = rounded[BITS-1:0];
+  end
+endmodule
