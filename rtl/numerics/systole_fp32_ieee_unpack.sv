@@ -29,7 +29,7 @@ module systole_fp32_ieee_unpack (
       exp_o = 12'($signed({4'd0, x_i[30:23]}));
     end else begin
       sig_o = {w5, 1'b0};                             // the leading one moved to bit 23
-      exp_o = -12'($signed({7'd0, lz}));              // 1 - (lz + 1)
+      exp_o = 12'sd0 - 12'($signed({7'd0, lz}));      // 1 - (lz + 1)
     end
   end
 endmodule
