@@ -215,12 +215,12 @@ TEST_P(CoreTest, AccVecMatchesTheModelThroughTheCore) {
     Pair pair(config, seed);
     pair.WriteMemory(test::kDataAddress, data);
     pair.WriteMemory(test::kTextAddress, Encode(program));
-    const std::uint64_t start = pair.rtl_->Cycle();
     ASSERT_NO_FATAL_FAILURE(pair.Launch(test::kTextAddress, static_cast<std::uint32_t>(program.size())));
     pair.ExpectSameState();
     pair.ExpectSameMemory(test::kDumpAddress, 2 * rows * 4 * cols, "accumulator rows");
-    std::cout << "[ accvec   ] " << program.size() << " instructions: rtl " << pair.rtl_->Cycle() - start
-              << " cycles, model estimate " << Read64(pair.golden_, "CYCLES") << "\n";
+    std::cout << "[ accvec   ] " << program.size() << " instructions: PERF_CYCLES rtl "
+              << test::Read64(*pair.rtl_, "CYCLES") << ", model estimate " << test::Read64(pair.golden_, "CYCLES")
+              << "\n";
   }
   const auto run = [&](const isa::Instruction& insn) {
     Pair pair(config, seed);

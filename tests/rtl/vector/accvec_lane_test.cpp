@@ -63,14 +63,14 @@ std::uint32_t Operand(std::mt19937_64& rng, std::uint32_t other) {
       return sign | exponent << 23 | (static_cast<std::uint32_t>(rng()) & 0x7FFFFF);
     }
     case 2: return static_cast<std::uint32_t>(rng()) | 0x7F800000;  // inf and NaN payloads
-    default: return test::RandomOperand(rng, other);
+    default: return systole::test::RandomOperand(rng, other);
   }
 }
 
 TEST(AccVecLane, SpecialPairs) {
   const std::uint64_t seed = test::Seed();
   LaneBench bench(seed);
-  std::vector<std::uint32_t> values = test::Specials();
+  std::vector<std::uint32_t> values = systole::test::Specials();
   for (std::uint32_t v : {0x00400000u, 0x00000002u, 0x00800001u, 0x7FC12345u, 0xFF812345u,
                           0x7FFFFFFFu, 0x34000000u, 0x0B800000u, 0x5F800000u}) {
     values.push_back(v);
