@@ -12,7 +12,7 @@
 //   UB   read A: MXU only             read B: VECTOR | STORE (round robin)
 //        write : VECTOR | LOAD (round robin)
 //   ACC  read A: MXU only (accumulate) read B: VECTOR | STORE (round robin)
-//        write : MXU first, LOAD when the MXU is not writing
+//        write : MXU first, LOAD when the MXU is not writing, VECTOR (ACCVEC) when neither is
 //
 // Host memory port: the same requester protocol as the units. For host reads, mem_req_wstrb
 // marks the bytes the host asked for: PERF_BYTES_HOST counts strobes of every host request.
@@ -151,17 +151,22 @@ module systole_core #(
   logic [COLS-1:0]     ld_acc_wr_lanes;
   logic [1:0]          acc_rd_gnt;  // [0] VECTOR, [1] STORE
   logic [2*ACC_BITS-1:0] acc_q;
+  logic                vec_acc_wr_req;
+  logic [ACC_AW-1:0]   vec_acc_wr_addr;
+  logic [ACC_BITS-1:0] vec_acc_wr_data;
   wire                 ld_acc_wr_gnt = ld_acc_wr_req && !mxu_acc_wr_en;
+  // ACCVEC's row writes take the port last, so the MXU's and LOAD's timing never changes.
+  wire                 vec_acc_wr_gnt = vec_acc_wr_req && !mxu_acc_wr_en && !ld_acc_wr_req;
 
   systole_rr_arbiter #(.N(2)) u_acc_rd_arb (
       .clk, .rst, .enable(1'b1), .req({st_acc_rd_req, vec_acc_rd_req}), .gnt(acc_rd_gnt), .advance(1'b1)
   );
   systole_row_ram #(.DEPTH(ACC_ROWS), .LANES(COLS), .LANE_BITS(32), .READ_PORTS(2)) u_acc (
       .clk,
-      .wr_en(!rst && (mxu_acc_wr_en || ld_acc_wr_gnt)),
-      .wr_addr(mxu_acc_wr_en ? mxu_acc_wr_addr : ld_acc_wr_addr),
-      .wr_lanes(mxu_acc_wr_en ? {COLS{1'b1}} : ld_acc_wr_lanes),
-      .wr_data(mxu_acc_wr_en ? mxu_acc_wr_data : ld_acc_wr_data),
+      .wr_en(!rst && (mxu_acc_wr_en || ld_acc_wr_gnt || vec_acc_wr_gnt)),
+      .wr_addr(mxu_acc_wr_en ? mxu_acc_wr_addr : ld_acc_wr_gnt ? ld_acc_wr_addr : vec_acc_wr_addr),
+      .wr_lanes(mxu_acc_wr_en || vec_acc_wr_gnt ? {COLS{1'b1}} : ld_acc_wr_lanes),
+      .wr_data(mxu_acc_wr_en ? mxu_acc_wr_data : ld_acc_wr_gnt ? ld_acc_wr_data : vec_acc_wr_data),
       .rd_en({|acc_rd_gnt, mxu_acc_rd_en}),
       .rd_addr({acc_rd_gnt[0] ? vec_acc_rd_addr : st_acc_rd_addr, mxu_acc_rd_addr}),
       .rd_data(acc_q)
@@ -226,7 +231,9 @@ module systole_core #(
       .ub_wr_req(vec_ub_wr_req), .ub_wr_addr(vec_ub_wr_addr), .ub_wr_data(vec_ub_wr_data),
       .ub_wr_gnt(ub_wr_gnt[0]),
       .acc_rd_req(vec_acc_rd_req), .acc_rd_addr(vec_acc_rd_addr), .acc_rd_gnt(acc_rd_gnt[0]),
-      .acc_rd_data(acc_q[ACC_BITS +: ACC_BITS])
+      .acc_rd_data(acc_q[ACC_BITS +: ACC_BITS]),
+      .acc_wr_req(vec_acc_wr_req), .acc_wr_addr(vec_acc_wr_addr), .acc_wr_data(vec_acc_wr_data),
+      .acc_wr_gnt(vec_acc_wr_gnt)
   );
 
   systole_dma_store #(.ROWS(ROWS), .COLS(COLS), .BF16(BF16), .UB_ROWS(UB_ROWS), .ACC_ROWS(ACC_ROWS)) u_store (

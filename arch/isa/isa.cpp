@@ -20,7 +20,7 @@ constexpr std::array<std::string_view, kNumFields> kFieldNames = {
     "accumulate",    "ub",     "acc",   "k",     "bias", "bias_row", "func", "scale",
     "shift", "zp",   "lo",     "hi",    "op",    "bcast", "a",   "b",    "dst",
     "src",   "in_w", "out_h",  "out_w", "win_h", "win_w", "stride_h", "stride_w", "code",
-    "bcol",  "math", "over", "widen"};
+    "bcol",  "math", "over", "widen", "scalar", "imm"};
 
 // The 256-bit word as four little-endian 64-bit limbs.
 using Limbs = std::array<std::uint64_t, 4>;

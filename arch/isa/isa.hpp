@@ -29,7 +29,7 @@ inline constexpr unsigned kInstructionBytes = 32;
 inline constexpr unsigned kInstructionBits = kInstructionBytes * 8;
 // ISA version reported in the ID_VERSION register: bump major on an incompatible change.
 inline constexpr std::uint32_t kIsaVersionMajor = 1;
-inline constexpr std::uint32_t kIsaVersionMinor = 1;  // 1.1: VECTOR math/pass/bcol, REDUCE
+inline constexpr std::uint32_t kIsaVersionMinor = 2;  // 1.1: VECTOR math/pass/bcol, REDUCE; 1.2: ACCVEC
 
 // The decoupled execution units. Each has an in-order queue; units synchronise only through
 // dependency tokens (see docs/ISA.md "Dependencies").
@@ -57,6 +57,7 @@ enum class Opcode : std::uint8_t {
   kInterrupt = 0x09,
   kHalt = 0x0A,
   kReduce = 0x0B,
+  kAccVec = 0x0C,
 };
 // Opcode 0x00 is illegal on purpose: running into zeroed memory faults at once.
 
@@ -102,6 +103,8 @@ enum class Field : std::uint8_t {
   kMath,       // VECTOR: transcendental function applied after op (enum VecMath; bf16 only)
   kOver,       // REDUCE: reduce over the elements of each row, or over the rows (enum ReduceOver)
   kWiden,      // LOAD: device elements of the array's type, widened into the accumulators
+  kScalar,     // ACCVEC: operand b is the fp32 immediate kImm
+  kImm,        // ACCVEC: fp32 immediate operand (bits)
   kCount_,     // number of fields (not a field)
 };
 inline constexpr unsigned kNumFields = static_cast<unsigned>(Field::kCount_);
@@ -111,6 +114,9 @@ enum class MemSpace : std::uint8_t { kUb = 0, kAcc = 1 };
 enum class ActFunc : std::uint8_t { kNone = 0, kRelu = 1, kRelu6 = 2, kClamp = 3 };
 // kPass is x alone: operand b is neither read nor range-checked (for a unary `math`).
 enum class VecOp : std::uint8_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4, kPass = 5 };
+// ACCVEC's op: fp32 on accumulator rows, IEEE-754 binary32 (docs/NUMERICS.md, "ACCVEC").
+// kSqrt is a alone: operand b is neither read nor range-checked.
+enum class AccOp : std::uint8_t { kAdd = 0, kSub = 1, kMul = 2, kMax = 3, kMin = 4, kDiv = 5, kSqrt = 6 };
 // The transcendental step of VECTOR (docs/NUMERICS.md gives each algorithm bit by bit): defined
 // with the algorithms in arch/numerics/transcendental.hpp, which the HLS kernels share.
 using VecMath = numerics::MathFunction;

@@ -14,6 +14,7 @@ constexpr std::array<std::string_view, 4> kFuncNames = {"none", "relu", "relu6",
 constexpr std::array<std::string_view, 6> kVecOpNames = {"add", "sub", "mul", "max", "min", "pass"};
 constexpr std::array<std::string_view, kNumVecMath> kVecMathNames = {
     "none", "exp", "recip", "rsqrt", "tanh", "sigmoid", "gelu_tanh", "gelu_erf", "log"};
+constexpr std::array<std::string_view, 7> kAccOpNames = {"add", "sub", "mul", "max", "min", "div", "sqrt"};
 constexpr std::array<std::string_view, 2> kReduceOverNames = {"elems", "rows"};
 constexpr std::array<std::string_view, 2> kPoolOpNames = {"max", "sum"};
 
@@ -108,6 +109,19 @@ constexpr std::array kReduceFields = std::to_array<FieldSpec>({
   {Field::kShift, "shift", 144,  8, K::kUnsigned, 0, 62, {}, "sum, int8: right shift after the multiply, rounding half up"},
 });
 
+// ACCVEC shares VECTOR's row fields and their positions; b is a row, or the immediate `imm`.
+constexpr std::array kAccVecFields = std::to_array<FieldSpec>({
+  {Field::kOp,     "op",     18,  4, K::kEnum,     0, 6, kAccOpNames, "add, sub, mul, max, min, div; sqrt is a alone (b not read)"},
+  {Field::kBcast,  "bcast",  25,  1, K::kFlag,     0, 1, {}, "operand b is the single row b, used for every row"},
+  {Field::kBcol,   "bcol",   26,  1, K::kFlag,     0, 1, {}, "operand b is element 0 of its row, used for every element"},
+  {Field::kScalar, "scalar", 27,  1, K::kFlag,     0, 1, {}, "operand b is imm for every element (no row read; not with bcast or bcol)"},
+  {Field::kA,      "a",      32, 24, K::kUnsigned, 0, ~0ull, {}, "first accumulator row of operand a"},
+  {Field::kB,      "b",      56, 24, K::kUnsigned, 0, ~0ull, {}, "first accumulator row of operand b"},
+  {Field::kDst,    "dst",    80, 24, K::kUnsigned, 0, ~0ull, {}, "first destination accumulator row"},
+  {Field::kRows,   "rows",  104, 16, K::kUnsigned, 1, kMax16, {}, "rows to process"},
+  {Field::kImm,    "imm",   120, 32, K::kScale,    0, ~0ull, {}, "scalar: the fp32 operand b (a float literal, or raw bits)"},
+});
+
 constexpr std::array kInterruptFields = std::to_array<FieldSpec>({
   {Field::kCode, "code", 32, 16, K::kUnsigned, 0, kMax16, {}, "reported in IRQ_CODE"},
 });
@@ -124,6 +138,7 @@ constexpr std::array kOpcodeTable = std::to_array<OpcodeSpec>({
   {Opcode::kInterrupt,   "interrupt",    Unit::kSequencer, kInterruptFields,   "set IRQ_STATUS.USER with a code and continue"},
   {Opcode::kHalt,        "halt",         Unit::kSequencer, {},                 "wait for every unit to finish, then end the launch"},
   {Opcode::kReduce,      "reduce",       Unit::kVector,    kReduceFields,      "max or sum along each row (one result per row) or across rows (one result row)"},
+  {Opcode::kAccVec,      "accvec",       Unit::kVector,    kAccVecFields,      "elementwise fp32 a op b (or sqrt a) on accumulator rows into accumulator rows, no rounding to bf16"},
 });
 // clang-format on
 

@@ -122,6 +122,8 @@ module systole_seq_check #(
   logic [63:0] act_acc, act_ub, act_rows, act_bias_row;
   logic        vec_bcast, vec_pass, vec_math;
   logic [63:0] vec_a, vec_b, vec_dst, vec_rows;
+  logic        av_scalar, av_bcast, av_bcol, av_sqrt;
+  logic [63:0] av_a, av_b, av_dst, av_rows;
   logic        red_over_rows;
   logic [63:0] red_src, red_dst, red_rows, red_elems;
   logic [63:0] pool_src, pool_dst;
@@ -150,6 +152,14 @@ module systole_seq_check #(
   assign vec_bcast = insn_i[VECTOR_BCAST_LSB];
   assign vec_pass = insn_i[VECTOR_OP_LSB +: VECTOR_OP_WIDTH] == VECTOR_OP_WIDTH'(VECTOR_OP_PASS);
   assign vec_math = insn_i[VECTOR_MATH_LSB +: VECTOR_MATH_WIDTH] != '0;
+  assign av_scalar = insn_i[ACCVEC_SCALAR_LSB];
+  assign av_bcast = insn_i[ACCVEC_BCAST_LSB];
+  assign av_bcol = insn_i[ACCVEC_BCOL_LSB];
+  assign av_sqrt = insn_i[ACCVEC_OP_LSB +: ACCVEC_OP_WIDTH] == ACCVEC_OP_WIDTH'(ACCVEC_OP_SQRT);
+  assign av_a = 64'(insn_i[ACCVEC_A_LSB +: ACCVEC_A_WIDTH]);
+  assign av_b = 64'(insn_i[ACCVEC_B_LSB +: ACCVEC_B_WIDTH]);
+  assign av_dst = 64'(insn_i[ACCVEC_DST_LSB +: ACCVEC_DST_WIDTH]);
+  assign av_rows = 64'(insn_i[ACCVEC_ROWS_LSB +: ACCVEC_ROWS_WIDTH]);
   assign red_over_rows = insn_i[REDUCE_OVER_LSB];
   assign red_src = 64'(insn_i[REDUCE_SRC_LSB +: REDUCE_SRC_WIDTH]);
   assign red_dst = 64'(insn_i[REDUCE_DST_LSB +: REDUCE_DST_WIDTH]);
@@ -272,6 +282,13 @@ module systole_seq_check #(
         else if (vec_a + vec_rows > UB_ROWS64 ||
             (!vec_pass && vec_b + (vec_bcast ? 64'd1 : vec_rows) > UB_ROWS64) ||
             vec_dst + vec_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
+      end
+      OP_ACCVEC: begin
+        // fp32 accumulators only; b is a row or the immediate, not both.
+        if (BF16 == 0 || (av_scalar && (av_bcast || av_bcol))) opd_err = ERR_ILLEGAL_FIELD;
+        else if (av_a + av_rows > ACC_ROWS64 ||
+                 (!av_scalar && !av_sqrt && av_b + (av_bcast ? 64'd1 : av_rows) > ACC_ROWS64) ||
+                 av_dst + av_rows > ACC_ROWS64) opd_err = ERR_ACC_RANGE;
       end
       OP_REDUCE: begin
         if (red_elems > W64) opd_err = ERR_SHAPE;

@@ -2,7 +2,7 @@
 // Included inside a module body: opcodes, unit numbers and every field's bit range.
 // verilator lint_off UNUSEDPARAM
 localparam integer ISA_VERSION_MAJOR = 1;
-localparam integer ISA_VERSION_MINOR = 1;
+localparam integer ISA_VERSION_MINOR = 2;
 localparam integer ISA_INSN_BITS = 256;
 localparam integer ISA_OPCODE_LSB = 0;
 localparam integer ISA_OPCODE_WIDTH = 8;
@@ -28,6 +28,7 @@ localparam logic [7:0] OP_SYNC = 8'h08;
 localparam logic [7:0] OP_INTERRUPT = 8'h09;
 localparam logic [7:0] OP_HALT = 8'h0A;
 localparam logic [7:0] OP_REDUCE = 8'h0B;
+localparam logic [7:0] OP_ACCVEC = 8'h0C;
 
 // LOAD: copy rows x elems elements from device memory into the unified buffer or accumulators
 localparam integer LOAD_MEM_LSB = 18;
@@ -185,6 +186,26 @@ localparam integer REDUCE_SCALE_WIDTH = 32;
 localparam integer REDUCE_SHIFT_LSB = 144;
 localparam integer REDUCE_SHIFT_WIDTH = 8;
 
+// ACCVEC: elementwise fp32 a op b (or sqrt a) on accumulator rows into accumulator rows, no rounding to bf16
+localparam integer ACCVEC_OP_LSB = 18;
+localparam integer ACCVEC_OP_WIDTH = 4;
+localparam integer ACCVEC_BCAST_LSB = 25;
+localparam integer ACCVEC_BCAST_WIDTH = 1;
+localparam integer ACCVEC_BCOL_LSB = 26;
+localparam integer ACCVEC_BCOL_WIDTH = 1;
+localparam integer ACCVEC_SCALAR_LSB = 27;
+localparam integer ACCVEC_SCALAR_WIDTH = 1;
+localparam integer ACCVEC_A_LSB = 32;
+localparam integer ACCVEC_A_WIDTH = 24;
+localparam integer ACCVEC_B_LSB = 56;
+localparam integer ACCVEC_B_WIDTH = 24;
+localparam integer ACCVEC_DST_LSB = 80;
+localparam integer ACCVEC_DST_WIDTH = 24;
+localparam integer ACCVEC_ROWS_LSB = 104;
+localparam integer ACCVEC_ROWS_WIDTH = 16;
+localparam integer ACCVEC_IMM_LSB = 120;
+localparam integer ACCVEC_IMM_WIDTH = 32;
+
 // Enumerated field values
 localparam integer LOAD_MEM_UB = 0;
 localparam integer LOAD_MEM_ACC = 1;
@@ -219,6 +240,13 @@ localparam integer REDUCE_OP_MAX = 0;
 localparam integer REDUCE_OP_SUM = 1;
 localparam integer REDUCE_OVER_ELEMS = 0;
 localparam integer REDUCE_OVER_ROWS = 1;
+localparam integer ACCVEC_OP_ADD = 0;
+localparam integer ACCVEC_OP_SUB = 1;
+localparam integer ACCVEC_OP_MUL = 2;
+localparam integer ACCVEC_OP_MAX = 3;
+localparam integer ACCVEC_OP_MIN = 4;
+localparam integer ACCVEC_OP_DIV = 5;
+localparam integer ACCVEC_OP_SQRT = 6;
 // verilator lint_on UNUSEDPARAM
 
 // ---- Decode (isa::Decode's checks) ----
@@ -237,6 +265,7 @@ localparam logic [255:0] SYNC_USED = 256'h0000000000000000_0000000000000000_0000
 localparam logic [255:0] INTERRUPT_USED = 256'h0000000000000000_0000000000000000_0000000000000000_0000ffff0003ffff;
 localparam logic [255:0] HALT_USED = 256'h0000000000000000_0000000000000000_0000000000000000_000000000003ffff;
 localparam logic [255:0] REDUCE_USED = 256'h0000000000000000_0000000000ffffff_ffffffffffffffff_ffffffff000fffff;
+localparam logic [255:0] ACCVEC_USED = 256'h0000000000000000_0000000000ffffff_ffffffffffffffff_ffffffff0e3fffff;
 // verilator lint_on UNUSEDPARAM
 
 // 1 for a defined opcode.
@@ -253,6 +282,7 @@ function automatic logic isa_opcode_defined(input logic [7:0] op);
     OP_INTERRUPT: isa_opcode_defined = 1'b1;
     OP_HALT: isa_opcode_defined = 1'b1;
     OP_REDUCE: isa_opcode_defined = 1'b1;
+    OP_ACCVEC: isa_opcode_defined = 1'b1;
     default: isa_opcode_defined = 1'b0;
   endcase
 endfunction
@@ -269,6 +299,7 @@ function automatic logic [2:0] isa_opcode_unit(input logic [7:0] op);
     OP_VECTOR: isa_opcode_unit = 3'(UNIT_VECTOR);
     OP_POOL: isa_opcode_unit = 3'(UNIT_VECTOR);
     OP_REDUCE: isa_opcode_unit = 3'(UNIT_VECTOR);
+    OP_ACCVEC: isa_opcode_unit = 3'(UNIT_VECTOR);
     default: isa_opcode_unit = 3'(UNIT_SEQ);
   endcase
 endfunction
@@ -287,6 +318,7 @@ function automatic logic [255:0] isa_used_bits(input logic [7:0] op);
     OP_INTERRUPT: isa_used_bits = INTERRUPT_USED;
     OP_HALT: isa_used_bits = HALT_USED;
     OP_REDUCE: isa_used_bits = REDUCE_USED;
+    OP_ACCVEC: isa_used_bits = ACCVEC_USED;
     default: isa_used_bits = ISA_HEADER_USED;
   endcase
 endfunction
@@ -331,6 +363,9 @@ function automatic logic isa_field_illegal(input logic [255:0] insn);
         insn[REDUCE_ROWS_LSB +: REDUCE_ROWS_WIDTH] < 16'd1 ||
         insn[REDUCE_ELEMS_LSB +: REDUCE_ELEMS_WIDTH] < 16'd1 ||
         insn[REDUCE_SHIFT_LSB +: REDUCE_SHIFT_WIDTH] > 8'd62;
+    OP_ACCVEC: isa_field_illegal =
+        insn[ACCVEC_OP_LSB +: ACCVEC_OP_WIDTH] > 4'd6 ||
+        insn[ACCVEC_ROWS_LSB +: ACCVEC_ROWS_WIDTH] < 16'd1;
     default: isa_field_illegal = 1'b0;
   endcase
 endfunction

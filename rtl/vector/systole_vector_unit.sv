@@ -65,8 +65,14 @@ module systole_vector_unit #(
     output logic                  acc_rd_req,
     output logic [ACC_AW-1:0]     acc_rd_addr,
     input  logic                  acc_rd_gnt,
-    input  logic [COLS*32-1:0]    acc_rd_data
+    input  logic [COLS*32-1:0]    acc_rd_data,
+    // ACC write port (ACCVEC only; shared, req/gnt; written at the granting edge; whole rows)
+    output logic                  acc_wr_req,
+    output logic [ACC_AW-1:0]     acc_wr_addr,
+    output logic [COLS*32-1:0]    acc_wr_data,
+    input  logic                  acc_wr_gnt
 );
+  `include "systole_isa.svh"
 
   // ---- Parameters --------------------------------------------------------------------------
   // Configuration parameters come from the parent; the defaults fail these checks.
@@ -96,9 +102,14 @@ module systole_vector_unit #(
   logic rd_final;              // the instruction's last read is granted
   logic slots_empty_d;         // no output slot is allocated after this edge
 
-  assign cmd_ready = !busy_q;
-  assign accept = cmd_valid && cmd_ready;
-  assign done = done_q;
+  // ACCVEC runs in its own engine (systole_vector_accvec, bf16 configurations), one
+  // instruction at a time like the rest: the unit is ready when both are idle.
+  logic is_accvec, av_start, av_busy, av_done;
+  assign is_accvec = cmd_insn[ISA_OPCODE_LSB +: ISA_OPCODE_WIDTH] == OP_ACCVEC;
+  assign cmd_ready = !busy_q && !av_busy;
+  assign accept = cmd_valid && cmd_ready && !is_accvec;
+  assign av_start = cmd_valid && cmd_ready && is_accvec;
+  assign done = done_q || av_done;
 
   always_comb begin
     done_d = busy_q && !issuing_q && slots_empty_d;
@@ -206,6 +217,11 @@ module systole_vector_unit #(
   end
 
   // ---- Reads -------------------------------------------------------------------------------
+  // The ACC read port: the read walk's, or ACCVEC's (never both: one instruction at a time).
+  logic              rw_acc_rd_req, av_acc_rd_req;
+  logic [ACC_AW-1:0] rw_acc_rd_addr, av_acc_rd_addr;
+  assign acc_rd_req = rw_acc_rd_req || av_acc_rd_req;
+  assign acc_rd_addr = av_acc_rd_req ? av_acc_rd_addr : rw_acc_rd_addr;
   logic             rd_fire, rd_bias, rd_first, rd_last;
   logic [UB_AW-1:0] rd_addr, alloc_addr;
   logic             alloc, credit, hazard;
@@ -238,7 +254,8 @@ module systole_vector_unit #(
       .alloc_o(alloc), .alloc_addr_o(alloc_addr),
       .rd_fire_o(rd_fire), .rd_bias_o(rd_bias), .rd_first_o(rd_first), .rd_last_o(rd_last),
       .rd_final_o(rd_final),
-      .acc_rd_req, .acc_rd_addr, .acc_rd_gnt, .ub_rd_req, .ub_rd_addr, .ub_rd_gnt);
+      .acc_rd_req(rw_acc_rd_req), .acc_rd_addr(rw_acc_rd_addr),
+      .acc_rd_gnt(acc_rd_gnt && rw_acc_rd_req), .ub_rd_req, .ub_rd_addr, .ub_rd_gnt);
 
   // ---- Data arrival: what the read granted last cycle carries ------------------------------
   logic d_valid_q, d_valid_d;
@@ -327,6 +344,26 @@ module systole_vector_unit #(
     assign math_y = '0;
     logic unused_math;
     assign unused_math = ^math_in;
+  end
+
+  // ---- ACCVEC (bf16 configurations: fp32 accumulators) ------------------------------------
+  if (BF16 != 0) begin : g_accvec
+    systole_vector_accvec #(.COLS(COLS), .ACC_ROWS(ACC_ROWS)) u_accvec (
+        .clk, .rst, .start_i(av_start), .insn_i(cmd_insn), .busy_o(av_busy), .done_o(av_done),
+        .acc_rd_req(av_acc_rd_req), .acc_rd_addr(av_acc_rd_addr),
+        .acc_rd_gnt(acc_rd_gnt && av_acc_rd_req), .acc_rd_data,
+        .acc_wr_req, .acc_wr_addr, .acc_wr_data, .acc_wr_gnt);
+  end else begin : g_no_accvec
+    // The sequencer faults ACCVEC in int8 configurations; nothing here ever starts.
+    assign av_busy = 1'b0;
+    assign av_done = 1'b0;
+    assign av_acc_rd_req = 1'b0;
+    assign av_acc_rd_addr = '0;
+    assign acc_wr_req = 1'b0;
+    assign acc_wr_addr = '0;
+    assign acc_wr_data = '0;
+    logic unused_accvec;
+    assign unused_accvec = av_start ^ acc_wr_gnt;
   end
 
   // ---- Output slots and row writes ---------------------------------------------------------

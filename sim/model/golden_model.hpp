@@ -207,6 +207,9 @@ class GoldenModel {
   // reduce.cpp
   std::optional<Fault> CheckReduce(const isa::Instruction& insn) const;
   void ExecuteReduce(const isa::Instruction& insn);
+  // accvec.cpp
+  std::optional<Fault> CheckAccVec(const isa::Instruction& insn) const;
+  void ExecuteAccVec(const isa::Instruction& insn);
 
   std::uint8_t* UbRowData(std::uint64_t row) { return ub_.data() + row * ub_row_bytes_; }
   const std::uint8_t* UbRowData(std::uint64_t row) const {

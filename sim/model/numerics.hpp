@@ -11,6 +11,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "arch/isa/isa.hpp"
@@ -94,6 +95,41 @@ constexpr std::uint32_t ApplyFunctionF32(isa::ActFunc func, std::uint32_t v, std
 constexpr std::uint32_t EffectiveScale(std::uint32_t raw, bool is_fp32) {
   constexpr std::uint32_t kF32OneBits = 0x3F800000;
   return raw != 0 ? raw : (is_fp32 ? kF32OneBits : 1u);
+}
+
+// ---- ACCVEC: IEEE-754 binary32 on accumulator rows ------------------------------------------
+// Unlike the bf16 path above, nothing is flushed: these are the host interpreter's f32
+// elementwise operations (toolchain/hlo, bit-identical to JAX on the CPU) bit for bit —
+// round to nearest even, gradual underflow, and the NaN rules of x86-64's SSE arithmetic, which
+// the interpreter inherits by computing in double and rounding once (docs/NUMERICS.md,
+// "ACCVEC"). A NaN operand is returned quieted (a's if a is one, else b's); an invalid operation
+// (inf - inf, 0 x inf, 0 / 0, inf / inf, sqrt of a negative) gives the x86 default NaN
+// 0xFFC00000; max and min give the canonical 0x7FC00000 for any NaN, and otherwise
+// `a > b ? a : b` / `a < b ? a : b` (so max(+0, -0) is -0: b), as the interpreter does.
+inline constexpr std::uint32_t kF32QuietBit = 0x00400000;
+inline constexpr std::uint32_t kDefaultNanF32 = 0xFFC00000;
+
+constexpr std::uint32_t AccFinishF32(float result) {
+  const std::uint32_t bits = BitsFromFloat(result);
+  return IsNanF32(bits) ? kDefaultNanF32 : bits;  // only an invalid operation makes a new NaN
+}
+
+inline std::uint32_t AccOpF32(isa::AccOp op, std::uint32_t a, std::uint32_t b) {
+  const float x = FloatFromBits(a), y = FloatFromBits(b);
+  if (op == isa::AccOp::kMax || op == isa::AccOp::kMin) {
+    if (IsNanF32(a) || IsNanF32(b)) return kCanonicalNanF32;
+    return (op == isa::AccOp::kMax ? x > y : x < y) ? a : b;
+  }
+  if (IsNanF32(a)) return a | kF32QuietBit;
+  if (op != isa::AccOp::kSqrt && IsNanF32(b)) return b | kF32QuietBit;
+  switch (op) {
+    case isa::AccOp::kAdd: return AccFinishF32(x + y);
+    case isa::AccOp::kSub: return AccFinishF32(x - y);
+    case isa::AccOp::kMul: return AccFinishF32(x * y);
+    case isa::AccOp::kDiv: return AccFinishF32(x / y);
+    case isa::AccOp::kSqrt: return AccFinishF32(std::sqrt(x));
+    default: return kDefaultNanF32;  // max/min handled above
+  }
 }
 
 // ---- integers ------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ std::optional<GoldenModel::Fault> GoldenModel::Check(const isa::Instruction& ins
     case Opcode::kVector: fault = CheckVector(insn); break;
     case Opcode::kPool: fault = CheckPool(insn); break;
     case Opcode::kReduce: fault = CheckReduce(insn); break;
+    case Opcode::kAccVec: fault = CheckAccVec(insn); break;
     case Opcode::kSync:
     case Opcode::kInterrupt:
     case Opcode::kHalt: break;
@@ -160,6 +161,7 @@ void GoldenModel::Dispatch(const isa::Instruction& insn) {
     case Opcode::kVector: ExecuteVector(insn); break;
     case Opcode::kPool: ExecutePool(insn); break;
     case Opcode::kReduce: ExecuteReduce(insn); break;
+    case Opcode::kAccVec: ExecuteAccVec(insn); break;
     case Opcode::kInterrupt:
       registers_.UserInterrupt(static_cast<std::uint32_t>(insn[Field::kCode]));
       break;

@@ -233,6 +233,13 @@ TimingModel::Cycle TimingModel::MatmulDone(std::uint64_t rows, Cycle first_row, 
   return first_row + rows + config_.rows + config_.cols + parameters_.mxu_done_latency;
 }
 
+namespace {
+// ACCVEC: done pulses the cycle after the last write's grant; the unit's `start` is the cycle
+// after the edge that accepts the instruction (as for the other vector instructions).
+constexpr std::uint64_t kAccVecDoneLatency = 1;
+constexpr std::uint64_t kAccVecStartLatency = 0;
+}  // namespace
+
 std::optional<std::uint64_t> TimingModel::StreamedReads(const isa::Instruction& insn) {
   const std::uint64_t rows = insn[Field::kRows];
   switch (insn.opcode) {
@@ -245,6 +252,14 @@ std::optional<std::uint64_t> TimingModel::StreamedReads(const isa::Instruction& 
       return insn[Field::kOutH] * insn[Field::kOutW] * insn[Field::kWinH] * insn[Field::kWinW];
     default: return std::nullopt;
   }
+}
+
+std::uint64_t TimingModel::AccVecCycles(const isa::Instruction& insn) {
+  const auto op = static_cast<isa::AccOp>(insn[Field::kOp]);
+  const bool reads_b = insn[Field::kScalar] == 0 && op != isa::AccOp::kSqrt;
+  const bool iterative = op == isa::AccOp::kDiv || op == isa::AccOp::kSqrt;
+  const std::uint64_t per_row = 1 + (reads_b ? 1 : 0) + 1 + (iterative ? 29 : 1) + 1;
+  return insn[Field::kRows] * per_row + kAccVecDoneLatency;
 }
 
 TimingModel::Cycle TimingModel::Occupy(const isa::Instruction& insn, Cycle start, Cycle& unit_free) const {
@@ -264,6 +279,13 @@ TimingModel::Cycle TimingModel::Occupy(const isa::Instruction& insn, Cycle start
           0, 27, 19, 17, 50, 46, 53, 74, 39};
       const std::uint64_t per_row = kMathRowCycles.at(insn[Field::kMath]) + 4;
       const Cycle complete = start + rows * per_row + parameters_.vector_pipeline - 2;
+      unit_free = complete - 1;
+      return complete;
+    }
+    case Opcode::kAccVec: {
+      // One row at a time (rtl/vector/systole_vector_accvec.sv); the accumulator ports are
+      // assumed free (the MXU and LOAD write first, STORE shares the read port).
+      const Cycle complete = start + AccVecCycles(insn) + kAccVecStartLatency;
       unit_free = complete - 1;
       return complete;
     }

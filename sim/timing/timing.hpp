@@ -143,6 +143,10 @@ class TimingModel {
   const std::vector<InstructionTiming>& LaunchInstructions() const { return instructions_; }
 
   // Duration formulas, public so that tests and docs can quote them.
+  // ACCVEC on free accumulator ports (rtl/vector/systole_vector_accvec.sv): cycles from the
+  // edge that accepts it to its done pulse — per row a read of a, a read of b (none for scalar
+  // or sqrt), the data's arrival, the operation (1 cycle; 29 for div and sqrt) and the write.
+  static std::uint64_t AccVecCycles(const isa::Instruction& insn);
   std::uint64_t DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const;
   // The memory time of a DMA of `rows` rows of `row_bytes` bytes, `stride` apart from `address`
   // (per TimingParameters::memory).

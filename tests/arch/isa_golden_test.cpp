@@ -163,6 +163,18 @@ std::vector<Golden> Vectors() {
                         {F::kShift, 3}},
                        kMxu, kStore),
        "0b040e00563412214365341210000000803f0300000000000000000000000000"},
+      // op=div (5) at 21:18, bcast at 25, a/b/dst/rows as VECTOR's, imm 1.0f at 151:120.
+      {"accvec",
+       MakeInstruction(Opcode::kAccVec,
+                       {{F::kOp, 5},
+                        {F::kBcast, 1},
+                        {F::kA, 0x123456},
+                        {F::kB, 0x654321},
+                        {F::kDst, 0x0ABCDE},
+                        {F::kRows, 0x1234},
+                        {F::kImm, 0x3F800000}},
+                       kLoad, kStore),
+       "0c011602563412214365debc0a34120000803f00000000000000000000000000"},
   };
 }
 
@@ -216,7 +228,7 @@ TEST(IsaGolden, DecodeGivesTheInstructionBack) {
 
 TEST(IsaGolden, IllegalOpcodes) {
   EXPECT_EQ(DecodeError(Word{}), ErrorCode::kIllegalOpcode);  // zeroed memory faults at once
-  for (const unsigned opcode : {0x0Cu, 0x0Fu, 0x80u, 0xFFu}) {
+  for (const unsigned opcode : {0x0Du, 0x0Fu, 0x80u, 0xFFu}) {
     Word word{};
     word[0] = static_cast<std::uint8_t>(opcode);
     std::string message;
@@ -232,7 +244,7 @@ TEST(IsaGolden, ReservedBitsInEveryOpcode) {
       {"load", {20, 31, 184, 255}},   {"store", {19, 184}},     {"load_weights", {18, 144}},
       {"matmul", {20, 112}},          {"activate", {22, 200}},  {"vector", {31, 160}},
       {"pool", {19, 200}},            {"sync", {18, 128, 255}}, {"interrupt", {31, 48}},
-      {"halt", {18, 32, 255}},        {"reduce", {20, 152}},
+      {"halt", {18, 32, 255}},        {"reduce", {20, 152}},    {"accvec", {22, 152}},
   };
   ASSERT_EQ(reserved.size(), Opcodes().size());
   for (const auto& [name, bits] : reserved) {

@@ -24,14 +24,14 @@ TEST(AssemblerErrors, FullFormatNamesFileLineAndColumn) {
   } catch (const AssemblyError& error) {
     EXPECT_STREQ(error.what(),
                  "x.s:2:1: error: unknown mnemonic 'bogus' (expected one of: load, store, "
-                 "load_weights, matmul, activate, vector, pool, sync, interrupt, halt, reduce)");
+                 "load_weights, matmul, activate, vector, pool, sync, interrupt, halt, reduce, accvec)");
   }
 }
 
 TEST(AssemblerErrors, UnknownMnemonicAndDirective) {
   EXPECT_EQ(FirstError("  lod rows=1"),
             "1:3: unknown mnemonic 'lod' (expected one of: load, store, load_weights, matmul, "
-            "activate, vector, pool, sync, interrupt, halt, reduce)");
+            "activate, vector, pool, sync, interrupt, halt, reduce, accvec)");
   EXPECT_EQ(FirstError(".dta X, at=0"),
             "1:1: unknown directive '.dta' (expected one of: .equ, .data, .values, .input, "
             ".output, .text, .config, .word)");
@@ -103,6 +103,12 @@ TEST(AssemblerErrors, ValuesOutOfRangeComeFromEncode) {
             "1:16: vector: field 'func' = 4 is out of range 0..3");
   EXPECT_EQ(FirstError("matmul rows=1, k=1, pop=2"),
             "1:21: matmul: field 'pop' = 2 does not fit 1 bits");
+  EXPECT_EQ(FirstError("accvec rows=1, op=7"),
+            "1:16: accvec: field 'op' = 7 is out of range 0..6");
+  EXPECT_EQ(FirstError("accvec rows=1, scalar=2"),
+            "1:16: accvec: field 'scalar' = 2 does not fit 1 bits");
+  EXPECT_EQ(FirstError("accvec rows=1, a=0x1000000"),
+            "1:16: accvec: field 'a' = 16777216 does not fit 24 bits");
   EXPECT_EQ(FirstError("activate rows=1, scale=0x100000000"),
             "1:18: activate: field 'scale' = 4294967296 does not fit 32 bits");
   // An omitted field is zero; the message says so and points at the mnemonic.
@@ -154,6 +160,11 @@ TEST(AssemblerErrors, EnumValues) {
   EXPECT_EQ(FirstError("vector rows=1, func=sigmoid"),
             "1:21: unknown value 'sigmoid' for field 'func' of 'vector' (expected one of: none, "
             "relu, relu6, clamp)");
+  EXPECT_EQ(FirstError("accvec rows=1, op=rsqrt"),
+            "1:19: unknown value 'rsqrt' for field 'op' of 'accvec' (expected one of: add, "
+            "sub, mul, max, min, div, sqrt)");
+  EXPECT_EQ(FirstError("accvec rows=1, imm=1e39"),
+            "1:20: field 'imm' of 'accvec': '1e39' is too large for fp32");
   EXPECT_EQ(FirstError("load mem=dram, rows=1, elems=1"),
             "1:10: unknown value 'dram' for field 'mem' of 'load' (expected one of: ub, acc)");
 }

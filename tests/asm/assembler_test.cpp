@@ -79,6 +79,27 @@ TEST(Assembler, ScaleTakesFloatsAsFp32AndIntegersAsRawInt32) {
   EXPECT_EQ(One("activate rows=1, scale=0xffffffff")[Field::kScale], 0xFFFFFFFFu);
 }
 
+TEST(Assembler, AccVecWithEveryField) {
+  const isa::Instruction insn = One(
+      "accvec op=div, a=3, b=0x10, dst=0x20, rows=8, bcast, bcol, wait=mxu, signal=store");
+  EXPECT_EQ(insn.opcode, Opcode::kAccVec);
+  EXPECT_EQ(insn[Field::kOp], static_cast<std::uint64_t>(isa::AccOp::kDiv));
+  EXPECT_EQ(insn[Field::kA], 3u);
+  EXPECT_EQ(insn[Field::kB], 0x10u);
+  EXPECT_EQ(insn[Field::kDst], 0x20u);
+  EXPECT_EQ(insn[Field::kRows], 8u);
+  EXPECT_EQ(insn[Field::kBcast], 1u);
+  EXPECT_EQ(insn[Field::kBcol], 1u);
+  EXPECT_EQ(insn.wait, isa::UnitBit(isa::Unit::kMxu));
+  EXPECT_EQ(insn.signal, isa::UnitBit(isa::Unit::kStore));
+  // The immediate: a float literal is fp32 (never bf16-rounded), an integer the raw bits.
+  const isa::Instruction scaled = One("accvec op=mul, a=0, dst=0, rows=1, scalar, imm=0.1");
+  EXPECT_EQ(scaled[Field::kScalar], 1u);
+  EXPECT_EQ(scaled[Field::kImm], 0x3DCCCCCDu);
+  EXPECT_EQ(One("accvec op=sqrt, rows=1, imm=0x7fc00001")[Field::kImm], 0x7FC00001u);
+  EXPECT_EQ(One("accvec op=sub, rows=1, scalar, imm=-1e-8")[Field::kImm], *ParseFp32("1e-8", true));
+}
+
 TEST(Assembler, ClampBoundsTakeFloatsAsBf16AndIntegersAsRawInt16) {
   const isa::Instruction insn = One("activate rows=1, func=clamp, lo=-1.5, hi=6.0");
   EXPECT_EQ(insn[Field::kLo], 0xBFC0u);

@@ -144,7 +144,7 @@ TEST(Bundle, RejectsOtherVersions) {
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["version"] = "1"; })),
             "b.sbin: manifest: 'version' must be a non-negative integer");
   EXPECT_EQ(ParseError(WithManifest([](json& m) { m["isa"]["major"] = 9; })),
-            "b.sbin: built for ISA version 9.x; this build implements 1.1");
+            "b.sbin: built for ISA version 9.x; this build implements 1.2");
 }
 
 TEST(Bundle, ChecksSizesAgainstTheManifest) {

@@ -42,6 +42,19 @@ TEST(Disassembler, CanonicalForm) {
   EXPECT_EQ(Line("activate rows=1, zp=-5"), "activate rows=1, zp=-5");
   EXPECT_EQ(Line("halt"), "halt");
   EXPECT_EQ(Line("interrupt code=7"), "interrupt code=7");
+  EXPECT_EQ(Line("accvec imm=0.9, scalar, rows=4, dst=2, op=mul, wait=mxu"),
+            "accvec op=mul, scalar, dst=2, rows=4, imm=0.9, wait=mxu");
+}
+
+// ACCVEC's immediate is fp32 whatever the element type (int8 configurations fault ACCVEC), so
+// it prints as a float literal where one reproduces its bits, raw otherwise.
+TEST(Disassembler, AccVecImmediateIsAlwaysFp32) {
+  for (const auto& options : {Typed(DType::kBf16), Typed(DType::kInt8)}) {
+    EXPECT_EQ(Line("accvec op=add, rows=1, scalar, imm=1e-8", options),
+              "accvec scalar, rows=1, imm=1e-08");
+    EXPECT_EQ(Line("accvec op=add, rows=1, scalar, imm=0x7fc00001", options),
+              "accvec scalar, rows=1, imm=0x7fc00001");
+  }
 }
 
 TEST(Disassembler, ScaleAndClampFollowTheElementType) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -175,12 +176,53 @@ TEST(Examples, SoftmaxLayerNormBf16) {
   }
 }
 
+// One Adam step in fp32 on the accumulators (ACCVEC): bit-identical to the same float32
+// operations on the host, one rounding per operation, in the program's order.
+TEST(Examples, AdamStepAccVec) {
+  const Program program = Example("adam_step_accvec.s");
+  const std::vector<std::uint8_t> w = RunOnModel(program, "W");
+  const std::vector<std::uint8_t> m = RunOnModel(program, "M");
+  const std::vector<std::uint8_t> v = RunOnModel(program, "V");
+  ASSERT_EQ(w.size(), 2u * 16 * 4);
+  const auto at = [](const std::vector<std::uint8_t>& bytes, std::size_t index) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, bytes.data() + 4 * index, 4);
+    return bits;
+  };
+  const float b1 = 0.9f, b2 = 0.999f, one_minus_b1 = 0.1f, one_minus_b2 = 0.001f, lr = 0.001f, eps = 1e-8f;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 16; ++j) {
+      // volatile: each operation rounds to float32 on its own, as the device's do.
+      volatile float w0 = static_cast<float>((j - 8) / 8.0 + i), m0 = static_cast<float>((j % 5 - 2) / 64.0);
+      volatile float v0 = static_cast<float>((j % 3 + 1) / 1024.0), g = static_cast<float>((j - 3 * i - 4) / 16.0);
+      volatile float t = one_minus_b1 * g;
+      volatile float m1 = b1 * m0;
+      m1 = m1 + t;
+      volatile float v1 = b2 * v0;
+      t = g * g;
+      t = t * one_minus_b2;
+      v1 = v1 + t;
+      t = v1 / one_minus_b2;
+      t = std::sqrt(static_cast<float>(t));
+      t = t + eps;
+      volatile float u = m1 / one_minus_b1;
+      u = u / t;
+      u = u * lr;
+      volatile float w1 = w0 - u;
+      const std::size_t k = static_cast<std::size_t>(i * 16 + j);
+      EXPECT_EQ(at(w, k), std::bit_cast<std::uint32_t>(static_cast<float>(w1))) << "W " << i << "," << j;
+      EXPECT_EQ(at(m, k), std::bit_cast<std::uint32_t>(static_cast<float>(m1))) << "M " << i << "," << j;
+      EXPECT_EQ(at(v, k), std::bit_cast<std::uint32_t>(static_cast<float>(v1))) << "V " << i << "," << j;
+    }
+  }
+}
+
 TEST(Examples, EveryExampleIsCovered) {
   // A new example must get a test here.
   std::vector<std::string> names;
   for (const auto& path : testing::ExampleFiles()) names.push_back(path.filename().string());
-  EXPECT_EQ(names, (std::vector<std::string>{"conv_pool_tiny.s", "gemm_tiny.s", "mlp_bf16.s", "mlp_int8.s",
-                                             "softmax_layernorm_bf16.s"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"adam_step_accvec.s", "conv_pool_tiny.s", "gemm_tiny.s",
+                                             "mlp_bf16.s", "mlp_int8.s", "softmax_layernorm_bf16.s"}));
 }
 
 }  // namespace

@@ -247,7 +247,7 @@ TEST(Errors, DecodeErrors) {
   };
   isa::Word zero{};
   isa::Word undefined{};
-  undefined[0] = 0x0C;  // the first opcode after REDUCE
+  undefined[0] = 0x0D;  // the first opcode after ACCVEC
   isa::Word reserved = isa::EncodeOrThrow(Halt());
   reserved[31] = 0x80;  // bit 255
   isa::Word own_unit = isa::EncodeOrThrow(Dma(Opcode::kLoad, MemSpace::kUb, 0, 0, 0, 0, 1, 1));
@@ -258,7 +258,7 @@ TEST(Errors, DecodeErrors) {
   isa::Word func7 = isa::EncodeOrThrow(Insn(Opcode::kActivate, {{Field::kRows, 1}}));
   func7[2] |= 0x38;  // func (bits 19..21) = 7
   for (const RawCase& c : {RawCase{"opcode 0", zero, ErrorCode::kIllegalOpcode},
-                           RawCase{"opcode 0x0c", undefined, ErrorCode::kIllegalOpcode},
+                           RawCase{"opcode 0x0d", undefined, ErrorCode::kIllegalOpcode},
                            RawCase{"reserved bit", reserved, ErrorCode::kReservedBits},
                            RawCase{"own unit", own_unit, ErrorCode::kIllegalField},
                            RawCase{"rows 0", zero_rows, ErrorCode::kIllegalField},

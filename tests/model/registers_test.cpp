@@ -26,7 +26,7 @@ TEST(Registers, IdentityOfEveryShippedConfiguration) {
     while ((1u << interleave_log2) < config.interleave_bytes) ++interleave_log2;
 
     EXPECT_EQ(Register(model, "ID_MAGIC"), 0x53595354u);
-    EXPECT_EQ(Register(model, "ID_VERSION"), 0x0101u);  // ISA 1.1
+    EXPECT_EQ(Register(model, "ID_VERSION"), 0x0102u);  // ISA 1.2
     EXPECT_EQ(Register(model, "CFG_ARRAY"), config.rows | config.cols << 16);
     EXPECT_EQ(Register(model, "CFG_DTYPE"), config.dtype == DType::kInt8 ? 0u : 1u);
     EXPECT_EQ(Register(model, "CFG_UB_ROWS"),

@@ -90,7 +90,10 @@ std::string Instruction(const isa::Instruction& instruction, const DisassemblyOp
         add(fmt::format("{}={}", field.name, static_cast<std::int64_t>(value)));
         break;
       case FieldKind::kScale:
-        add(fmt::format("{}={}", field.name, FormatScale(value, options.element_type)));
+        // ACCVEC's imm is fp32 in every configuration (int8 ones fault the instruction).
+        add(fmt::format("{}={}", field.name,
+                        FormatScale(value, field.field == isa::Field::kImm ? std::optional<DType>(DType::kBf16)
+                                                                           : options.element_type)));
         break;
       case FieldKind::kClamp:
         add(fmt::format("{}={}", field.name, FormatClamp(value, options.element_type)));

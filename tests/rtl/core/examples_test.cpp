@@ -26,7 +26,7 @@ struct Example {
 };
 // Every example, with the configuration it needs; the last test keeps this list complete.
 constexpr Example kExamples[] = {
-    {"conv_pool_tiny.s", "tiny"}, {"gemm_tiny.s", "tiny"}, {"mlp_bf16.s", "small"}, {"mlp_int8.s", "small-int8"},
+    {"adam_step_accvec.s", "small"}, {"conv_pool_tiny.s", "tiny"}, {"gemm_tiny.s", "tiny"}, {"mlp_bf16.s", "small"}, {"mlp_int8.s", "small-int8"},
     {"softmax_layernorm_bf16.s", "small"}};
 
 std::filesystem::path ExampleDir() {

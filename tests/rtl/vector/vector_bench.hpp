@@ -70,10 +70,12 @@ inline std::string Describe(const isa::Instruction& insn) {
       {Field::kBcast, "bcast"},   {Field::kA, "a"},           {Field::kB, "b"},
       {Field::kDst, "dst"},       {Field::kSrc, "src"},       {Field::kInW, "in_w"},
       {Field::kOutH, "out_h"},    {Field::kOutW, "out_w"},    {Field::kWinH, "win_h"},
-      {Field::kWinW, "win_w"},    {Field::kStrideH, "stride_h"}, {Field::kStrideW, "stride_w"}};
+      {Field::kWinW, "win_w"},    {Field::kStrideH, "stride_h"}, {Field::kStrideW, "stride_w"},
+      {Field::kBcol, "bcol"},     {Field::kScalar, "scalar"}, {Field::kImm, "imm"}};
   std::ostringstream out;
   out << (insn.opcode == Opcode::kActivate ? "activate"
-          : insn.opcode == Opcode::kVector ? "vector" : "pool");
+          : insn.opcode == Opcode::kVector ? "vector"
+          : insn.opcode == Opcode::kAccVec ? "accvec" : "pool");
   for (const auto& [field, name] : kNames) {
     if (insn[field] != 0) out << ' ' << name << "=0x" << std::hex << insn[field] << std::dec;
   }
@@ -81,7 +83,7 @@ inline std::string Describe(const isa::Instruction& insn) {
 }
 
 struct Grants {
-  double ub_rd = 1.0, ub_wr = 1.0, acc_rd = 1.0;  // probability that a port is granted
+  double ub_rd = 1.0, ub_wr = 1.0, acc_rd = 1.0, acc_wr = 1.0;  // probability that a port is granted
 };
 
 template <class Model>
@@ -109,6 +111,8 @@ class Bench {
     sim_->ub_rd_allow = 0;
     sim_->ub_wr_allow = 0;
     sim_->acc_rd_allow = 0;
+    sim_->acc_wr_allow = 0;
+    sim_->bd_acc_rd_en = 0;
     sim_->bd_ub_wr_en = 0;
     sim_->bd_ub_rd_en = 0;
     sim_->bd_ub_addr = 0;
@@ -269,7 +273,8 @@ class Bench {
     const isa::Word word = isa::EncodeOrThrow(insn);
     SetBytes(sim_->cmd_insn, word);
     sim_->cmd_valid = 1;
-    std::bernoulli_distribution ub_rd(grants.ub_rd), ub_wr(grants.ub_wr), acc_rd(grants.acc_rd);
+    std::bernoulli_distribution ub_rd(grants.ub_rd), ub_wr(grants.ub_wr), acc_rd(grants.acc_rd),
+        acc_wr(grants.acc_wr);
     std::uint64_t accepted_at = 0, cycles = 0;
     bool accepted = false, finished = false;
     std::vector<std::uint8_t> data(row_bytes_);
@@ -277,6 +282,7 @@ class Bench {
       sim_->ub_rd_allow = ub_rd(rng_);
       sim_->ub_wr_allow = ub_wr(rng_);
       sim_->acc_rd_allow = acc_rd(rng_);
+      sim_->acc_wr_allow = acc_wr(rng_);
       sim_.Eval();
       if (sim_->done) {
         EXPECT_TRUE(accepted && !finished) << Describe(insn) << ": done without an instruction";
@@ -294,6 +300,7 @@ class Bench {
         ++writes_;
       }
       reads_ += sim_->mon_ub_rd + sim_->mon_acc_rd;
+      writes_ += sim_->mon_acc_wr;
       sim_.Tick();
       if (accept_now) {
         accepted = true;
@@ -307,12 +314,17 @@ class Bench {
     sim_->ub_rd_allow = 1;
     sim_->ub_wr_allow = 1;
     sim_->acc_rd_allow = 1;
+    sim_->acc_wr_allow = 1;
     sim_.Tick();
     sim_.Eval();
     EXPECT_FALSE(sim_->done) << Describe(insn) << ": done held for two cycles";
-    EXPECT_FALSE(sim_->mon_ub_wr || sim_->mon_ub_rd || sim_->mon_acc_rd)
+    EXPECT_FALSE(sim_->mon_ub_wr || sim_->mon_ub_rd || sim_->mon_acc_rd || sim_->mon_acc_wr)
         << Describe(insn) << ": port traffic after done";
-    CompareUb(insn);
+    if (insn.opcode == Opcode::kAccVec) {
+      CompareAcc(insn, insn[Field::kDst], insn[Field::kRows]);
+    } else {
+      CompareUb(insn);
+    }
     ++instructions_;
     return cycles;
   }
@@ -335,6 +347,31 @@ class Bench {
       }
       ADD_FAILURE() << msg.str();
     }
+  }
+
+  // Accumulator rows [first, first + count) of the RTL's RAM (through the backdoor read port)
+  // against the model's, bit for bit.
+  void CompareAcc(const isa::Instruction& insn, std::uint64_t first, std::uint64_t count) {
+    std::vector<std::uint8_t> row(4 * cols_);
+    int reported = 0;
+    sim_->bd_acc_rd_en = 1;
+    for (std::uint64_t r = first; r < first + count && reported < 4; ++r) {
+      sim_->bd_acc_addr = r;
+      sim_.Tick();
+      GetBytes(sim_->bd_acc_rd_data, row);
+      const auto want = golden_.AccRow(r);
+      if (std::memcmp(row.data(), want.data(), row.size()) == 0) continue;
+      ++reported;
+      std::ostringstream msg;
+      msg << Describe(insn) << ": ACC row " << r << " differs (element: rtl/model)";
+      for (std::uint32_t j = 0; j < cols_; ++j) {
+        std::uint32_t g = 0;
+        std::memcpy(&g, row.data() + 4 * j, 4);
+        if (g != want[j]) msg << ' ' << j << ":0x" << std::hex << g << "/0x" << want[j] << std::dec;
+      }
+      ADD_FAILURE() << msg.str();
+    }
+    sim_->bd_acc_rd_en = 0;
   }
 
   // The RAM itself (through the backdoor read port) against the mirror, rows [first, +count).

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include VECTOR_HEADER
@@ -287,6 +288,130 @@ TEST_F(VECTOR_SUITE, ThroughputWithEveryGrant) {
   EXPECT_LE(act, rows + 8);     // one row per cycle
   EXPECT_LE(vec, 2 * 64 + 8);   // two reads per row on one port
   EXPECT_LE(pool, 64 + 8);      // one read per window element
+}
+
+// ---- ACCVEC: fp32 on accumulator rows (bf16 configurations) --------------------------------
+
+// fp32 operands that reach every path of the IEEE units: the special values, subnormals of
+// every size, products and quotients that underflow or overflow, NaNs with payloads (quiet and
+// signalling), values one rounding step apart, and plain random bit patterns.
+std::uint32_t IeeeOperand(std::mt19937_64& rng) {
+  static constexpr std::uint32_t kSpecial[] = {
+      0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00400000,
+      0x00800000, 0x80800000, 0x00800001, 0x3F800000, 0xBF800000, 0x3F800001, 0x3FFFFFFF,
+      0x40000000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F000000, 0x7F800000, 0xFF800000, 0x7FC00000,
+      0xFFC00000, 0x7FC12345, 0xFF812345, 0x7F800001, 0x34000000, 0x33800000, 0x0B000000};
+  const auto sign = static_cast<std::uint32_t>(rng() & 1) << 31;
+  switch (rng() % 8) {
+    case 0: return kSpecial[rng() % std::size(kSpecial)];
+    case 1: return static_cast<std::uint32_t>(rng());
+    case 2: return sign | (static_cast<std::uint32_t>(rng()) & 0x007FFFFF);  // subnormal
+    case 3: {  // tiny or huge normals: underflow and overflow of products and quotients
+      const auto exponent = static_cast<std::uint32_t>(rng() % 2 ? 1 + rng() % 40 : 214 + rng() % 40);
+      return sign | exponent << 23 | (static_cast<std::uint32_t>(rng()) & 0x7FFFFF);
+    }
+    case 4: return sign | 0x3F800000 | (static_cast<std::uint32_t>(rng()) & 0x3);  // ties in sums
+    default: {  // moderate values, where sums cancel and round
+      const auto exponent = static_cast<std::uint32_t>(120 + rng() % 16);
+      return sign | exponent << 23 | (static_cast<std::uint32_t>(rng()) & 0x7FFFFF);
+    }
+  }
+}
+
+class AccVecTest : public VECTOR_SUITE {
+ protected:
+  void SetUp() override {
+    VECTOR_SUITE::SetUp();
+    if (!bench_->bf16()) GTEST_SKIP() << "ACCVEC faults in int8 configurations (the model's tests cover it)";
+  }
+  void FillIeee(std::uint64_t first, std::uint64_t count) {
+    std::vector<std::vector<std::uint32_t>> rows(count, std::vector<std::uint32_t>(bench_->cols()));
+    for (auto& row : rows) {
+      for (auto& v : row) v = IeeeOperand(bench_->rng());
+    }
+    bench_->FillAcc(first, rows);
+  }
+  static isa::Instruction AccVec(isa::AccOp op, std::uint64_t a, std::uint64_t b, std::uint64_t dst,
+                                 std::uint64_t rows, bool bcast = false, bool bcol = false,
+                                 std::optional<std::uint32_t> imm = std::nullopt) {
+    return isa::MakeInstruction(Opcode::kAccVec,
+                                {{Field::kOp, static_cast<std::uint64_t>(op)}, {Field::kA, a},
+                                 {Field::kB, b}, {Field::kDst, dst}, {Field::kRows, rows},
+                                 {Field::kBcast, bcast ? 1u : 0u}, {Field::kBcol, bcol ? 1u : 0u},
+                                 {Field::kScalar, imm ? 1u : 0u}, {Field::kImm, imm.value_or(0)}});
+  }
+  static constexpr isa::AccOp kOps[] = {isa::AccOp::kAdd, isa::AccOp::kSub, isa::AccOp::kMul,
+                                        isa::AccOp::kMax, isa::AccOp::kMin, isa::AccOp::kDiv,
+                                        isa::AccOp::kSqrt};
+};
+
+// Every pair of special operands (the table of IeeeOperand's case 0 against itself) through
+// every op, with all grants given: bit-exact, and the cycles the model's estimate gives.
+TEST_F(AccVecTest, SpecialOperandPairsAndCycleEstimate) {
+  const std::uint32_t cols = bench_->cols();
+  static constexpr std::uint32_t kValues[] = {
+      0x00000000, 0x80000000, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000,
+      0x80800000, 0x3F800000, 0xBF800000, 0x3F800001, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000,
+      0xFF800000, 0x7FC00000, 0xFFC12345, 0x7F800001, 0x34000000, 0x40400000};
+  constexpr std::uint64_t n = std::size(kValues);
+  std::vector<std::uint32_t> as, bs;
+  for (std::uint32_t x : kValues) {
+    for (std::uint32_t y : kValues) {
+      as.push_back(x);
+      bs.push_back(y);
+    }
+  }
+  // In chunks of rows that fit three times into the accumulators (a, b, result).
+  const std::uint64_t chunk = std::min<std::uint64_t>(bench_->acc_rows() / 3, 64) * cols;
+  for (std::uint64_t first = 0; first < n * n; first += chunk) {
+    const std::uint64_t count = std::min(chunk, n * n - first), rows = (count + cols - 1) / cols;
+    std::vector<std::vector<std::uint32_t>> ra(rows, std::vector<std::uint32_t>(cols)), rb = ra;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      ra[k / cols][k % cols] = as[first + k];
+      rb[k / cols][k % cols] = bs[first + k];
+    }
+    for (isa::AccOp op : kOps) {
+      bench_->FillAcc(0, ra);
+      bench_->FillAcc(rows, rb);
+      const isa::Instruction insn = AccVec(op, 0, rows, 2 * rows, rows);
+      const std::uint64_t cycles = bench_->Run(insn);
+      EXPECT_EQ(cycles, model::TimingModel::AccVecCycles(insn))
+          << "op " << static_cast<int>(op) << ": RTL cycles vs the model's estimate";
+      if (first == 0) {
+        std::cout << "[ cycles   ] accvec op " << static_cast<int>(op) << ", " << rows << " rows: " << cycles
+                  << " (model " << model::TimingModel::AccVecCycles(insn) << ")\n";
+      }
+    }
+  }
+}
+
+// Random operands, every op and form of operand b (row, bcast, bcol, both, the immediate),
+// overlapping rows (in place, dst on b), under random grants of both accumulator ports.
+TEST_F(AccVecTest, RandomOperandsFormsAndOverlaps) {
+  constexpr std::uint64_t kRows = 48;
+  auto& rng = bench_->rng();
+  int ran = 0;
+  for (int i = 0; i < 120 && !HasFailure(); ++i) {
+    if (i % 10 == 0) FillIeee(0, kRows);
+    const isa::AccOp op = kOps[rng() % std::size(kOps)];
+    const std::uint64_t rows = 1 + rng() % 8;
+    const std::uint64_t a = rng() % (kRows - rows), b = rng() % (kRows - rows);
+    std::uint64_t dst = rng() % (kRows - rows);
+    if (rng() % 4 == 0) dst = a;
+    if (rng() % 6 == 0) dst = b;
+    const unsigned form = static_cast<unsigned>(rng() % 5);
+    const isa::Instruction insn =
+        form == 4 ? AccVec(op, a, b, dst, rows, false, false, IeeeOperand(rng))
+                  : AccVec(op, a, b, dst, rows, (form & 1) != 0, (form & 2) != 0);
+    Grants grants = RandomGrants();
+    grants.acc_wr = (rng() % 2) ? 1.0 : 0.4;
+    const std::uint64_t cycles = bench_->Run(insn, grants);
+    if (grants.acc_rd == 1.0 && grants.acc_wr == 1.0) {
+      EXPECT_EQ(cycles, model::TimingModel::AccVecCycles(insn)) << Describe(insn);
+    }
+    ++ran;
+  }
+  EXPECT_EQ(ran, 120);
 }
 
 TEST_F(VECTOR_SUITE, RandomInstructionSequences) {

@@ -136,8 +136,8 @@ TEST_P(ClockedExample, MatchesRefAndRtlAndTakesOneEdgePerCycle) {
 
 // Every assembly example; those of a configuration the build did not Verilate skip.
 INSTANTIATE_TEST_SUITE_P(Examples, ClockedExample,
-                         ::testing::Values("conv_pool_tiny.s", "gemm_tiny.s", "mlp_bf16.s", "mlp_int8.s",
-                                           "softmax_layernorm_bf16.s"),
+                         ::testing::Values("adam_step_accvec.s", "conv_pool_tiny.s", "gemm_tiny.s", "mlp_bf16.s",
+                                           "mlp_int8.s", "softmax_layernorm_bf16.s"),
                          [](const auto& param) { return param.param.substr(0, param.param.find('.')); });
 
 // An example for a configuration the build Verilated (tiny's where there is one).
