@@ -25,6 +25,7 @@ struct CompileOptions {
   std::string output;
   std::string listing;
   bool no_fuse = false;
+  bool device_state = false;
   bool json = false;
   bool quiet = false;
   std::string module;  // HLO files of several modules: which one (NAME or INDEX)
@@ -106,6 +107,7 @@ void Compile(const CompileOptions& options) {
   const std::string text = ReadHloText(options.input, source, options.module);
   compiler::CompileOptions compile_options;
   compile_options.fuse = !options.no_fuse;
+  compile_options.device_state = options.device_state;
   const bool terminal = isatty(STDERR_FILENO) != 0;
   if (!options.quiet) {
     // Rewritten in place on a terminal, one line per step otherwise.
@@ -215,6 +217,9 @@ void AddCompileCommand(CLI::App& app) {
   cmd->add_option("-o,--output", options->output, "Write the compiled model here (.sbin)");
   cmd->add_option("--listing", options->listing, "Write the placement here (.s) and each device step's assembly to MODEL.N.s (reassembles to steps/N.sbin)");
   cmd->add_flag("--no-fuse", options->no_fuse, "Keep bias, batch norm and activations out of the drain");
+  cmd->add_flag("--device-state", options->device_state, "A training step: place the optimizer updates the "
+                "compiler recognises on the device, state in device memory, as `systole train` does (listing only: "
+                "such a model is not saved with -o)");
   cmd->add_flag("--json", options->json, "Print a JSON summary instead of the placement");
   cmd->add_flag("-q,--quiet", options->quiet, "No progress on stderr");
   cmd->callback([options] { Compile(*options); });

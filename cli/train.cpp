@@ -46,12 +46,16 @@ struct TrainOptions {
   std::string losses;
   bool json = false;
   bool quiet = false;
+  bool host_state = false;  // update the state on the host instead of keeping it in device memory
 };
 
-std::shared_ptr<const compiler::CompiledModel> CompileFile(const std::string& path, const Config& config) {
+std::shared_ptr<const compiler::CompiledModel> CompileFile(const std::string& path, const Config& config,
+                                                           bool device_state = false) {
   const std::string source = std::filesystem::path(path).filename().string();
+  compiler::CompileOptions options;
+  options.device_state = device_state;
   return std::make_shared<const compiler::CompiledModel>(
-      compiler::Compile(ReadHloText(path, source, ""), source, config));
+      compiler::Compile(ReadHloText(path, source, ""), source, config, options));
 }
 
 void Train(const TrainOptions& options) {
@@ -63,7 +67,9 @@ void Train(const TrainOptions& options) {
   // The options against mpirun's environment, when it launched this process.
   const runtime::PodProcesses processes = runtime::ResolvePodProcesses(options.processes, pod);
   // The program whose batch parameters and state define the data and initial-state files.
-  const auto step = CompileFile(pod ? options.grad : options.step, config);
+  // One device keeps the state in its memory where the compiler can place the update there; a
+  // pod's gradients are all-reduced on the host, so its update runs there.
+  const auto step = CompileFile(pod ? options.grad : options.step, config, !pod && !options.host_state);
   const auto apply = pod ? CompileFile(options.apply, config) : nullptr;
   const auto eval = options.eval.empty() ? nullptr : CompileFile(options.eval, config);
   const runtime::StepSignature signature = pod ? runtime::PodSignature(*step, *apply)
@@ -103,9 +109,12 @@ void Train(const TrainOptions& options) {
   const bool quiet = options.quiet || !first_process;
   if (!quiet && !options.json) {
     const std::size_t device_steps = step->DeviceStepCount();
-    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s); batch {}, {} steps per epoch{}{}\n",
+    const std::size_t state_tensors = step->state_tensors.size();
+    fmt::print(stderr, "{} on {} ({}): {} device step(s), {} host step(s){}; batch {}, {} steps per epoch{}{}\n",
                pod ? options.grad : options.step, fmt::join(uris, ","), config.name, device_steps,
-               step->steps.size() - device_steps, trainer->batch_size(),
+               step->steps.size() - device_steps,
+               state_tensors == 0 ? "" : fmt::format("; {} state tensor(s) in device memory", state_tensors),
+               trainer->batch_size(),
                data.train_rows() / static_cast<std::size_t>(trainer->batch_size()),
                trainer->steps_per_launch() == 1 ? ""
                                                 : fmt::format(", {} steps per launch", trainer->steps_per_launch()),
@@ -215,6 +224,8 @@ void AddTrainCommand(CLI::App& app) {
   cmd->add_option("--resume", options->resume, "CKPT.npz to start from")->check(CLI::ExistingFile);
   cmd->add_option("--losses", options->losses, "OUT.npz: every step's loss (arr_0)");
   cmd->add_flag("--json", options->json, "print the summary as JSON");
+  cmd->add_flag("--host-state", options->host_state, "update the parameters and optimizer state on the host every step "
+                "instead of keeping them in device memory (docs/TRAINING.md)");
   cmd->add_flag("-q,--quiet", options->quiet, "no progress");
   cmd->callback([options, pod_processes, pod_index] {
     if (*pod_processes) options->processes.count = options->pod_processes;

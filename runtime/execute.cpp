@@ -13,6 +13,7 @@
 
 #include "arch/isa/isa.hpp"
 #include "arch/numerics/bf16.hpp"
+#include "runtime/resident_state.hpp"
 #include "sim/trace/timeline.hpp"
 #include "toolchain/hlo/error.hpp"
 #include "toolchain/hlo/interpreter.hpp"
@@ -89,7 +90,7 @@ class Frame {
         continue;
       }
       for (const Binding& binding : step.device->inputs) {
-        if (binding.kind != Binding::Kind::kBias) last_use_[binding.value] = s;
+        if (binding.kind != Binding::Kind::kBias && binding.kind != Binding::Kind::kState) last_use_[binding.value] = s;
       }
       for (const EpilogueTerm& term : step.device->epilogue) last_use_[term.operand] = s;
     }
@@ -136,9 +137,10 @@ class Frame {
 class Runner {
  public:
   Runner(const CompiledModel& model, Device& device, ResidentPrograms* resident, std::vector<DeviceStepRecord>* record,
-         const std::function<void(const std::string&)>& progress, std::int64_t while_iteration_limit)
+         const std::function<void(const std::string&)>& progress, std::int64_t while_iteration_limit,
+         const ResidentState* state)
       : model_(model), device_(device), resident_(resident), record_(record), progress_(progress),
-        while_iteration_limit_(while_iteration_limit) {
+        while_iteration_limit_(while_iteration_limit), state_(state) {
     for (const DeviceStep* step : model.DeviceSteps()) device_index_.emplace(step, device_index_.size());
   }
 
@@ -232,6 +234,8 @@ class Runner {
   static std::vector<std::uint8_t> InputBytes(const DeviceStep& step, const Binding& binding, const Frame& frame) {
     std::vector<double> scale, shift;
     std::vector<double> data;
+    if (binding.kind == Binding::Kind::kState) return {};  // in its bound buffer already
+    if (binding.kind == Binding::Kind::kValue) return EncodeValue(binding, frame.Value(binding.value));
     if (binding.kind == Binding::Kind::kBias && binding.shape.size() == 3) {
       // Replicated [N/C, rows, C] (lower_dot_conv.cpp): N is the output's channel count.
       const hlo::Instruction& result = frame.Instruction(step.output.value);
@@ -280,7 +284,7 @@ class Runner {
     start = Clock::now();
     systole::Program loaded;  // the step's own program when none is resident
     if (resident_ == nullptr) {
-      loaded = device_.Load(step.program);
+      loaded = state_ != nullptr ? device_.Load(step.program, state_->Bindings(step)) : device_.Load(step.program);
       stats.program_bytes += LoadBytes(step.program);
     }
     systole::Program& program = resident_ != nullptr ? resident_->Get(step, stats.program_bytes) : loaded;
@@ -296,21 +300,11 @@ class Runner {
     if (record_ != nullptr) record_->push_back({std::move(inputs), bytes, counters});
 
     start = Clock::now();
-    const hlo::Instruction& result = frame.Instruction(step.output.value);
-    const std::size_t width = image::DataTypeBytes(step.output.dtype);
-    std::vector<double> data(bytes.size() / width);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = ReadValue(step.output.dtype, &bytes[i * width]);
-    std::vector<std::int64_t> permuted_dims;
-    std::vector<std::uint64_t> unsigned_dims;
-    for (std::int64_t p : step.output.permutation) {
-      permuted_dims.push_back(result.shape.dims[static_cast<std::size_t>(p)]);
-      unsigned_dims.push_back(static_cast<std::uint64_t>(permuted_dims.back()));
+    // An update step's results stay in device memory: the host holds placeholders.
+    for (const std::string& name : step.resident_outputs) frame.Set(name, hlo::Literal(frame.Instruction(name).shape));
+    if (!step.output.value.empty()) {
+      frame.Set(step.output.value, DecodeValue(step.output, bytes, frame.Instruction(step.output.value).shape));
     }
-    data = UnblockColumns(step.output, std::move(data), unsigned_dims);
-    hlo::Literal value(result.shape);
-    value.values = Permute(data, permuted_dims, Inverse(step.output.permutation));
-    hlo::RoundAll(result.shape.type, value.values);
-    frame.Set(step.output.value, std::move(value));
     stats.host_seconds += Seconds(start);
   }
 
@@ -320,6 +314,7 @@ class Runner {
   std::vector<DeviceStepRecord>* record_;
   std::function<void(const std::string&)> progress_;
   std::int64_t while_iteration_limit_;
+  const ResidentState* state_;
   std::unordered_map<const DeviceStep*, std::size_t> device_index_;  // PlacementRows' order
   std::vector<std::string> loops_;  // "while.14 iteration 3" for each loop running, outermost first
   RunStats stats_;
@@ -352,6 +347,34 @@ std::vector<double> Permute(const std::vector<double>& data, const std::vector<s
     }
   }
   return out;
+}
+
+std::vector<std::uint8_t> EncodeValue(const Binding& binding, const hlo::Literal& value) {
+  std::vector<double> data = Permute(value.values, value.shape.dims, binding.permutation);
+  std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
+  for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));
+  data = BlockColumns(binding, std::move(data), dims);
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(data.size() * image::DataTypeBytes(binding.dtype));
+  for (double v : data) AppendBytes(binding.dtype, v, bytes);
+  return bytes;
+}
+
+hlo::Literal DecodeValue(const Binding& binding, const std::vector<std::uint8_t>& bytes, const hlo::Shape& shape) {
+  const std::size_t width = image::DataTypeBytes(binding.dtype);
+  std::vector<double> data(bytes.size() / width);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = ReadValue(binding.dtype, &bytes[i * width]);
+  std::vector<std::int64_t> permuted_dims;
+  std::vector<std::uint64_t> unsigned_dims;
+  for (std::int64_t p : binding.permutation) {
+    permuted_dims.push_back(shape.dims[static_cast<std::size_t>(p)]);
+    unsigned_dims.push_back(static_cast<std::uint64_t>(permuted_dims.back()));
+  }
+  data = UnblockColumns(binding, std::move(data), unsigned_dims);
+  hlo::Literal value(shape);
+  value.values = Permute(data, permuted_dims, Inverse(binding.permutation));
+  hlo::RoundAll(shape.type, value.values);
+  return value;
 }
 
 std::vector<hlo::Literal> NetworkInputs(const hlo::Module& module, std::uint64_t seed) {
@@ -389,7 +412,8 @@ void AddLinkBytes(RunStats& total, const RunStats& more) {
   total.result_bytes += more.result_bytes;
 }
 
-ResidentPrograms::ResidentPrograms(const CompiledModel& model, Device& device) : model_(&model), device_(&device) {
+ResidentPrograms::ResidentPrograms(const CompiledModel& model, Device& device, const ResidentState* state)
+    : model_(&model), device_(&device), state_(state) {
   for (const compiler::DeviceStep* step : model.DeviceSteps()) programs_.emplace(step, std::nullopt);
 }
 
@@ -401,7 +425,7 @@ systole::Program& ResidentPrograms::Get(const compiler::DeviceStep& step, std::u
   }
   std::optional<systole::Program>& program = it->second;
   if (!program) {
-    program = device_->Load(step.program);
+    program = state_ != nullptr ? device_->Load(step.program, state_->Bindings(step)) : device_->Load(step.program);
     program_bytes += LoadBytes(step.program);
   }
   return *program;
@@ -410,7 +434,9 @@ systole::Program& ResidentPrograms::Get(const compiler::DeviceStep& step, std::u
 DeviceStepResult RunLoadedStep(Device& device, systole::Program& program, const compiler::DeviceStep& step,
                                const std::vector<std::vector<std::uint8_t>>& inputs, const std::string& source_name,
                                const std::string& where, const std::atomic<bool>* stop) {
-  for (std::size_t i = 0; i < inputs.size(); ++i) program.WriteInput(i, inputs[i]);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].empty()) program.WriteInput(i, inputs[i]);  // empty: a bound state tensor
+  }
   device.ClearCounters();
   trace::Timeline* timeline = device.recording();
   if (timeline != nullptr) timeline->NameNextLaunch(fmt::format("{} ({})", step.covers.back(), step.kernel));
@@ -425,21 +451,49 @@ DeviceStepResult RunLoadedStep(Device& device, systole::Program& program, const 
                                          step.covers.back(), step.kernel, regs::ErrorName(error.code()),
                                          where.empty() ? "" : " on " + where, error.what()));
   }
-  DeviceStepResult result{program.ReadOutput(0), device.ReadCounters()};
+  // An update step (no output value) leaves its results in its bound state tensors.
+  DeviceStepResult result{step.output.value.empty() ? std::vector<std::uint8_t>{} : program.ReadOutput(0),
+                          device.ReadCounters()};
   if (timeline != nullptr) timeline->SetLaunchCounters(result.counters.values);
   return result;
 }
 
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress, ResidentPrograms* resident,
-                  std::vector<DeviceStepRecord>* record, std::int64_t while_iteration_limit) {
+                  std::vector<DeviceStepRecord>* record, std::int64_t while_iteration_limit, ResidentState* state) {
   if (resident != nullptr && (&resident->model() != &model || &resident->device() != &device)) {
     throw std::invalid_argument(fmt::format("{}: the resident programs given belong to another model or device "
                                             "handle (they were made for {})", model.source_name,
                                             resident->model().source_name));
   }
-  Runner runner(model, device, resident, record, progress, while_iteration_limit);
-  return runner.Run(arguments);
+  if (state != nullptr && &state->model() != &model) {
+    throw std::invalid_argument(fmt::format("{}: the resident state given belongs to another model ({})",
+                                            model.source_name, state->model().source_name));
+  }
+  if (resident != nullptr && !model.state_tensors.empty() && resident->state() != state) {
+    throw std::invalid_argument(fmt::format("{}: the resident programs were loaded with another resident state",
+                                            model.source_name));
+  }
+  // A model with device state run on its own: its state goes down first and comes back after.
+  std::optional<ResidentState> own;
+  std::uint64_t state_written = 0;
+  if (state == nullptr && !model.state_tensors.empty()) {
+    own.emplace(model, device);
+    state_written = own->WriteAll(arguments);
+    state = &*own;
+  }
+  Runner runner(model, device, resident, record, progress, while_iteration_limit, state);
+  RunResult result = runner.Run(arguments);
+  if (own) {
+    result.stats.operand_bytes += state_written;
+    const hlo::Instruction* root = model.module->entry->root;
+    for (std::size_t i = 0; i < root->operands.size() && i < result.result.elements.size(); ++i) {
+      if (own->HoldsOutput(root->operands[i]->name)) {
+        result.result.elements[i] = own->ReadOutput(root->operands[i]->name, result.stats.result_bytes);
+      }
+    }
+  }
+  return result;
 }
 
 }  // namespace systole::runtime

@@ -20,6 +20,7 @@
 namespace systole::runtime {
 
 using compiler::CompiledModel;
+class ResidentState;
 
 struct RunStats {
   std::uint64_t cycles = 0;     // device CYCLES, summed over the device steps
@@ -43,9 +44,12 @@ struct RunStats {
 // first are placed where the device has room (Device::Load relocates them exactly).
 class ResidentPrograms {
  public:
-  ResidentPrograms(const CompiledModel& model, Device& device);
+  // With `state` (made for this model and device), the programs that read or update training
+  // state are loaded with its buffers bound (ResidentState::Bindings).
+  ResidentPrograms(const CompiledModel& model, Device& device, const ResidentState* state = nullptr);
   const CompiledModel& model() const { return *model_; }
   const Device& device() const { return *device_; }
+  const ResidentState* state() const { return state_; }
   // The program of `step` (one of the model's device steps, nested ones in loops included),
   // loaded if it is not yet; the bytes a load wrote are added to `program_bytes`. A loop's
   // body thus loads its programs in its first iteration only.
@@ -54,6 +58,7 @@ class ResidentPrograms {
  private:
   const CompiledModel* model_;
   Device* device_;
+  const ResidentState* state_;
   std::unordered_map<const compiler::DeviceStep*, std::optional<systole::Program>> programs_;  // loaded on first use
 };
 
@@ -89,6 +94,12 @@ struct DeviceStepRecord {
   Counters counters;
 };
 
+// The device bytes of `value` laid out as `binding` says (a kValue binding: transpose, column
+// blocking, element type), as a device step's input is written.
+std::vector<std::uint8_t> EncodeValue(const compiler::Binding& binding, const hlo::Literal& value);
+// The inverse: device bytes laid out as `binding` says, back to a value of `shape`.
+hlo::Literal DecodeValue(const compiler::Binding& binding, const std::vector<std::uint8_t>& bytes, const hlo::Shape& shape);
+
 // Runs `model` with `arguments` (entry parameters in order, shapes as declared). `progress`
 // (may be empty) hears about each device step. With `resident` (made for this model and
 // device) the device steps reuse its programs instead of loading their own; the results are
@@ -97,10 +108,16 @@ struct DeviceStepRecord {
 // every device step's bytes and counters are appended to it in the order the steps ran (a
 // loop's body once per iteration). A loop (a control step) still running after
 // `while_iteration_limit` iterations throws the interpreter's hlo::HloError naming it.
+// A model with training state in device memory (CompiledModel::state_tensors) runs on `state`,
+// which already holds the state parameters' values: their arguments are not written, and the
+// root's new parameters and momenta are placeholders (zeros) that the caller reads from `state`
+// when it needs them (TrainingSession). Without `state`, Execute makes one, writes it from
+// `arguments` and reads the root's state values back: the same result as a model without.
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress = {},
                   ResidentPrograms* resident = nullptr, std::vector<DeviceStepRecord>* record = nullptr,
-                  std::int64_t while_iteration_limit = hlo::Interpreter::kDefaultWhileIterationLimit);
+                  std::int64_t while_iteration_limit = hlo::Interpreter::kDefaultWhileIterationLimit,
+                  ResidentState* state = nullptr);
 
 // Random inputs shaped like a trained network's, for demonstrations and tests of deep models:
 // hlo::RandomInputs(module, seed), then every parameter that is the weights (operand 1) of a

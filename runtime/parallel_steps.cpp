@@ -160,6 +160,12 @@ class ParallelRun {
 // A loop's device steps run once per iteration, so a run's records are not one per device step
 // and cannot be replayed side by side as they are.
 void RefuseControlSteps(const CompiledModel& model) {
+  if (!model.state_tensors.empty()) {
+    // A replayed step would find its bound state tensors empty on the other device.
+    throw std::runtime_error(fmt::format("{}: keeps training state in device memory; side-by-side jobs replay each "
+                                         "device step alone and do not take such a model: run it without --jobs",
+                                         model.source_name));
+  }
   if (!model.HasControlSteps()) return;
   throw std::runtime_error(fmt::format("{}: its loops or conditionals run device steps (systole compile lists them); "
                                        "side-by-side jobs replay each device step once and do not take such a model "

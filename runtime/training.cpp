@@ -121,9 +121,28 @@ std::vector<std::size_t> EpochOrder(std::size_t rows, std::uint64_t seed, std::u
 
 TrainingSession::TrainingSession(std::shared_ptr<const CompiledModel> step, Device& device,
                                  std::vector<hlo::Literal> state)
-    : step_(std::move(step)), device_(&device), programs_(std::make_unique<ResidentPrograms>(*step_, device)),
+    : step_(std::move(step)), device_(&device),
+      device_state_(step_->state_tensors.empty() ? nullptr : std::make_unique<ResidentState>(*step_, device)),
+      programs_(std::make_unique<ResidentPrograms>(*step_, device, device_state_.get())),
       signature_(ReadStepSignature(*step_->module, step_->source_name)) {
   set_state(std::move(state));
+}
+
+std::size_t TrainingSession::device_state_values() const {
+  if (device_state_ == nullptr) return 0;
+  const auto parameters = step_->module->entry->Parameters();
+  return static_cast<std::size_t>(std::count_if(signature_.state_parameters.begin(), signature_.state_parameters.end(),
+                                                [&](std::size_t p) { return device_state_->Holds(parameters[p]->name); }));
+}
+
+const std::vector<hlo::Literal>& TrainingSession::state() const {
+  const auto parameters = step_->module->entry->Parameters();
+  for (std::size_t i = 0; i < state_.size(); ++i) {
+    if (!stale_[i]) continue;
+    state_[i] = device_state_->Read(parameters[signature_.state_parameters[i]]->name, pending_read_);
+    stale_[i] = false;
+  }
+  return state_;
 }
 
 void TrainingSession::set_state(std::vector<hlo::Literal> state) {
@@ -136,6 +155,12 @@ void TrainingSession::set_state(std::vector<hlo::Literal> state) {
     CheckShapedLike(state[i], *parameters[signature_.state_parameters[i]], fmt::format("state value {}", i));
   }
   state_ = std::move(state);
+  stale_.assign(state_.size(), false);
+  if (device_state_ == nullptr) return;
+  for (std::size_t i = 0; i < state_.size(); ++i) {
+    const std::string& name = parameters[signature_.state_parameters[i]]->name;
+    if (device_state_->Holds(name)) pending_written_ += device_state_->Write(name, state_[i]);
+  }
 }
 
 RunResult TrainingSession::Run(const std::vector<hlo::Literal>& batch) {
@@ -152,13 +177,26 @@ RunResult TrainingSession::Run(const std::vector<hlo::Literal>& batch) {
   }
   RunResult run;
   try {
-    run = Execute(*step_, *device_, arguments, {}, programs_.get());
+    run = Execute(*step_, *device_, arguments, {}, programs_.get(), nullptr,
+                  hlo::Interpreter::kDefaultWhileIterationLimit, device_state_.get());
   } catch (...) {
-    // Keep the state the step started from: the caller may save it or retry elsewhere.
+    // Keep the state the step started from: the caller may save it or retry elsewhere. (State in
+    // device memory may be partly updated by then: the caller resumes from a checkpoint.)
     for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = std::move(arguments[signature_.state_parameters[i]]);
     throw;
   }
-  for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = std::move(run.result.elements[signature_.state_outputs[i]]);
+  for (std::size_t i = 0; i < state_.size(); ++i) {
+    const std::string& name = parameters[signature_.state_parameters[i]]->name;
+    if (device_state_ != nullptr && device_state_->Holds(name)) {
+      state_[i] = std::move(arguments[signature_.state_parameters[i]]);  // the shape; the value is on the device
+      stale_[i] = true;
+    } else {
+      state_[i] = std::move(run.result.elements[signature_.state_outputs[i]]);
+    }
+  }
+  run.stats.operand_bytes += pending_written_;
+  run.stats.result_bytes += pending_read_;
+  pending_written_ = pending_read_ = 0;
   return run;
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runtime/execute.hpp"
+#include "runtime/resident_state.hpp"
 
 namespace systole::runtime {
 
@@ -78,7 +79,9 @@ std::vector<hlo::Literal> StackBatches(const CompiledModel& program, const StepS
 // Runs a compiled training step on one device, keeping the state between steps. The step's
 // device programs stay loaded on the device (ResidentPrograms): after the first step only the
 // device steps' operands go down and their results come up (docs/TRAINING.md, "Where the
-// state lives").
+// state lives"). A step compiled with device state (CompiledModel::state_tensors) keeps those
+// parameters and momenta in device memory (ResidentState): written by set_state, updated by the
+// step's update programs, read back only by state().
 class TrainingSession {
  public:
   // `state` holds one literal per state parameter, in StepSignature::state_parameters order,
@@ -94,8 +97,12 @@ class TrainingSession {
   LaunchResult Launch(const std::vector<std::vector<hlo::Literal>>& steps);
 
   const StepSignature& signature() const { return signature_; }
-  const std::vector<hlo::Literal>& state() const { return state_; }
+  // The state now; the values kept in device memory are read back first (counted in the next
+  // step's result_bytes).
+  const std::vector<hlo::Literal>& state() const;
   void set_state(std::vector<hlo::Literal> state);
+  // How many state values live in device memory between steps (0 without device state).
+  std::size_t device_state_values() const;
 
  private:
   // Runs the program on the state and `batch` (its batch parameters' values) and takes its state
@@ -104,9 +111,15 @@ class TrainingSession {
 
   std::shared_ptr<const CompiledModel> step_;
   Device* device_;
-  std::unique_ptr<ResidentPrograms> programs_;  // of step_ on device_
+  std::unique_ptr<ResidentState> device_state_;  // null when the step keeps no state on the device
+  std::unique_ptr<ResidentPrograms> programs_;   // of step_ on device_
   StepSignature signature_;
-  std::vector<hlo::Literal> state_;
+  // state_[i] is stale while stale_[i]: its value is in device_state_ (read back by state()).
+  mutable std::vector<hlo::Literal> state_;
+  mutable std::vector<bool> stale_;
+  // Link bytes of state written (set_state) and read back (state()) since the last step.
+  std::uint64_t pending_written_ = 0;
+  mutable std::uint64_t pending_read_ = 0;
 };
 
 // Runs an evaluation program — parameters: the first K state values, then the batch

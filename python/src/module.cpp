@@ -426,10 +426,12 @@ std::shared_ptr<DeviceHolder> DeviceHolderOf(const py::handle& device, const std
 
 namespace {
 
-PyProgram CompileText(const std::string& text, const std::string& source_name, const std::string& config, bool fuse) {
+PyProgram CompileText(const std::string& text, const std::string& source_name, const std::string& config, bool fuse,
+                      bool device_state) {
   const Config loaded = LoadConfigNameOrFile(config);
   compiler::CompileOptions options;
   options.fuse = fuse;
+  options.device_state = device_state;
   py::gil_scoped_release release;
   return PyProgram{
       std::make_shared<const compiler::CompiledModel>(compiler::Compile(text, source_name, loaded, options))};
@@ -581,7 +583,9 @@ PYBIND11_MODULE(_systole, m) {
            py::arg("path"));
 
   m.def("compile_text", &CompileText, py::arg("text"), py::arg("source_name"), py::arg("config"),
-        py::arg("fuse") = true, "Compiles HLO text for a configuration (name or .toml path).");
+        py::arg("fuse") = true, py::arg("device_state") = false,
+        "Compiles HLO text for a configuration (name or .toml path); device_state: a training step's state in "
+        "device memory where the compiler can place its update there.");
   m.def("load", &LoadProgram, py::arg("path"), "Loads a model file written by Program.save or `systole compile`.");
   m.def(
       "select_module",

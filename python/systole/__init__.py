@@ -179,14 +179,16 @@ def _looks_like_hlo(text: str) -> bool:
 
 
 def compile(hlo: str | os.PathLike, config: str = "small", *, fuse: bool = True,
-            name: str | None = None, module: str | int | None = None) -> Program:
+            name: str | None = None, module: str | int | None = None, device_state: bool = False) -> Program:
     """Compiles XLA HLO text, or an HLO file given by path, for a configuration.
 
     `config` is a configuration name or a .toml path. `fuse=False` keeps bias, batch norm
     and activations out of the accumulator drain. `module` picks one module of a file that
     holds several (`// -----` separated, as XLA's tests write them): its index or its
-    `HloModule` name (`systole compile --module`). Raises HloError with file:line:col for
-    malformed text, Error for a model the configuration cannot run.
+    `HloModule` name (`systole compile --module`). `device_state=True` keeps a training step's
+    parameters and optimizer state in device memory where the compiler can place their update
+    there (`systole train`'s default; docs/TRAINING.md, "State in device memory"). Raises
+    HloError with file:line:col for malformed text, Error for a model the configuration cannot run.
     """
     if isinstance(hlo, os.PathLike) or (isinstance(hlo, str) and not _looks_like_hlo(hlo)):
         path = Path(hlo)
@@ -199,7 +201,7 @@ def compile(hlo: str | os.PathLike, config: str = "small", *, fuse: bool = True,
         source = name or "<hlo text>"
     if module is not None:
         text = _systole.select_module(text, source, str(module))
-    return Program(_systole.compile_text(text, source, config, fuse))
+    return Program(_systole.compile_text(text, source, config, fuse, device_state))
 
 
 def load(path: str | os.PathLike) -> Program:

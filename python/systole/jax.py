@@ -212,7 +212,8 @@ class TrainStep:
         args = tuple(state) if isinstance(state, tuple) else (state,)
         lowered = jax.jit(fn, donate_argnums=tuple(range(n_state)), keep_unused=True).lower(*args, *example_batch)
         name = getattr(fn, "__name__", "train_step")
-        self.program = _systole.compile(hlo_text(lowered), config=config, name=f"jax:{name}")
+        # The state in device memory where the compiler can place its update there, as `systole train`.
+        self.program = _systole.compile(hlo_text(lowered), config=config, name=f"jax:{name}", device_state=True)
         self._device = _open_device(device, config)
         self._session = _systole._systole.TrainingSession(self._device._native, self.program._native,
                                                          [np.asarray(x) for x in leaves])
@@ -328,8 +329,9 @@ def fit(fn: Callable, state: Any, data: str | os.PathLike | Sequence[Any], *, ba
     "Several steps per launch")."""
     states, arrays = _fit_inputs("fit", state, data)
     n = len(arrays) // 2
+    # The state in device memory where the update can go there, as `systole train`.
     step = _compile_lowered(jax.jit(fn, donate_argnums=tuple(range(len(states))), keep_unused=True).lower(
-        *states, *(_shaped(a, batch_size, steps_per_launch) for a in arrays[:n])), fn, config)
+        *states, *(_shaped(a, batch_size, steps_per_launch) for a in arrays[:n])), fn, config, device_state=True)
     trainer = _systole.Trainer(step, _leaves(states),
                                eval=_eval_program(eval_fn, states[:eval_state], arrays[n:], config),
                                device=_open_device(device, config), config=config)
@@ -392,8 +394,9 @@ def _leaves(states: tuple) -> list[np.ndarray]:
     return [np.asarray(x) for x in jax.tree_util.tree_leaves(states)]
 
 
-def _compile_lowered(lowered: Any, fn: Callable, config: str) -> _systole.Program:
-    return _systole.compile(hlo_text(lowered), config=config, name=f"jax:{getattr(fn, '__name__', 'fn')}")
+def _compile_lowered(lowered: Any, fn: Callable, config: str, device_state: bool = False) -> _systole.Program:
+    return _systole.compile(hlo_text(lowered), config=config, name=f"jax:{getattr(fn, '__name__', 'fn')}",
+                            device_state=device_state)
 
 
 def _eval_program(eval_fn: Callable | None, states: tuple, test: list, config: str) -> _systole.Program | None:

@@ -95,12 +95,12 @@ def _arrays_or_path(value: Any, what: str) -> Any:
     return [_host_array(a) for a in value]
 
 
-def _program(value: Program | PathLike, config: str, what: str) -> Program:
+def _program(value: Program | PathLike, config: str, what: str, device_state: bool = False) -> Program:
     if isinstance(value, Program):
         return value
     if isinstance(value, os.PathLike) or (isinstance(value, str) and not _looks_like_hlo(value)):
         _existing(value, f"{what} program (HLO text file)")
-    return _compile(value, config)
+    return _compile(value, config, device_state=device_state)
 
 
 def _open(device: str | Device, config: str) -> Device:
@@ -173,7 +173,8 @@ class Trainer:
                                                 os.fspath(pod_rendezvous) if pod_rendezvous is not None else "",
                                                 pod_address or "", pod_interface or "")
         else:
-            self.step = _program(step, config, "training step")
+            # As `systole train`: the state in device memory where the update can go there.
+            self.step = _program(step, config, "training step", device_state=True)
             self.grad = self.apply = None
             self._native = _systole.Trainer.on_device(self.devices[0]._native, self.step._native, native_eval, state,
                                                       pod_processes, pod_index)

@@ -11,48 +11,18 @@
 #include <optional>
 #include <span>
 
-#include "systole/link.hpp"
 #include "tests/training/training_test_util.hpp"
 
 namespace systole::runtime {
 namespace {
 
 using testing::CompileFixture;
+using testing::CountingLink;
+using testing::LinkBytes;
 using testing::FirstBatches;
 using testing::LoadEveryStep;
 using testing::LoadDataset;
 using testing::LoadState;
-
-struct LinkBytes {
-  std::uint64_t written = 0;
-  std::uint64_t read = 0;
-};
-
-// The golden model's link, counting the device-memory bytes written and read through it.
-class CountingLink : public Link {
- public:
-  CountingLink(const Config& config, LinkBytes& bytes) : inner_(OpenRefLink(config)), bytes_(&bytes) {}
-  std::string_view Uri() const override { return inner_->Uri(); }
-  std::uint32_t ReadRegister(std::uint32_t offset) override { return inner_->ReadRegister(offset); }
-  void WriteRegister(std::uint32_t offset, std::uint32_t value) override { inner_->WriteRegister(offset, value); }
-  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
-    bytes_->written += bytes.size();
-    inner_->WriteMemory(address, bytes);
-  }
-  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
-    bytes_->read += bytes.size();
-    inner_->ReadMemory(address, bytes);
-  }
-  bool WaitForInterrupt(std::chrono::milliseconds timeout) override { return inner_->WaitForInterrupt(timeout); }
-  std::uint64_t Allocate(std::uint64_t bytes, std::uint64_t alignment, std::optional<std::uint64_t> at) override {
-    return inner_->Allocate(bytes, alignment, at);
-  }
-  void Free(std::uint64_t address) override { inner_->Free(address); }
-
- private:
-  std::unique_ptr<Link> inner_;
-  LinkBytes* bytes_;
-};
 
 TEST(ResidentPrograms, AfterTheFirstStepOnlyOperandsAndResultsCrossTheLink) {
   const auto step = CompileFixture("mlp_sgd_step.hlo");

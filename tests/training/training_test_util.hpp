@@ -3,16 +3,19 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "arch/config/config.hpp"
+#include "systole/link.hpp"
 #include "runtime/train_loop.hpp"
 #include "toolchain/npy/npy.hpp"
 
@@ -22,13 +25,18 @@ inline std::filesystem::path Fixture(const std::string& name) {
   return std::filesystem::path(SYSTOLE_SOURCE_DIR) / "examples" / "training" / name;
 }
 
+// `device_state`: parameters and optimizer state in device memory where the compiler can place
+// their update there (CompileOptions::device_state, what `systole train` does by default).
 inline std::shared_ptr<const CompiledModel> CompileFixture(const std::string& name,
-                                                           const std::string& config = "small") {
+                                                           const std::string& config = "small",
+                                                           bool device_state = false) {
   const auto path = Fixture(name);
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
-  return std::make_shared<const CompiledModel>(compiler::Compile(text.str(), name, LoadConfig(config)));
+  compiler::CompileOptions options;
+  options.device_state = device_state;
+  return std::make_shared<const CompiledModel>(compiler::Compile(text.str(), name, LoadConfig(config), options));
 }
 
 // The initial state of <model>_step.hlo ("mlp_sgd", "mlp_adam", "cnn_sgd").
@@ -121,11 +129,43 @@ inline std::vector<hlo::Literal> LoopArguments(const CompiledModel& loop, std::v
   return arguments;
 }
 
+struct LinkBytes {
+  std::uint64_t written = 0;
+  std::uint64_t read = 0;
+};
+
+// The golden model's link, counting the device-memory bytes written and read through it.
+class CountingLink : public Link {
+ public:
+  CountingLink(const Config& config, LinkBytes& bytes) : inner_(OpenRefLink(config)), bytes_(&bytes) {}
+  std::string_view Uri() const override { return inner_->Uri(); }
+  std::uint32_t ReadRegister(std::uint32_t offset) override { return inner_->ReadRegister(offset); }
+  void WriteRegister(std::uint32_t offset, std::uint32_t value) override { inner_->WriteRegister(offset, value); }
+  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
+    bytes_->written += bytes.size();
+    inner_->WriteMemory(address, bytes);
+  }
+  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
+    bytes_->read += bytes.size();
+    inner_->ReadMemory(address, bytes);
+  }
+  bool WaitForInterrupt(std::chrono::milliseconds timeout) override { return inner_->WaitForInterrupt(timeout); }
+  std::uint64_t Allocate(std::uint64_t bytes, std::uint64_t alignment, std::optional<std::uint64_t> at) override {
+    return inner_->Allocate(bytes, alignment, at);
+  }
+  void Free(std::uint64_t address) override { inner_->Free(address); }
+
+ private:
+  std::unique_ptr<Link> inner_;
+  LinkBytes* bytes_;
+};
+
 // max |a - b| / max |b| (0 when b is all zero and a equals it).
 // Trains `model` (its step, eval and fixtures) on `ref` for as many epochs as JAX's reference
-// and returns the summary.
+// and returns the summary. As `systole train` does, the state stays in device memory where
+// the compiler can place its update there (the MLP's and the CNNs' dense weights with SGD).
 inline TrainSummary TrainLikeJax(const std::string& model, const std::string& eval) {
-  const auto step = CompileFixture(model + "_step.hlo");
+  const auto step = CompileFixture(model + "_step.hlo", "small", true);
   Device device = Device::Open("ref", LoadConfig("small"));
   DeviceTrainer trainer(step, CompileFixture(eval), device, LoadState(model));
   TrainLoopOptions options;

@@ -128,4 +128,14 @@ void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::Vec
 void Activation(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::ActFunc func,
                 std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);
 
+// One step of SGD with momentum on the accumulators, in place, for tensors of rows of C elements
+// (the column-blocked weight layout, [ceil(N/C), K, C]): m' = m·mu + g and p' = p − m'·lr in
+// IEEE binary32 (ACCVEC, the host interpreter's f32 arithmetic bit for bit), p' and m' stored
+// over p and m, and p' rounded to the element type (ACTIVATE) into `weights`: the tiles the next
+// step's dots load. bf16 configurations only. Rows go through the accumulators `rows_per_chunk`
+// at a time (0: 32), two chunks in flight (at most an eighth of the accumulators each).
+void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& momentum,
+                       const Tensor& gradient, const Tensor& weights, float mu, float learning_rate,
+                       std::uint64_t rows_per_chunk = 0);
+
 }  // namespace systole::codegen

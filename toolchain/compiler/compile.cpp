@@ -384,6 +384,7 @@ CompiledModel Compile(const std::string& hlo_text, const std::string& source_nam
   detail::MakeInputDilationExplicit(*model.module, source_name);
   std::size_t built = 0;
   model.steps = detail::PartitionComputation(*model.module->entry, config, options, source_name, built);
+  if (options.device_state) detail::PlaceStateUpdates(model, config);
   ClassifyHostSteps(model);
   NameParameterArithmetic(model.steps);
   return model;

@@ -83,7 +83,7 @@ void ClassifySteps(const hlo::Module& module, std::vector<Step>& steps, const hl
       continue;
     }
     for (const Binding& binding : step.device->inputs) {
-      if (binding.kind != Binding::Kind::kBias) {
+      if (binding.kind != Binding::Kind::kBias && binding.kind != Binding::Kind::kState) {
         readers[binding.value].push_back({SIZE_MAX, binding.kind == Binding::Kind::kWeights});
       }
     }

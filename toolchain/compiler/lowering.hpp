@@ -282,6 +282,12 @@ std::vector<Step> PartitionComputation(const hlo::Computation& computation, cons
 Step PlaceControlFlow(const hlo::Instruction& control, const Config& config, const CompileOptions& options,
                       const std::string& source_name, std::size_t& built);
 
+// Training steps with CompileOptions::device_state: the SGD-with-momentum updates of donated
+// parameters that only device dots read move to update steps on the device, the parameters and
+// momenta to `model.state_tensors` (place_state.cpp). Leaves the model as it is when nothing
+// matches, and on int8 configurations.
+void PlaceStateUpdates(CompiledModel& model, const Config& config);
+
 // The last part of every Lower*: the builder's program, tagged with its configuration, and its
 // estimate (the whole program's, from the golden model's timing).
 inline void FinishStep(DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {

@@ -40,8 +40,9 @@ struct Binding {
     kValue,    // the value itself
     kWeights,  // the weights, each output channel (last device dim) scaled by the epilogue
     kBias,     // the epilogue's folded bias: one element per output channel
+    kState,    // a state tensor the device keeps between runs (StateTensor): bound, never written
   } kind = Kind::kValue;
-  std::string value;                      // HLO instruction name (kBias: unused)
+  std::string value;                      // HLO instruction name (kBias: unused; kState: the StateTensor's name)
   std::vector<std::int64_t> permutation;  // device dim i is value dim permutation[i]
   image::DataType dtype = image::DataType::kBf16;
   std::vector<std::uint64_t> shape;       // the device tensor's shape
@@ -77,6 +78,24 @@ struct DeviceStep {
   Binding output;                    // program.outputs[0] -> value `covers.back()`
   std::vector<EpilogueTerm> epilogue;  // folded into kWeights / kBias inputs at run time
   StepEstimate estimate;
+  // An update step (place_state.cpp) reads nothing back: `output.value` is empty, and these HLO
+  // values (new parameters and optimizer state, outputs of the entry's root) stay in its kState
+  // tensors. The host sees placeholders unless it reads the state back (runtime/device_state.hpp).
+  std::vector<std::string> resident_outputs = {};
+};
+
+// A tensor of training state that lives in device memory across runs: an entry parameter
+// (`layout.value`) laid out as `layout` says (permutation, element type, column blocking), as
+// a device step's input binding of that parameter would write it. One parameter may have
+// several: its fp32 value and momentum in each weight layout its dots read, and the element-type
+// copy those dots load.
+struct StateTensor {
+  std::string name;          // unique: "params_0_.1 fp32 [1,0]"
+  Binding layout;            // kind kValue; value: the entry parameter whose value it holds
+  // The HLO value (an entry root operand) that replaces the parameter after a run: the step's
+  // new value of the parameter, read back from this tensor when the host needs it. Empty for
+  // element-type copies (not exact).
+  std::string output;
 };
 
 // What a host step does (host_work.cpp). kParameters: arithmetic on the model's parameters
@@ -136,6 +155,8 @@ struct CompiledModel {
   std::string source_name;   // for messages
   std::shared_ptr<hlo::Module> module;  // after the front-end passes
   std::vector<Step> steps;
+  // Training state kept in device memory (CompileOptions::device_state): empty otherwise.
+  std::vector<StateTensor> state_tensors;
 
   // Every step and region start, nested ones included, in execution order (depth first): the
   // order in which SaveModel numbers the device steps' programs.
@@ -164,6 +185,9 @@ void ClassifyHostSteps(CompiledModel& model);
 
 struct CompileOptions {
   bool fuse = true;  // fuse bias / batch norm / activations into the drain
+  // Training steps: keep parameters and optimizer state in device memory, updated there by
+  // ACCVEC where the update is one the compiler recognises (place_state.cpp).
+  bool device_state = false;
   // Called before each device step is built ("step 3/54: conv ..."); may be empty.
   std::function<void(const std::string&)> progress;
 };

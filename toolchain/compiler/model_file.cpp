@@ -30,6 +30,7 @@ const char* KindName(Binding::Kind kind) {
     case Binding::Kind::kValue: return "value";
     case Binding::Kind::kWeights: return "weights";
     case Binding::Kind::kBias: return "bias";
+    case Binding::Kind::kState: return "state";
   }
   return "value";
 }
@@ -287,6 +288,10 @@ std::vector<Region> ReadRegions(const json& j, const hlo::Module& module, const 
 }  // namespace
 
 void SaveModel(const CompiledModel& model, const std::filesystem::path& path) {
+  if (!model.state_tensors.empty()) {
+    throw std::runtime_error(fmt::format("{}: a model that keeps training state in device memory is not stored in "
+                                         "model files (compile it without device state to save it)", model.source_name));
+  }
   json manifest = {{"format", kModelFormat}, {"version", kModelVersion}, {"config", model.config},
                    {"source", model.source_name}, {"hlo", "model.hlo"}};
   std::vector<std::vector<std::uint8_t>> bundles;  // must outlive zip_close

@@ -1,0 +1,159 @@
+// Training state in device memory (CompileOptions::device_state, docs/TRAINING.md "State in
+// device memory"): the SGD-with-momentum update of every weight matrix that only device dots
+// read runs on the device (ACCVEC, update steps), its parameters, momenta and bf16 weight copies
+// stay in bound device buffers between steps, and the result is bit-identical to updating the
+// state on the host — losses and every state value — while the weights no longer go down and
+// their gradients no longer come up (bytes counted on a link wrapped around the golden model's).
+#include <gmock/gmock.h>
+
+#include <iostream>
+
+#include "toolchain/compiler/model_file.hpp"
+#include "tests/training/training_test_util.hpp"
+
+namespace systole::runtime {
+namespace {
+
+using testing::CompileFixture;
+using testing::CountingLink;
+using testing::FirstBatches;
+using testing::LinkBytes;
+using testing::LoadState;
+
+std::size_t UpdateSteps(const CompiledModel& model) {
+  std::size_t updates = 0;
+  for (const compiler::DeviceStep* step : model.DeviceSteps()) updates += step->resident_outputs.empty() ? 0 : 1;
+  return updates;
+}
+
+TEST(DeviceState, TheMlpsWeightsAndMomentaLiveInDeviceMemory) {
+  const auto host = CompileFixture("mlp_sgd_step.hlo");
+  const auto device = CompileFixture("mlp_sgd_step.hlo", "small", true);
+  EXPECT_TRUE(host->state_tensors.empty());
+  // w1 in the layout of its forward dot; w2 in its forward dot's and (transposed) in the
+  // backward dot's: fp32 value, fp32 momentum and bf16 weights for each.
+  std::vector<std::string> names;
+  for (const compiler::StateTensor& t : device->state_tensors) names.push_back(t.name);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
+                         "params_0_.1 fp32 [0,1]", "momentum_0_.1 fp32 [0,1]", "params_0_.1 weights [0,1]",
+                         "params_2_.1 fp32 [0,1]", "momentum_2_.1 fp32 [0,1]", "params_2_.1 weights [0,1]",
+                         "params_2_.1 fp32 [1,0]", "momentum_2_.1 fp32 [1,0]", "params_2_.1 weights [1,0]"));
+  EXPECT_EQ(UpdateSteps(*device), 3u);
+  // The two gradient dots and the host's f32 update of w1 and w2 are gone; the biases' stay.
+  EXPECT_EQ(host->HostStepCount(compiler::HostWork::kCompute) - device->HostStepCount(compiler::HostWork::kCompute), 8u);
+}
+
+TEST(DeviceState, IsBitIdenticalToTheHostUpdateWithFewerBytesThroughTheLink) {
+  const auto host_step = CompileFixture("mlp_sgd_step.hlo");
+  const auto device_step = CompileFixture("mlp_sgd_step.hlo", "small", true);
+  const auto batches = FirstBatches(*host_step, 5);
+  const Config config = LoadConfig("small");
+  LinkBytes host_bytes, device_bytes;
+  Device host_device(std::make_unique<CountingLink>(config, host_bytes));
+  Device state_device(std::make_unique<CountingLink>(config, device_bytes));
+  // Before the sessions: the state's upload (in the constructor) is counted in the first step.
+  LinkBytes host_before = host_bytes, device_before = device_bytes;
+  TrainingSession host(host_step, host_device, LoadState("mlp_sgd"));
+  TrainingSession resident(device_step, state_device, LoadState("mlp_sgd"));
+  EXPECT_EQ(host.device_state_values(), 0u);
+  EXPECT_EQ(resident.device_state_values(), 4u);  // w1, w2 and their momenta; the biases stay on the host
+  StepResult host_result, resident_result;
+  for (std::size_t s = 0; s < batches.size(); ++s) {
+    SCOPED_TRACE(::testing::Message() << "step " << s + 1);
+    host_result = host.Step(batches[s]);
+    resident_result = resident.Step(batches[s]);
+    EXPECT_EQ(resident_result.metrics, host_result.metrics);
+    // The stats are the link's.
+    EXPECT_EQ(device_bytes.written - device_before.written,
+              resident_result.stats.program_bytes + resident_result.stats.operand_bytes);
+    EXPECT_EQ(device_bytes.read - device_before.read, resident_result.stats.result_bytes);
+    if (s > 0) {
+      // Per step: the 18 944 bytes of fp32 weight gradients are no longer read back ...
+      EXPECT_EQ(host_bytes.read - host_before.read - (device_bytes.read - device_before.read), 18944u);
+      // ... and the bf16 weights (w1 8 192, w2 2 048, w2ᵀ 1 280) no longer written, while the update
+      // of w2 in its second layout writes its gradient dot's operands again (hᵀ 4 096, δ 1 024).
+      EXPECT_EQ(host_bytes.written - host_before.written - (device_bytes.written - device_before.written),
+                11520u - 5120u);
+    }
+    host_before = host_bytes;
+    device_before = device_bytes;
+  }
+  // Every state value, read back from the device, is the host's bit for bit.
+  std::uint64_t read_before = device_bytes.read;
+  ASSERT_EQ(resident.state().size(), host.state().size());
+  for (std::size_t i = 0; i < host.state().size(); ++i) {
+    EXPECT_EQ(resident.state()[i].values, host.state()[i].values) << "state value " << i;
+  }
+  // Read once (w1, m1, w2, m2 in fp32, w2 padded to 16 columns), not again while no step ran.
+  EXPECT_EQ(device_bytes.read - read_before, 2u * (64 * 64 + 64 * 16) * 4);
+  std::cout << "mlp_sgd_step.hlo on ref, per step: device state "
+            << resident_result.stats.operand_bytes + resident_result.stats.result_bytes << " bytes through the link, "
+            << resident_result.stats.cycles << " cycles; host state "
+            << host_result.stats.operand_bytes + host_result.stats.result_bytes << " bytes, " << host_result.stats.cycles
+            << " cycles\n";
+}
+
+TEST(DeviceState, ANewStateIsWrittenAndTheStepsGoOnFromIt) {
+  const auto host_step = CompileFixture("mlp_sgd_step.hlo");
+  const auto device_step = CompileFixture("mlp_sgd_step.hlo", "small", true);
+  const auto batches = FirstBatches(*host_step, 3);
+  Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
+  TrainingSession host(host_step, a, LoadState("mlp_sgd"));
+  TrainingSession resident(device_step, b, LoadState("mlp_sgd"));
+  resident.Step(batches[0]);
+  host.Step(batches[2]);
+  resident.set_state(host.state());  // as a resume from a checkpoint does
+  EXPECT_EQ(resident.Step(batches[1]).metrics, host.Step(batches[1]).metrics);
+  for (std::size_t i = 0; i < host.state().size(); ++i) EXPECT_EQ(resident.state()[i].values, host.state()[i].values);
+}
+
+class Cnns : public ::testing::TestWithParam<std::string> {};
+
+// The CNNs' dense layer keeps its state on the device; their convolutions' updates stay on the
+// host (their gradients are convolutions, not dots over the batch).
+TEST_P(Cnns, KeepTheDenseLayerOnTheDeviceBitIdentically) {
+  const std::string model = GetParam();
+  const auto host_step = CompileFixture(model + "_step.hlo");
+  const auto device_step = CompileFixture(model + "_step.hlo", "small", true);
+  EXPECT_GE(UpdateSteps(*device_step), 1u);
+  const auto batches = FirstBatches(*host_step, 2);
+  Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
+  TrainingSession host(host_step, a, LoadState(model));
+  TrainingSession resident(device_step, b, LoadState(model));
+  EXPECT_GE(resident.device_state_values(), 2u);
+  for (const auto& batch : batches) EXPECT_EQ(resident.Step(batch).metrics, host.Step(batch).metrics);
+  for (std::size_t i = 0; i < host.state().size(); ++i) {
+    EXPECT_EQ(resident.state()[i].values, host.state()[i].values) << "state value " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Cnns, ::testing::Values("cnn_sgd", "pool_cnn_sgd"));
+
+TEST(DeviceState, ARunOnItsOwnWritesTheStateAndReadsTheNewStateBack) {
+  const auto host_step = CompileFixture("mlp_sgd_step.hlo");
+  const auto device_step = CompileFixture("mlp_sgd_step.hlo", "small", true);
+  const auto batches = FirstBatches(*host_step, 1);
+  std::vector<hlo::Literal> host_state = LoadState("mlp_sgd"), device_state = LoadState("mlp_sgd");
+  Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
+  RunStats last;
+  testing::LoadEveryStep(*host_step, a, host_state, batches, last);
+  testing::LoadEveryStep(*device_step, b, device_state, batches, last);  // plain Execute, as `systole run`
+  for (std::size_t i = 0; i < host_state.size(); ++i) EXPECT_EQ(device_state[i].values, host_state[i].values);
+}
+
+TEST(DeviceState, IsNotPlacedWhereTheUpdateIsNotSgdOnADotsWeights) {
+  EXPECT_TRUE(CompileFixture("mlp_adam_step.hlo", "small", true)->state_tensors.empty());  // Adam: not yet
+  EXPECT_TRUE(CompileFixture("mlp_sgd_loop.hlo", "small", true)->state_tensors.empty());   // steps in a loop
+  EXPECT_TRUE(CompileFixture("mlp_grad.hlo", "small", true)->state_tensors.empty());       // nothing donated
+}
+
+TEST(DeviceState, AModelThatKeepsStateOnTheDeviceIsNotSavedAsAModelFile) {
+  const auto step = CompileFixture("mlp_sgd_step.hlo", "small", true);
+  const auto path = std::filesystem::temp_directory_path() / "systole_device_state_model.systole";
+  EXPECT_THAT([&] { compiler::SaveModel(*step, path); },
+              ::testing::ThrowsMessage<std::runtime_error>(::testing::HasSubstr("device memory")));
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
+}  // namespace systole::runtime

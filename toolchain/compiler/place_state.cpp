@@ -1,0 +1,295 @@
+// Training state in device memory (CompileOptions::device_state, docs/TRAINING.md "State in
+// device memory"). For each donated parameter p whose new value is SGD with momentum,
+//
+//   m' = m·mu + g        p' = p − m'·lr        g = (Xᵀ·Y) or its transpose (a dot over the batch)
+//
+// (the chain jax.grad and optax write, f32 elementwise on the host otherwise), and whose only
+// other readers are device dots that load p as column-blocked weights, the compiler keeps p, m
+// and p's bf16 copy in device memory in each weight layout those dots read, and replaces the
+// chain by one update step per layout: the gradient dot recomputed in that layout straight into
+// the accumulators' memory, then SgdMomentumUpdate (ACCVEC). The dots' weight inputs become
+// bound state tensors. The update in each layout is the host's f32 update bit for bit: the
+// gradient's products are exact in fp32 and sum over the batch in the same order in either
+// layout, and ACCVEC is the interpreter's f32 arithmetic.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "toolchain/codegen/kernels.hpp"
+#include "toolchain/compiler/lowering.hpp"
+
+namespace systole::compiler::detail {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+// The one value every element of `i` has: a broadcast scalar constant, or a constant whose
+// elements are all equal.
+std::optional<double> SplatValue(const Instruction* i) {
+  if (i->opcode == Opcode::kBroadcast && i->operands.size() == 1) i = i->operands[0];
+  if (i->opcode != Opcode::kConstant || !i->literal || i->literal->values.empty()) return std::nullopt;
+  const std::vector<double>& v = i->literal->values;
+  if (std::any_of(v.begin(), v.end(), [&](double x) { return x != v[0]; })) return std::nullopt;
+  return v[0];
+}
+
+// `i` = op(x, splat) or op(splat, x): x and the splat's value.
+std::optional<std::pair<const Instruction*, double>> ScaledBy(const Instruction* i) {
+  if (i->opcode != Opcode::kMultiply) return std::nullopt;
+  for (std::size_t k = 0; k < 2; ++k) {
+    if (const std::optional<double> s = SplatValue(i->operands[1 - k])) return std::make_pair(i->operands[k], *s);
+  }
+  return std::nullopt;
+}
+
+bool IsF32Matrix(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 2; }
+
+// One recognised update: p' = p − (m·mu + g)·lr.
+struct SgdUpdate {
+  const Instruction *parameter = nullptr, *momentum = nullptr;
+  const Instruction *new_parameter = nullptr, *new_momentum = nullptr;
+  const Instruction *dot = nullptr;                // the gradient's dot
+  const Instruction *rows = nullptr, *cols = nullptr;  // g[i][j] = Σ_b rows[b][i] · cols[b][j]
+  std::vector<const Instruction*> chain;           // what the update steps compute instead of the host
+  double mu = 0, learning_rate = 0;
+};
+
+std::optional<SgdUpdate> MatchSgd(const Instruction* new_parameter, const Instruction* parameter,
+                                  const std::unordered_map<const Instruction*, const Instruction*>& alias_of_output) {
+  SgdUpdate u;
+  u.parameter = parameter;
+  u.new_parameter = new_parameter;
+  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter || !IsF32Matrix(parameter)) {
+    return std::nullopt;
+  }
+  const auto step = ScaledBy(new_parameter->operands[1]);
+  if (!step) return std::nullopt;
+  u.learning_rate = step->second;
+  const Instruction* new_momentum = step->first;
+  if (new_momentum->opcode != Opcode::kAdd) return std::nullopt;
+  for (std::size_t k = 0; k < 2 && u.momentum == nullptr; ++k) {
+    const auto decay = ScaledBy(new_momentum->operands[k]);
+    if (!decay || decay->first->opcode != Opcode::kParameter) continue;
+    const auto alias = alias_of_output.find(new_momentum);
+    if (alias == alias_of_output.end() || alias->second != decay->first) continue;  // m' must replace m
+    u.momentum = decay->first;
+    u.mu = decay->second;
+    const Instruction* gradient = new_momentum->operands[1 - k];
+    u.chain = {new_momentum->operands[k], new_momentum, new_parameter->operands[1], new_parameter};
+    const bool transposed = gradient->opcode == Opcode::kTranspose && gradient->dimensions == std::vector<std::int64_t>{1, 0};
+    const Instruction* dot = transposed ? gradient->operands[0] : gradient;
+    const hlo::DotDimensionNumbers& d = dot->dot_dims;
+    if (dot->opcode != Opcode::kDot || !d.lhs_batch.empty() || d.lhs_contracting != std::vector<std::int64_t>{0} ||
+        d.rhs_contracting != std::vector<std::int64_t>{0} || !IsF32Matrix(dot->operands[0]) ||
+        !IsF32Matrix(dot->operands[1]) || gradient->shape.dims != parameter->shape.dims) {
+      return std::nullopt;
+    }
+    if (transposed) u.chain.insert(u.chain.begin(), gradient);
+    u.dot = dot;
+    u.rows = transposed ? dot->operands[1] : dot->operands[0];
+    u.cols = transposed ? dot->operands[0] : dot->operands[1];
+  }
+  if (u.momentum == nullptr) return std::nullopt;
+  u.new_momentum = new_momentum;
+  return u;
+}
+
+std::string StateName(const Instruction& parameter, std::string_view what, const std::vector<std::int64_t>& permutation) {
+  return fmt::format("{} {} [{}]", parameter.name, what, fmt::join(permutation, ","));
+}
+
+// The update step of one weight layout: the gradient in that layout (rows·cols over the
+// batch, raw fp32, into a zero-padded scratch the program carries), then the update.
+DeviceStep LowerSgdUpdate(const SgdUpdate& u, const std::vector<std::int64_t>& permutation, const Config& config) {
+  const bool transposed = permutation == std::vector<std::int64_t>{1, 0};
+  const Instruction& rows = transposed ? *u.cols : *u.rows;
+  const Instruction& cols = transposed ? *u.rows : *u.cols;
+  const auto batch = static_cast<std::uint64_t>(rows.shape.dims[0]);
+  const auto k = static_cast<std::uint64_t>(rows.shape.dims[1]), n = static_cast<std::uint64_t>(cols.shape.dims[1]);
+  const std::uint64_t c = config.cols, blocks = (n + c - 1) / c;
+  // The chunk of rows the update moves through the accumulators at a time: each candidate is
+  // built in a trial program and the golden model's estimate chooses (as SwapPays does for dots).
+  const auto emit = [&](codegen::ProgramBuilder& builder, std::uint64_t chunk) {
+    const image::DataType element = builder.ElementType();
+    const codegen::Tensor a = builder.AddInput("a", element, {k, batch});
+    const codegen::Tensor b = builder.AddInput("b", element, {blocks, batch, c});
+    const codegen::Tensor p = builder.AddInput("p", image::DataType::kFp32, {blocks, k, c});
+    const codegen::Tensor m = builder.AddInput("m", image::DataType::kFp32, {blocks, k, c});
+    const codegen::Tensor w = builder.AddInput("w", element, {blocks, k, c});
+    // Constant zeros: the GEMM stores only the real columns, so the padding stays zero and the
+    // padding of p, m and w with it.
+    const codegen::Tensor g = builder.AddConstant("g", image::DataType::kFp32, {blocks, k, c});
+    builder.BeginKernel(fmt::format("gradient {}x{}x{}", k, batch, n));
+    codegen::Gemm(builder, a, b, std::nullopt, g, {}, n);
+    builder.BeginKernel(fmt::format("sgd-momentum update {} rows", blocks * k));
+    codegen::SgdMomentumUpdate(builder, p, m, g, w, static_cast<float>(u.mu), static_cast<float>(u.learning_rate), chunk);
+  };
+  std::uint64_t best_chunk = 0, best_cycles = UINT64_MAX;
+  for (const std::uint64_t chunk : {16u, 32u, 64u, 128u, 256u}) {
+    codegen::ProgramBuilder trial(config);
+    emit(trial, chunk);
+    trial.Finish();
+    if (trial.Estimates().back().cycles < best_cycles) {
+      best_cycles = trial.Estimates().back().cycles;
+      best_chunk = chunk;
+    }
+  }
+  codegen::ProgramBuilder builder(config);
+  emit(builder, best_chunk);
+  const image::DataType element = builder.ElementType();
+  const std::vector<std::uint64_t> state_shape{blocks, k, c};
+  DeviceStep step;
+  step.kernel = fmt::format("sgd-momentum update {} {}x{} (gradient {}x{}x{})", u.parameter->name,
+                            transposed ? n : k, transposed ? k : n, k, batch, n);
+  using K = Binding::Kind;
+  step.inputs.push_back({K::kValue, rows.name, {1, 0}, element, {k, batch}});
+  step.inputs.push_back({K::kValue, cols.name, {0, 1}, element, {blocks, batch, c}, c, 0});
+  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", permutation), {}, image::DataType::kFp32, state_shape});
+  step.inputs.push_back({K::kState, StateName(*u.momentum, "fp32", permutation), {}, image::DataType::kFp32, state_shape});
+  step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", permutation), {}, element, state_shape});
+  if (u.dot != nullptr) step.covers.push_back(u.dot->name);
+  for (const Instruction* i : u.chain) step.covers.push_back(i->name);
+  step.resident_outputs = {u.new_parameter->name, u.new_momentum->name};
+  FinishStep(step, builder, config);
+  return step;
+}
+
+}  // namespace
+
+void PlaceStateUpdates(CompiledModel& model, const Config& config) {
+  if (config.dtype != DType::kBf16) return;  // ACCVEC is fp32 on bf16 configurations only
+  const hlo::Computation& entry = *model.module->entry;
+  const Instruction* root = entry.root;
+  if (root->opcode != Opcode::kTuple) return;
+  const std::vector<Instruction*> parameters = entry.Parameters();
+  std::unordered_map<const Instruction*, const Instruction*> alias_of_output;  // root operand -> parameter
+  std::vector<std::pair<const Instruction*, const Instruction*>> aliases;     // the same, in text order
+  for (const hlo::InputOutputAlias& alias : model.module->input_output_aliases) {
+    if (alias.output_index.size() != 1 || !alias.parameter_index.empty()) return;
+    const auto output = static_cast<std::size_t>(alias.output_index[0]);
+    const auto parameter = static_cast<std::size_t>(alias.parameter);
+    if (output >= root->operands.size() || parameter >= parameters.size() || parameters[parameter] == nullptr) return;
+    aliases.emplace_back(root->operands[output], parameters[parameter]);
+    alias_of_output[root->operands[output]] = parameters[parameter];
+  }
+  // Who reads each value: host steps (by instruction) and device steps (by binding or epilogue).
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> host_readers;
+  std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> device_bindings;  // step, input
+  std::unordered_map<std::string, std::size_t> epilogue_reads, device_step_of;  // covers.back() -> step
+  for (std::size_t s = 0; s < model.steps.size(); ++s) {
+    const Step& step = model.steps[s];
+    if (step.kind == Step::Kind::kHost) {
+      const Instruction* i = entry.Find(step.instruction);
+      for (const Instruction* operand : i->operands) host_readers[operand].push_back(i);
+    } else if (step.kind == Step::Kind::kDevice) {
+      for (std::size_t b = 0; b < step.device->inputs.size(); ++b) device_bindings[step.device->inputs[b].value].push_back({s, b});
+      for (const EpilogueTerm& term : step.device->epilogue) ++epilogue_reads[term.operand];
+      device_step_of[step.device->covers.back()] = s;
+    } else {
+      return;  // a loop or conditional reads values in ways not tracked here: keep the state on the host
+    }
+  }
+  for (const Instruction* operand : root->operands) host_readers[operand].push_back(root);
+  const auto read_only_by = [&](const Instruction* value, std::initializer_list<const Instruction*> allowed) {
+    const auto it = host_readers.find(value);
+    if (it != host_readers.end()) {
+      for (const Instruction* reader : it->second) {
+        if (std::find(allowed.begin(), allowed.end(), reader) == allowed.end()) return false;
+      }
+    }
+    return !device_bindings.contains(value->name) && !epilogue_reads.contains(value->name);
+  };
+
+  std::unordered_set<std::string> removed;
+  std::vector<std::pair<std::size_t, Binding>> rebound;  // (step, the state binding), parallel to rebound_at
+  std::vector<std::pair<std::size_t, std::size_t>> rebound_at;  // (step, input index)
+  std::vector<std::shared_ptr<const DeviceStep>> updates;
+  for (const auto& [output, parameter] : aliases) {
+    const std::optional<SgdUpdate> u = MatchSgd(output, parameter, alias_of_output);
+    if (!u) continue;
+    // Every value of the chain is read only inside it (and the root, for p' and m').
+    const auto& c = u->chain;
+    const Instruction* gradient = c.size() == 5 ? c[0] : u->dot;
+    bool private_chain = read_only_by(u->momentum, {c[c.size() - 4]}) && read_only_by(c[c.size() - 4], {u->new_momentum}) &&
+                         read_only_by(u->new_momentum, {c[c.size() - 2], root}) && read_only_by(c[c.size() - 2], {u->new_parameter}) &&
+                         read_only_by(u->new_parameter, {root}) &&
+                         (c.size() == 4 || read_only_by(gradient, {u->new_momentum}));
+    const auto dot_step = device_step_of.find(u->dot->name);
+    private_chain = private_chain && dot_step != device_step_of.end() &&
+                    model.steps[dot_step->second].device->covers.size() == 1 &&
+                    (c.size() == 4 ? read_only_by(u->dot, {u->new_momentum}) : read_only_by(u->dot, {gradient}));
+    // The parameter: read by the subtraction and by device dots as column-blocked weights only.
+    const auto host = host_readers.find(u->parameter);
+    private_chain = private_chain && !epilogue_reads.contains(u->parameter->name) &&
+                    (host == host_readers.end() ||
+                     std::all_of(host->second.begin(), host->second.end(), [&](const Instruction* r) { return r == u->new_parameter; }));
+    const auto weights = device_bindings.find(u->parameter->name);
+    private_chain = private_chain && weights != device_bindings.end();
+    if (!private_chain) continue;
+    std::vector<std::vector<std::int64_t>> layouts;
+    bool blocked = true;
+    for (const auto& [s, b] : weights->second) {
+      const Binding& binding = model.steps[s].device->inputs[b];
+      blocked = blocked && binding.kind == Binding::Kind::kValue && binding.block_columns == config.cols &&
+                binding.block_outer == 0 && binding.dtype == image::DataType::kBf16 &&
+                (binding.permutation == std::vector<std::int64_t>{0, 1} || binding.permutation == std::vector<std::int64_t>{1, 0});
+      if (blocked && std::find(layouts.begin(), layouts.end(), binding.permutation) == layouts.end()) layouts.push_back(binding.permutation);
+    }
+    if (!blocked) continue;
+    for (const std::vector<std::int64_t>& layout : layouts) {
+      const auto dims = [&](const Instruction& value) {
+        const auto k = static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(layout[0])]);
+        const auto n = static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(layout[1])]);
+        return std::vector<std::uint64_t>{(n + config.cols - 1) / config.cols, k, config.cols};
+      };
+      const auto state = [&](const Instruction& value, std::string_view what, image::DataType dtype, const Instruction* out) {
+        model.state_tensors.push_back({StateName(value, what, layout),
+                                       {Binding::Kind::kValue, value.name, layout, dtype, dims(value), config.cols, 0},
+                                       out != nullptr ? out->name : ""});
+      };
+      state(*u->parameter, "fp32", image::DataType::kFp32, u->new_parameter);
+      state(*u->momentum, "fp32", image::DataType::kFp32, u->new_momentum);
+      state(*u->parameter, "weights", image::DataType::kBf16, nullptr);
+      updates.push_back(std::make_shared<const DeviceStep>(LowerSgdUpdate(*u, layout, config)));
+    }
+    for (const auto& [s, b] : weights->second) {
+      const Binding& binding = model.steps[s].device->inputs[b];
+      rebound_at.push_back({s, b});
+      rebound.push_back({s, {Binding::Kind::kState, StateName(*u->parameter, "weights", binding.permutation), {},
+                             binding.dtype, binding.shape}});
+    }
+    for (const Instruction* i : c) removed.insert(i->name);
+    removed.insert(u->dot->name);
+    for (const Instruction* i : {c[c.size() - 4], c[c.size() - 2]}) {  // the splats, if they are host steps of their own
+      for (const Instruction* operand : i->operands) {
+        if (SplatValue(operand) && read_only_by(operand, {i})) removed.insert(operand->name);
+      }
+    }
+  }
+  if (updates.empty()) return;
+
+  for (std::size_t r = 0; r < rebound.size(); ++r) {
+    Step& step = model.steps[rebound_at[r].first];
+    auto copy = std::make_shared<DeviceStep>(*step.device);
+    copy->inputs[rebound_at[r].second] = rebound[r].second;
+    step.device = std::move(copy);
+  }
+  std::vector<Step> steps;
+  for (Step& step : model.steps) {
+    const std::string& name = step.kind == Step::Kind::kDevice ? step.device->covers.back() : step.instruction;
+    if (removed.contains(name)) continue;
+    if (step.instruction == root->name) {
+      // Last of all, after every dot that reads the old weights.
+      for (const auto& update : updates) steps.push_back({Step::Kind::kDevice, update->covers.back(), "", update});
+    }
+    steps.push_back(std::move(step));
+  }
+  model.steps = std::move(steps);
+}
+
+}  // namespace systole::compiler::detail
