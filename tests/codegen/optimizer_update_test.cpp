@@ -1,4 +1,4 @@
-// SgdMomentumUpdate (ACCVEC on the accumulators) against the same update in C++ float
+// SgdMomentumUpdate and AdamUpdate (ACCVEC on the accumulators) against the same update in C++ float
 // arithmetic (IEEE binary32, round to nearest even, as the host interpreter computes the HLO's
 // f32 ops), bit for bit on the golden model: m' = m·mu + g, p' = p − m'·lr, and p' rounded to
 // bf16 for the weights. Sizes inside one chunk of rows, of exactly two, and past them (both
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 
 #include "tests/codegen/codegen_test_util.hpp"
 
@@ -51,6 +52,55 @@ TEST_P(SgdUpdateTest, IsTheHostsFloat32UpdateBitForBit) {
     for (const std::uint64_t rows : {std::uint64_t{3}, 2 * chunk, 2 * chunk + 5, 5 * chunk + 1}) {
       SCOPED_TRACE(::testing::Message() << config.name << " rows " << rows << " chunk " << chunk);
       ExpectHostUpdate(config, rng, rows, requested);
+    }
+  }
+}
+
+// One Adam update of `rows` rows against float, as optax's HLO computes it.
+void ExpectHostAdam(const Config& config, std::mt19937_64& rng, std::uint64_t rows, std::uint64_t requested) {
+  const std::uint64_t c = config.cols;
+  const AdamParams params;
+  const float s = 0.0063245553f;  // a step size: lr·sqrt(1 − b2^t)/(1 − b1^t) at t = 1, lr 0.002
+  ProgramBuilder builder(config);
+  const Tensor p = builder.AddInput("p", DataType::kFp32, {rows, c});
+  const Tensor m = builder.AddInput("m", DataType::kFp32, {rows, c});
+  const Tensor v = builder.AddInput("v", DataType::kFp32, {rows, c});
+  const Tensor g = builder.AddInput("g", DataType::kFp32, {rows, c});
+  const Tensor step = builder.AddInput("s", DataType::kFp32, {1});
+  const Tensor w = builder.AddOutput("w", DataType::kBf16, {rows, c});
+  AdamUpdate(builder, p, m, v, g, step, w, params, requested);
+  const image::Program program = builder.Finish();
+  const std::vector<std::uint32_t> pb = RandomBits(rng, DataType::kFp32, rows * c, 1.0);
+  const std::vector<std::uint32_t> mb = RandomBits(rng, DataType::kFp32, rows * c, 0.01);
+  std::vector<std::uint32_t> vb = RandomBits(rng, DataType::kFp32, rows * c, 1e-4);
+  for (std::uint32_t& bits : vb) bits &= 0x7FFFFFFFu;  // a second moment is not negative
+  const std::vector<std::uint32_t> gb = RandomBits(rng, DataType::kFp32, rows * c, 0.01);
+  auto device = RunOnModel(config, program, {{p, pb}, {m, mb}, {v, vb}, {g, gb}, {step, {std::bit_cast<std::uint32_t>(s)}}});
+  std::vector<std::uint32_t> want_p, want_m, want_v, want_w;
+  for (std::size_t i = 0; i < pb.size(); ++i) {
+    const float gi = std::bit_cast<float>(gb[i]);
+    const float m2 = std::bit_cast<float>(mb[i]) * params.b1 + gi * params.one_minus_b1;
+    const float v2 = std::bit_cast<float>(vb[i]) * params.b2 + (gi * params.one_minus_b2) * gi;
+    const float p2 = std::bit_cast<float>(pb[i]) - (s * m2) / (std::sqrt(v2) + params.epsilon);
+    want_m.push_back(std::bit_cast<std::uint32_t>(m2));
+    want_v.push_back(std::bit_cast<std::uint32_t>(v2));
+    want_p.push_back(std::bit_cast<std::uint32_t>(p2));
+    want_w.push_back(numerics::F32ToBf16(std::bit_cast<std::uint32_t>(p2)));
+  }
+  ExpectSameBits(want_p, ReadTensor(*device, p), "p'");
+  ExpectSameBits(want_m, ReadTensor(*device, m), "m'");
+  ExpectSameBits(want_v, ReadTensor(*device, v), "v'");
+  ExpectSameBits(want_w, ReadTensor(*device, w), "weights");
+}
+
+TEST_P(SgdUpdateTest, AdamIsTheHostsFloat32UpdateBitForBit) {
+  const Config config = LoadConfig(GetParam());
+  std::mt19937_64 rng(TestSeed());
+  for (const std::uint64_t requested : {std::uint64_t{0}, std::uint64_t{16}}) {
+    const std::uint64_t chunk = requested == 0 ? 32 : requested;
+    for (const std::uint64_t rows : {std::uint64_t{3}, 2 * chunk, 2 * chunk + 5, 5 * chunk + 1}) {
+      SCOPED_TRACE(::testing::Message() << config.name << " rows " << rows << " chunk " << chunk);
+      ExpectHostAdam(config, rng, rows, requested);
     }
   }
 }

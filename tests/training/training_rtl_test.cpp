@@ -37,15 +37,18 @@ INSTANTIATE_TEST_SUITE_P(Mlp, RtlSteps, ::testing::Values("mlp_sgd", "mlp_adam")
 
 // The state in device memory (docs/TRAINING.md): the update steps' ACCVEC on the RTL give the
 // host's f32 update bit for bit, read back from the RTL's memory.
-TEST(RtlDeviceState, TheFirstStepsAreBitIdenticalToTheHostUpdateOnTheGoldenModel) {
-  const auto host_step = testing::CompileFixture("mlp_sgd_step.hlo");
-  const auto device_step = testing::CompileFixture("mlp_sgd_step.hlo", "small", true);
+class RtlDeviceState : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RtlDeviceState, TheFirstStepsAreBitIdenticalToTheHostUpdateOnTheGoldenModel) {
+  const std::string model = GetParam();
+  const auto host_step = testing::CompileFixture(model + "_step.hlo");
+  const auto device_step = testing::CompileFixture(model + "_step.hlo", "small", true);
   const auto batches = testing::FirstBatches(*host_step, 2);
   Device ref = Device::Open("ref", LoadConfig("small"));
   Device rtl = Device::Open("rtl", LoadConfig("small"));
-  TrainingSession host(host_step, ref, testing::LoadState("mlp_sgd"));
-  TrainingSession resident(device_step, rtl, testing::LoadState("mlp_sgd"));
-  ASSERT_EQ(resident.device_state_values(), 4u);
+  TrainingSession host(host_step, ref, testing::LoadState(model));
+  TrainingSession resident(device_step, rtl, testing::LoadState(model));
+  ASSERT_EQ(resident.device_state_values(), model == "mlp_adam" ? 6u : 4u);
   std::uint64_t cycles = 0;
   for (const auto& batch : batches) {
     const StepResult step = resident.Step(batch);
@@ -55,8 +58,10 @@ TEST(RtlDeviceState, TheFirstStepsAreBitIdenticalToTheHostUpdateOnTheGoldenModel
   for (std::size_t i = 0; i < host.state().size(); ++i) {
     EXPECT_EQ(resident.state()[i].values, host.state()[i].values) << "state value " << i;
   }
-  std::cout << "mlp_sgd_step.hlo with device state: 2 steps, " << cycles << " cycles on rtl\n";
+  std::cout << model << "_step.hlo with device state: 2 steps, " << cycles << " cycles on rtl\n";
 }
+
+INSTANTIATE_TEST_SUITE_P(Mlp, RtlDeviceState, ::testing::Values("mlp_sgd", "mlp_adam"));
 
 TEST(RtlLoop, IterationsAreBitIdenticalToTheGoldenModel) {
   const auto loop = testing::CompileFixture("mlp_sgd_loop.hlo");

@@ -138,4 +138,18 @@ void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const 
                        const Tensor& gradient, const Tensor& weights, float mu, float learning_rate,
                        std::uint64_t rows_per_chunk = 0);
 
+// Adam's constants, each an fp32 immediate (optax writes 1 − b1 and 1 − b2 as constants of
+// their own, rounded to f32 apart from b1 and b2).
+struct AdamParams {
+  float b1 = 0.9f, one_minus_b1 = 0.1f, b2 = 0.999f, one_minus_b2 = 0.001f, epsilon = 1e-8f;
+};
+// One Adam step on the accumulators, like SgdMomentumUpdate: m' = m·b1 + g·(1−b1),
+// v' = v·b2 + (g·(1−b2))·g, p' = p − (s·m') / (sqrt(v') + eps), with `step_size` s (one fp32
+// value: the learning rate and both bias corrections, which the host computes from the step
+// count) loaded into an accumulator row of its own; p', m', v' over p, m, v and p' in bf16 into
+// `weights`.
+void AdamUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& first_moment,
+                const Tensor& second_moment, const Tensor& gradient, const Tensor& step_size,
+                const Tensor& weights, const AdamParams& params, std::uint64_t rows_per_chunk = 0);
+
 }  // namespace systole::codegen

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 
 #include "toolchain/codegen/kernels.hpp"
 #include "toolchain/codegen/require.hpp"
@@ -15,48 +16,73 @@ namespace systole::codegen {
 
 namespace {
 
+using isa::AccOp;
 using isa::Field;
 using isa::MemSpace;
 
-isa::Instruction AccVecInsn(isa::AccOp op, std::uint64_t a, std::uint64_t b, std::uint64_t dst, std::uint64_t rows,
-                            std::optional<float> immediate = std::nullopt) {
-  return isa::MakeInstruction(isa::Opcode::kAccVec, {{Field::kOp, static_cast<std::uint64_t>(op)},
-                                                     {Field::kA, a},
-                                                     {Field::kB, immediate ? 0 : b},
-                                                     {Field::kDst, dst},
-                                                     {Field::kRows, rows},
-                                                     {Field::kScalar, immediate ? 1u : 0u},
-                                                     {Field::kImm, immediate ? std::bit_cast<std::uint32_t>(*immediate) : 0u}});
-}
+// What one optimizer keeps: the fp32 tensors loaded and stored back (parameters first), the
+// gradient, loaded only, and the element-type copy of the new parameters.
+struct UpdateTensors {
+  std::vector<const Tensor*> state;  // parameters, then the optimizer's state, stored back in place
+  const Tensor* gradient = nullptr;
+  const Tensor* weights = nullptr;
+  const Tensor* scalar = nullptr;    // optional: one fp32 value loaded into its own row
+  std::size_t temporaries = 1;       // accumulator slots the arithmetic needs besides those
+};
 
-}  // namespace
+// The accumulator rows of one chunk: one slot per state tensor, the gradient, the temporaries.
+struct Slots {
+  std::vector<std::uint64_t> state;
+  std::uint64_t gradient = 0;
+  std::vector<std::uint64_t> temporary;
+  std::uint64_t scalar = 0;  // the scalar's row
+};
 
-void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& momentum,
-                       const Tensor& gradient, const Tensor& weights, float mu, float learning_rate,
-                       std::uint64_t rows_per_chunk) {
+// The chunked schedule both updates share: `arithmetic(slots, rows)` emits the ACCVECs of one
+// chunk of `rows` rows between its loads and its stores.
+void EmitUpdate(ProgramBuilder& builder, const char* kernel, const UpdateTensors& tensors,
+                std::uint64_t rows_per_chunk,
+                const std::function<void(const Slots&, std::uint64_t)>& arithmetic) {
   const std::uint64_t c = builder.C();
-  Require("sgd update", builder.IsBf16(), "needs a bf16 configuration (ACCVEC is fp32)");
-  for (const Tensor* t : {&parameters, &momentum, &gradient}) {
-    Require("sgd update", t->dtype == DataType::kFp32, "parameters, momentum and gradient must be fp32");
-    Require("sgd update", t->shape == parameters.shape, "parameters, momentum and gradient must have one shape");
+  const Tensor& parameters = *tensors.state.at(0);
+  Require(kernel, builder.IsBf16(), "needs a bf16 configuration (ACCVEC is fp32)");
+  std::vector<const Tensor*> fp32 = tensors.state;
+  fp32.push_back(tensors.gradient);
+  for (const Tensor* t : fp32) {
+    Require(kernel, t->dtype == DataType::kFp32, "parameters, optimizer state and gradient must be fp32");
+    Require(kernel, t->shape == parameters.shape, "parameters, optimizer state and gradient must have one shape");
   }
-  Require("sgd update", weights.dtype == builder.ElementType() && weights.Elements() == parameters.Elements(),
+  Require(kernel, tensors.weights->dtype == builder.ElementType() &&
+                      tensors.weights->Elements() == parameters.Elements(),
           "the weights must be the parameters' elements in the element type");
-  Require("sgd update", !parameters.shape.empty() && parameters.shape.back() == c && parameters.Elements() > 0,
+  Require(kernel, !parameters.shape.empty() && parameters.shape.back() == c && parameters.Elements() > 0,
           fmt::format("tensors must be rows of C = {} elements", c));
+  Require(kernel, tensors.scalar == nullptr || (tensors.scalar->dtype == DataType::kFp32 && tensors.scalar->Elements() == 1),
+          "the scalar must be one fp32 value");
   const std::uint64_t total = parameters.Elements() / c;
-  // Two sets of four slots (p, m, g, a temporary): one set's rows load while the other's compute.
-  const std::uint64_t chunk = std::min<std::uint64_t>(
-      {total, rows_per_chunk != 0 ? rows_per_chunk : 32, builder.AccRows() / 8, builder.UbRows() / 2, 0xFFFF});
-  Require("sgd update", chunk > 0, "the accumulators are too small");
-  const std::uint64_t fp32_row = c * 4, element_row = c * weights.ElementBytes();
+  const std::uint64_t slots = fp32.size() + tensors.temporaries;
+  // Two sets of slots: one set's rows load while the other's compute (and a row for the scalar).
+  const std::uint64_t chunk = std::min<std::uint64_t>({total, rows_per_chunk != 0 ? rows_per_chunk : 32,
+                                                       (builder.AccRows() - 1) / (2 * slots), builder.UbRows() / 2, 0xFFFF});
+  Require(kernel, chunk > 0, "the accumulators are too small");
+  const std::uint64_t fp32_row = c * 4, element_row = c * tensors.weights->ElementBytes();
+  const std::uint64_t scalar_row = builder.AccRows() - 1;
+  if (tensors.scalar != nullptr) {
+    builder.Emit(LoadInsn(MemSpace::kAcc, tensors.scalar->address, 4, scalar_row, 0, 1, 1),
+                 {{Space::kAcc, scalar_row, scalar_row + 1, true}, ReadOf(*tensors.scalar)});
+  }
   std::uint64_t set = 0;
   for (std::uint64_t first = 0; first < total; first += chunk, ++set) {
     const std::uint64_t rows = std::min(chunk, total - first);
     // From the top of the accumulators and the UB down: a kernel before this one (the gradient's
-    // GEMM) works from row 0 up, so p and m can load while it still runs.
-    const std::uint64_t base = builder.AccRows() - (set % 2 + 1) * 4 * chunk;
-    const std::uint64_t p = base, m = p + chunk, g = m + chunk, t = g + chunk;
+    // GEMM) works from row 0 up, so the state can load while it still runs.
+    std::uint64_t next = scalar_row - (set % 2 + 1) * slots * chunk;
+    Slots s;
+    s.scalar = scalar_row;
+    for (std::size_t i = 0; i < tensors.state.size(); ++i, next += chunk) s.state.push_back(next);
+    s.gradient = next;
+    next += chunk;
+    for (std::size_t i = 0; i < tensors.temporaries; ++i, next += chunk) s.temporary.push_back(next);
     const std::uint64_t ub = builder.UbRows() - (set % 2 + 1) * chunk;
     const auto acc = [&](std::uint64_t row, bool write) { return Access{Space::kAcc, row, row + rows, write}; };
     // This chunk's bytes of a tensor (not the whole tensor: the next chunk's loads need not wait
@@ -68,26 +94,101 @@ void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const 
       builder.Emit(LoadInsn(MemSpace::kAcc, tensor.address + first * fp32_row, fp32_row, row, 0, rows, c),
                    {acc(row, true), bytes_of(tensor, fp32_row, false)});
     };
-    load(parameters, p);
-    load(momentum, m);
-    load(gradient, g);
-    // The HLO's order: m' = (m * mu) + g; p' = p - (m' * lr).
-    builder.Emit(AccVecInsn(isa::AccOp::kMul, m, 0, m, rows, mu), {acc(m, true)});
-    builder.Emit(AccVecInsn(isa::AccOp::kAdd, m, g, m, rows), {acc(m, true), acc(g, false)});
-    builder.Emit(AccVecInsn(isa::AccOp::kMul, m, 0, t, rows, learning_rate), {acc(m, false), acc(t, true)});
-    builder.Emit(AccVecInsn(isa::AccOp::kSub, p, t, p, rows), {acc(p, true), acc(t, false)});
-    const auto store = [&](const Tensor& tensor, std::uint64_t row) {
-      builder.Emit(StoreInsn(MemSpace::kAcc, tensor.address + first * fp32_row, fp32_row, row, 0, rows, c),
-                   {acc(row, false), bytes_of(tensor, fp32_row, true)});
-    };
-    store(parameters, p);
-    store(momentum, m);
+    for (std::size_t i = 0; i < tensors.state.size(); ++i) load(*tensors.state[i], s.state[i]);
+    load(*tensors.gradient, s.gradient);
+    arithmetic(s, rows);
+    for (std::size_t i = 0; i < tensors.state.size(); ++i) {
+      builder.Emit(StoreInsn(MemSpace::kAcc, tensors.state[i]->address + first * fp32_row, fp32_row, s.state[i], 0, rows, c),
+                   {acc(s.state[i], false), bytes_of(*tensors.state[i], fp32_row, true)});
+    }
     // The element-type copy the next step's weight tiles load: ACTIVATE rounds to bf16 (RNE).
-    builder.Emit(isa::MakeInstruction(isa::Opcode::kActivate, {{Field::kAcc, p}, {Field::kUb, ub}, {Field::kRows, rows}}),
-                 {acc(p, false), {Space::kUb, ub, ub + rows, true}});
-    builder.Emit(StoreInsn(MemSpace::kUb, weights.address + first * element_row, element_row, ub, 0, rows, c),
-                 {{Space::kUb, ub, ub + rows, false}, bytes_of(weights, element_row, true)});
+    builder.Emit(isa::MakeInstruction(isa::Opcode::kActivate, {{Field::kAcc, s.state[0]}, {Field::kUb, ub}, {Field::kRows, rows}}),
+                 {acc(s.state[0], false), {Space::kUb, ub, ub + rows, true}});
+    builder.Emit(StoreInsn(MemSpace::kUb, tensors.weights->address + first * element_row, element_row, ub, 0, rows, c),
+                 {{Space::kUb, ub, ub + rows, false}, bytes_of(*tensors.weights, element_row, true)});
   }
+}
+
+// dst = a op b over `rows` rows: b a row per row, the scalar row (`Operand::kScalarRow`), or an
+// immediate.
+struct AccVec {
+  ProgramBuilder& builder;
+  std::uint64_t rows;
+  std::uint64_t scalar_row;
+
+  void Rows(AccOp op, std::uint64_t dst, std::uint64_t a, std::optional<std::uint64_t> b) const {
+    std::vector<Access> accesses = {{Space::kAcc, a, a + rows, false}, {Space::kAcc, dst, dst + rows, true}};
+    if (b) accesses.push_back({Space::kAcc, *b, *b + rows, false});
+    builder.Emit(isa::MakeInstruction(isa::Opcode::kAccVec, {{Field::kOp, static_cast<std::uint64_t>(op)},
+                                                             {Field::kA, a},
+                                                             {Field::kB, b.value_or(0)},
+                                                             {Field::kDst, dst},
+                                                             {Field::kRows, rows}}),
+                 accesses);
+  }
+  void Immediate(AccOp op, std::uint64_t dst, std::uint64_t a, float imm) const {
+    builder.Emit(isa::MakeInstruction(isa::Opcode::kAccVec, {{Field::kOp, static_cast<std::uint64_t>(op)},
+                                                             {Field::kA, a},
+                                                             {Field::kDst, dst},
+                                                             {Field::kRows, rows},
+                                                             {Field::kScalar, 1},
+                                                             {Field::kImm, std::bit_cast<std::uint32_t>(imm)}}),
+                 {{Space::kAcc, a, a + rows, false}, {Space::kAcc, dst, dst + rows, true}});
+  }
+  // b = element 0 of the scalar row, for every element.
+  void ByScalarRow(AccOp op, std::uint64_t dst, std::uint64_t a) const {
+    builder.Emit(isa::MakeInstruction(isa::Opcode::kAccVec, {{Field::kOp, static_cast<std::uint64_t>(op)},
+                                                             {Field::kA, a},
+                                                             {Field::kB, scalar_row},
+                                                             {Field::kDst, dst},
+                                                             {Field::kRows, rows},
+                                                             {Field::kBcast, 1},
+                                                             {Field::kBcol, 1}}),
+                 {{Space::kAcc, a, a + rows, false}, {Space::kAcc, dst, dst + rows, true},
+                  {Space::kAcc, scalar_row, scalar_row + 1, false}});
+  }
+};
+
+}  // namespace
+
+void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& momentum,
+                       const Tensor& gradient, const Tensor& weights, float mu, float learning_rate,
+                       std::uint64_t rows_per_chunk) {
+  const UpdateTensors tensors{{&parameters, &momentum}, &gradient, &weights, nullptr, 1};
+  EmitUpdate(builder, "sgd update", tensors, rows_per_chunk, [&](const Slots& s, std::uint64_t rows) {
+    const AccVec v{builder, rows, s.scalar};
+    const std::uint64_t p = s.state[0], m = s.state[1], g = s.gradient, t = s.temporary[0];
+    // The HLO's order: m' = (m * mu) + g; p' = p - (m' * lr).
+    v.Immediate(AccOp::kMul, m, m, mu);
+    v.Rows(AccOp::kAdd, m, m, g);
+    v.Immediate(AccOp::kMul, t, m, learning_rate);
+    v.Rows(AccOp::kSub, p, p, t);
+  });
+}
+
+void AdamUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& first_moment,
+                const Tensor& second_moment, const Tensor& gradient, const Tensor& step_size,
+                const Tensor& weights, const AdamParams& params, std::uint64_t rows_per_chunk) {
+  const UpdateTensors tensors{{&parameters, &first_moment, &second_moment}, &gradient, &weights, &step_size, 2};
+  EmitUpdate(builder, "adam update", tensors, rows_per_chunk, [&](const Slots& s, std::uint64_t rows) {
+    const AccVec v{builder, rows, s.scalar};
+    const std::uint64_t p = s.state[0], m = s.state[1], w = s.state[2], g = s.gradient;
+    const std::uint64_t t = s.temporary[0], u = s.temporary[1];
+    // optax's order (mlp_adam_step.hlo): m' = m·b1 + g·(1−b1); v' = v·b2 + (g·(1−b2))·g;
+    // p' = p − (s·m') / (sqrt(v') + eps), s the step size the host computes from the count.
+    v.Immediate(AccOp::kMul, m, m, params.b1);
+    v.Immediate(AccOp::kMul, t, g, params.one_minus_b1);
+    v.Rows(AccOp::kAdd, m, m, t);
+    v.Immediate(AccOp::kMul, w, w, params.b2);
+    v.Immediate(AccOp::kMul, t, g, params.one_minus_b2);
+    v.Rows(AccOp::kMul, t, t, g);
+    v.Rows(AccOp::kAdd, w, w, t);
+    v.ByScalarRow(AccOp::kMul, u, m);  // m'·s: the HLO's s·m', the same product
+    v.Rows(AccOp::kSqrt, t, w, std::nullopt);
+    v.Immediate(AccOp::kAdd, t, t, params.epsilon);
+    v.Rows(AccOp::kDiv, u, u, t);
+    v.Rows(AccOp::kSub, p, p, u);
+  });
 }
 
 }  // namespace systole::codegen

@@ -1,11 +1,13 @@
 // Training state in device memory (CompileOptions::device_state, docs/TRAINING.md "State in
-// device memory"). For each donated parameter p whose new value is SGD with momentum,
+// device memory"). For each donated parameter p whose new value is SGD with momentum or Adam,
 //
 //   m' = m·mu + g        p' = p − m'·lr        g = (Xᵀ·Y) or its transpose (a dot over the batch)
+//   m' = m·b1 + g·(1−b1)   v' = v·b2 + (g·(1−b2))·g   p' = p − (s·m') / (sqrt(v') + eps)
 //
-// (the chain jax.grad and optax write, f32 elementwise on the host otherwise), and whose only
-// other readers are device dots that load p as column-blocked weights, the compiler keeps p, m
-// and p's bf16 copy in device memory in each weight layout those dots read, and replaces the
+// (the chains jax.grad and optax write, f32 elementwise on the host otherwise; Adam's step size
+// s is a scalar the host computes from the step count every step), and whose only
+// other readers are device dots that load p as column-blocked weights, the compiler keeps p, its
+// moments and p's bf16 copy in device memory in each weight layout those dots read, and replaces the
 // chain by one update step per layout: the gradient dot recomputed in that layout straight into
 // the accumulators' memory, then SgdMomentumUpdate (ACCVEC). The dots' weight inputs become
 // bound state tensors. The update in each layout is the host's f32 update bit for bit: the
@@ -38,64 +40,151 @@ std::optional<double> SplatValue(const Instruction* i) {
   return v[0];
 }
 
-// `i` = op(x, splat) or op(splat, x): x and the splat's value.
-std::optional<std::pair<const Instruction*, double>> ScaledBy(const Instruction* i) {
-  if (i->opcode != Opcode::kMultiply) return std::nullopt;
+bool IsF32Matrix(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 2; }
+
+// One recognised update.
+struct Update {
+  enum class Kind : std::uint8_t { kSgd, kAdam } kind = Kind::kSgd;
+  const Instruction *parameter = nullptr, *new_parameter = nullptr;
+  std::vector<const Instruction*> moments, new_moments;  // SGD: m; Adam: m, v (each replaced by its new value)
+  const Instruction* dot = nullptr;                       // the gradient's dot
+  const Instruction *rows = nullptr, *cols = nullptr;     // g[i][j] = Σ_b rows[b][i] · cols[b][j]
+  // What the update steps compute instead of the host (besides the dot), the splats included.
+  std::vector<const Instruction*> chain;
+  double mu = 0, learning_rate = 0;  // SGD
+  codegen::AdamParams adam;          // Adam
+  const Instruction* step_size = nullptr;  // Adam: the scalar s
+};
+
+// `i` = op(x, y) with x satisfying `first`: (x, y); either operand order.
+template <class Predicate>
+std::optional<std::pair<const Instruction*, const Instruction*>> Split(const Instruction* i, Opcode op, Predicate first) {
+  if (i->opcode != op || i->operands.size() != 2) return std::nullopt;
   for (std::size_t k = 0; k < 2; ++k) {
-    if (const std::optional<double> s = SplatValue(i->operands[1 - k])) return std::make_pair(i->operands[k], *s);
+    if (first(i->operands[k])) return std::make_pair(i->operands[k], i->operands[1 - k]);
   }
   return std::nullopt;
 }
 
-bool IsF32Matrix(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 2; }
+// The gradient g: a dot over the batch (dimension 0 of both operands), or its transpose, shaped
+// as the parameter. Sets the update's dot, rows and cols and adds the transpose to the chain.
+bool MatchGradient(const Instruction* gradient, Update& u) {
+  const bool transposed = gradient->opcode == Opcode::kTranspose && gradient->dimensions == std::vector<std::int64_t>{1, 0};
+  const Instruction* dot = transposed ? gradient->operands[0] : gradient;
+  const hlo::DotDimensionNumbers& d = dot->dot_dims;
+  if (dot->opcode != Opcode::kDot || !d.lhs_batch.empty() || d.lhs_contracting != std::vector<std::int64_t>{0} ||
+      d.rhs_contracting != std::vector<std::int64_t>{0} || !IsF32Matrix(dot->operands[0]) ||
+      !IsF32Matrix(dot->operands[1]) || gradient->shape.dims != u.parameter->shape.dims) {
+    return false;
+  }
+  if (transposed) u.chain.push_back(gradient);
+  u.dot = dot;
+  u.rows = transposed ? dot->operands[1] : dot->operands[0];
+  u.cols = transposed ? dot->operands[0] : dot->operands[1];
+  return true;
+}
 
-// One recognised update: p' = p − (m·mu + g)·lr.
-struct SgdUpdate {
-  const Instruction *parameter = nullptr, *momentum = nullptr;
-  const Instruction *new_parameter = nullptr, *new_momentum = nullptr;
-  const Instruction *dot = nullptr;                // the gradient's dot
-  const Instruction *rows = nullptr, *cols = nullptr;  // g[i][j] = Σ_b rows[b][i] · cols[b][j]
-  std::vector<const Instruction*> chain;           // what the update steps compute instead of the host
-  double mu = 0, learning_rate = 0;
-};
+using AliasMap = std::unordered_map<const Instruction*, const Instruction*>;  // root operand -> parameter
 
-std::optional<SgdUpdate> MatchSgd(const Instruction* new_parameter, const Instruction* parameter,
-                                  const std::unordered_map<const Instruction*, const Instruction*>& alias_of_output) {
-  SgdUpdate u;
+// A parameter whose new value, output of the root, is `new_value`.
+const auto kIsSplat = [](const Instruction* i) { return SplatValue(i).has_value(); };
+
+// p' = p − (m' ·lr), m' = (m·mu) + g.
+std::optional<Update> MatchSgd(const Instruction* new_parameter, const Instruction* parameter, const AliasMap& alias_of_output) {
+  Update u;
   u.parameter = parameter;
   u.new_parameter = new_parameter;
   if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter || !IsF32Matrix(parameter)) {
     return std::nullopt;
   }
-  const auto step = ScaledBy(new_parameter->operands[1]);
-  if (!step) return std::nullopt;
-  u.learning_rate = step->second;
+  const auto step = Split(new_parameter->operands[1], Opcode::kMultiply, [](const Instruction* i) { return !kIsSplat(i); });
+  if (!step || !kIsSplat(step->second)) return std::nullopt;
+  u.learning_rate = *SplatValue(step->second);
   const Instruction* new_momentum = step->first;
-  if (new_momentum->opcode != Opcode::kAdd) return std::nullopt;
-  for (std::size_t k = 0; k < 2 && u.momentum == nullptr; ++k) {
-    const auto decay = ScaledBy(new_momentum->operands[k]);
-    if (!decay || decay->first->opcode != Opcode::kParameter) continue;
+  const auto is_decay = [&](const Instruction* i) {
+    const auto decay = Split(i, Opcode::kMultiply, [](const Instruction* x) { return x->opcode == Opcode::kParameter; });
     const auto alias = alias_of_output.find(new_momentum);
-    if (alias == alias_of_output.end() || alias->second != decay->first) continue;  // m' must replace m
-    u.momentum = decay->first;
-    u.mu = decay->second;
-    const Instruction* gradient = new_momentum->operands[1 - k];
-    u.chain = {new_momentum->operands[k], new_momentum, new_parameter->operands[1], new_parameter};
-    const bool transposed = gradient->opcode == Opcode::kTranspose && gradient->dimensions == std::vector<std::int64_t>{1, 0};
-    const Instruction* dot = transposed ? gradient->operands[0] : gradient;
-    const hlo::DotDimensionNumbers& d = dot->dot_dims;
-    if (dot->opcode != Opcode::kDot || !d.lhs_batch.empty() || d.lhs_contracting != std::vector<std::int64_t>{0} ||
-        d.rhs_contracting != std::vector<std::int64_t>{0} || !IsF32Matrix(dot->operands[0]) ||
-        !IsF32Matrix(dot->operands[1]) || gradient->shape.dims != parameter->shape.dims) {
-      return std::nullopt;
-    }
-    if (transposed) u.chain.insert(u.chain.begin(), gradient);
-    u.dot = dot;
-    u.rows = transposed ? dot->operands[1] : dot->operands[0];
-    u.cols = transposed ? dot->operands[0] : dot->operands[1];
+    return decay && kIsSplat(decay->second) && alias != alias_of_output.end() && alias->second == decay->first;
+  };
+  const auto terms = Split(new_momentum, Opcode::kAdd, is_decay);
+  if (!terms) return std::nullopt;
+  const auto decay = Split(terms->first, Opcode::kMultiply, [](const Instruction* x) { return x->opcode == Opcode::kParameter; });
+  u.mu = *SplatValue(decay->second);
+  u.moments = {decay->first};
+  u.new_moments = {new_momentum};
+  u.chain = {terms->first, new_momentum, new_parameter->operands[1], new_parameter};
+  if (!MatchGradient(terms->second, u)) return std::nullopt;
+  return u;
+}
+
+// optax's Adam: p' = p − (s·m') / (sqrt(v') + eps), m' = m·b1 + g·(1−b1), v' = v·b2 + (g·(1−b2))·g.
+std::optional<Update> MatchAdam(const Instruction* new_parameter, const Instruction* parameter, const AliasMap& alias_of_output) {
+  Update u;
+  u.kind = Update::Kind::kAdam;
+  u.parameter = parameter;
+  u.new_parameter = new_parameter;
+  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter || !IsF32Matrix(parameter)) {
+    return std::nullopt;
   }
-  if (u.momentum == nullptr) return std::nullopt;
-  u.new_momentum = new_momentum;
+  const Instruction* quotient = new_parameter->operands[1];
+  if (quotient->opcode != Opcode::kDivide) return std::nullopt;
+  const auto replaces_a_parameter = [&](const Instruction* i) {
+    const auto alias = alias_of_output.find(i);
+    return alias != alias_of_output.end() && alias->second != parameter;
+  };
+  // s·m': s a broadcast scalar (what the host computes from the count), m' a new moment.
+  const auto scaled = Split(quotient->operands[0], Opcode::kMultiply, replaces_a_parameter);
+  if (!scaled || scaled->second->opcode != Opcode::kBroadcast || scaled->second->operands.size() != 1 ||
+      scaled->second->operands[0]->shape.Rank() != 0 || scaled->second->operands[0]->shape.type != hlo::ElementType::kF32) {
+    return std::nullopt;
+  }
+  u.step_size = scaled->second->operands[0];
+  const auto denominator = Split(quotient->operands[1], Opcode::kAdd, [](const Instruction* i) { return i->opcode == Opcode::kSqrt; });
+  if (!denominator || !kIsSplat(denominator->second)) return std::nullopt;
+  u.adam.epsilon = static_cast<float>(*SplatValue(denominator->second));
+  const Instruction* new_first = scaled->first;
+  const Instruction* new_second = denominator->first->operands[0];
+  if (!replaces_a_parameter(new_second)) return std::nullopt;
+  // x·c with x satisfying `what`: (x, c).
+  const auto times_splat = [](const Instruction* i, auto what) -> std::optional<std::pair<const Instruction*, float>> {
+    const auto split = Split(i, Opcode::kMultiply, [&](const Instruction* x) { return !kIsSplat(x) && what(x); });
+    if (!split || !kIsSplat(split->second)) return std::nullopt;
+    return std::make_pair(split->first, static_cast<float>(*SplatValue(split->second)));
+  };
+  const auto moment_of = [&](const Instruction* new_moment) { return alias_of_output.at(new_moment); };
+  const auto is_parameter = [](const Instruction* x) { return x->opcode == Opcode::kParameter; };
+  const auto anything = [](const Instruction*) { return true; };
+  // m' = m·b1 + g·(1−b1)
+  const auto first_terms = Split(new_first, Opcode::kAdd, [&](const Instruction* i) {
+    const auto t = times_splat(i, is_parameter);
+    return t && t->first == moment_of(new_first);
+  });
+  if (!first_terms) return std::nullopt;
+  const auto decay1 = times_splat(first_terms->first, is_parameter);
+  const auto grad1 = times_splat(first_terms->second, anything);
+  if (!grad1) return std::nullopt;
+  const Instruction* gradient = grad1->first;
+  // v' = v·b2 + (g·(1−b2))·g
+  const auto second_terms = Split(new_second, Opcode::kAdd, [&](const Instruction* i) {
+    const auto t = times_splat(i, is_parameter);
+    return t && t->first == moment_of(new_second);
+  });
+  if (!second_terms) return std::nullopt;
+  const auto decay2 = times_splat(second_terms->first, is_parameter);
+  const Instruction* square = second_terms->second;
+  if (square->opcode != Opcode::kMultiply || square->operands[1] != gradient) return std::nullopt;
+  const auto grad2 = times_splat(square->operands[0], [&](const Instruction* x) { return x == gradient; });
+  if (!grad2) return std::nullopt;
+  u.adam.b1 = decay1->second;
+  u.adam.one_minus_b1 = grad1->second;
+  u.adam.b2 = decay2->second;
+  u.adam.one_minus_b2 = grad2->second;
+  u.moments = {decay1->first, decay2->first};
+  u.new_moments = {new_first, new_second};
+  u.chain = {first_terms->first, first_terms->second, new_first, second_terms->first, square->operands[0], square,
+             new_second, denominator->first, quotient->operands[1], scaled->second, quotient->operands[0], quotient,
+             new_parameter};
+  if (!MatchGradient(gradient, u)) return std::nullopt;
   return u;
 }
 
@@ -105,13 +194,15 @@ std::string StateName(const Instruction& parameter, std::string_view what, const
 
 // The update step of one weight layout: the gradient in that layout (rows·cols over the
 // batch, raw fp32, into a zero-padded scratch the program carries), then the update.
-DeviceStep LowerSgdUpdate(const SgdUpdate& u, const std::vector<std::int64_t>& permutation, const Config& config) {
+DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permutation, const Config& config) {
   const bool transposed = permutation == std::vector<std::int64_t>{1, 0};
+  const bool adam = u.kind == Update::Kind::kAdam;
   const Instruction& rows = transposed ? *u.cols : *u.rows;
   const Instruction& cols = transposed ? *u.rows : *u.cols;
   const auto batch = static_cast<std::uint64_t>(rows.shape.dims[0]);
   const auto k = static_cast<std::uint64_t>(rows.shape.dims[1]), n = static_cast<std::uint64_t>(cols.shape.dims[1]);
   const std::uint64_t c = config.cols, blocks = (n + c - 1) / c;
+  const char* name = adam ? "adam" : "sgd-momentum";
   // The chunk of rows the update moves through the accumulators at a time: each candidate is
   // built in a trial program and the golden model's estimate chooses (as SwapPays does for dots).
   const auto emit = [&](codegen::ProgramBuilder& builder, std::uint64_t chunk) {
@@ -120,14 +211,22 @@ DeviceStep LowerSgdUpdate(const SgdUpdate& u, const std::vector<std::int64_t>& p
     const codegen::Tensor b = builder.AddInput("b", element, {blocks, batch, c});
     const codegen::Tensor p = builder.AddInput("p", image::DataType::kFp32, {blocks, k, c});
     const codegen::Tensor m = builder.AddInput("m", image::DataType::kFp32, {blocks, k, c});
+    const std::optional<codegen::Tensor> v =
+        adam ? std::optional(builder.AddInput("v", image::DataType::kFp32, {blocks, k, c})) : std::nullopt;
+    const std::optional<codegen::Tensor> step_size =
+        adam ? std::optional(builder.AddInput("s", image::DataType::kFp32, {1})) : std::nullopt;
     const codegen::Tensor w = builder.AddInput("w", element, {blocks, k, c});
     // Constant zeros: the GEMM stores only the real columns, so the padding stays zero and the
-    // padding of p, m and w with it.
+    // padding of p, its moments and w with it.
     const codegen::Tensor g = builder.AddConstant("g", image::DataType::kFp32, {blocks, k, c});
     builder.BeginKernel(fmt::format("gradient {}x{}x{}", k, batch, n));
     codegen::Gemm(builder, a, b, std::nullopt, g, {}, n);
-    builder.BeginKernel(fmt::format("sgd-momentum update {} rows", blocks * k));
-    codegen::SgdMomentumUpdate(builder, p, m, g, w, static_cast<float>(u.mu), static_cast<float>(u.learning_rate), chunk);
+    builder.BeginKernel(fmt::format("{} update {} rows", name, blocks * k));
+    if (adam) {
+      codegen::AdamUpdate(builder, p, m, *v, g, *step_size, w, u.adam, chunk);
+    } else {
+      codegen::SgdMomentumUpdate(builder, p, m, g, w, static_cast<float>(u.mu), static_cast<float>(u.learning_rate), chunk);
+    }
   };
   std::uint64_t best_chunk = 0, best_cycles = UINT64_MAX;
   for (const std::uint64_t chunk : {16u, 32u, 64u, 128u, 256u}) {
@@ -144,17 +243,26 @@ DeviceStep LowerSgdUpdate(const SgdUpdate& u, const std::vector<std::int64_t>& p
   const image::DataType element = builder.ElementType();
   const std::vector<std::uint64_t> state_shape{blocks, k, c};
   DeviceStep step;
-  step.kernel = fmt::format("sgd-momentum update {} {}x{} (gradient {}x{}x{})", u.parameter->name,
-                            transposed ? n : k, transposed ? k : n, k, batch, n);
+  step.kernel = fmt::format("{} update {} {}x{} (gradient {}x{}x{})", name, u.parameter->name, transposed ? n : k,
+                            transposed ? k : n, k, batch, n);
   using K = Binding::Kind;
+  // In the program's input order: a, b, p, m, [v, s,] w.
   step.inputs.push_back({K::kValue, rows.name, {1, 0}, element, {k, batch}});
   step.inputs.push_back({K::kValue, cols.name, {0, 1}, element, {blocks, batch, c}, c, 0});
   step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", permutation), {}, image::DataType::kFp32, state_shape});
-  step.inputs.push_back({K::kState, StateName(*u.momentum, "fp32", permutation), {}, image::DataType::kFp32, state_shape});
+  for (const Instruction* moment : u.moments) {
+    step.inputs.push_back({K::kState, StateName(*moment, "fp32", permutation), {}, image::DataType::kFp32, state_shape});
+  }
+  if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
   step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", permutation), {}, element, state_shape});
-  if (u.dot != nullptr) step.covers.push_back(u.dot->name);
-  for (const Instruction* i : u.chain) step.covers.push_back(i->name);
-  step.resident_outputs = {u.new_parameter->name, u.new_momentum->name};
+  // The dot, the chain, and last the new parameter: the step's name in listings and messages.
+  step.covers.push_back(u.dot->name);
+  for (const Instruction* i : u.chain) {
+    if (i != u.new_parameter) step.covers.push_back(i->name);
+  }
+  step.covers.push_back(u.new_parameter->name);
+  step.resident_outputs = {u.new_parameter->name};
+  for (const Instruction* i : u.new_moments) step.resident_outputs.push_back(i->name);
   FinishStep(step, builder, config);
   return step;
 }
@@ -195,34 +303,38 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
     }
   }
   for (const Instruction* operand : root->operands) host_readers[operand].push_back(root);
-  const auto read_only_by = [&](const Instruction* value, std::initializer_list<const Instruction*> allowed) {
-    const auto it = host_readers.find(value);
-    if (it != host_readers.end()) {
-      for (const Instruction* reader : it->second) {
-        if (std::find(allowed.begin(), allowed.end(), reader) == allowed.end()) return false;
-      }
-    }
-    return !device_bindings.contains(value->name) && !epilogue_reads.contains(value->name);
-  };
+
 
   std::unordered_set<std::string> removed;
   std::vector<std::pair<std::size_t, Binding>> rebound;  // (step, the state binding), parallel to rebound_at
   std::vector<std::pair<std::size_t, std::size_t>> rebound_at;  // (step, input index)
   std::vector<std::shared_ptr<const DeviceStep>> updates;
   for (const auto& [output, parameter] : aliases) {
-    const std::optional<SgdUpdate> u = MatchSgd(output, parameter, alias_of_output);
+    std::optional<Update> u = MatchSgd(output, parameter, alias_of_output);
+    if (!u) u = MatchAdam(output, parameter, alias_of_output);
     if (!u) continue;
-    // Every value of the chain is read only inside it (and the root, for p' and m').
-    const auto& c = u->chain;
-    const Instruction* gradient = c.size() == 5 ? c[0] : u->dot;
-    bool private_chain = read_only_by(u->momentum, {c[c.size() - 4]}) && read_only_by(c[c.size() - 4], {u->new_momentum}) &&
-                         read_only_by(u->new_momentum, {c[c.size() - 2], root}) && read_only_by(c[c.size() - 2], {u->new_parameter}) &&
-                         read_only_by(u->new_parameter, {root}) &&
-                         (c.size() == 4 || read_only_by(gradient, {u->new_momentum}));
+    // Every value of the chain is read only inside it (and the root, for the new state), the
+    // moments only by it, and the dot's step computes the dot alone.
+    std::unordered_set<const Instruction*> inside(u->chain.begin(), u->chain.end());
+    const auto private_value = [&](const Instruction* value, bool root_may_read) {
+      const auto it = host_readers.find(value);
+      if (it != host_readers.end()) {
+        for (const Instruction* reader : it->second) {
+          if (!inside.contains(reader) && !(root_may_read && reader == root)) return false;
+        }
+      }
+      return !device_bindings.contains(value->name) && !epilogue_reads.contains(value->name);
+    };
+    bool private_chain = private_value(u->dot, false);
+    for (const Instruction* i : u->chain) {
+      const bool new_state = i == u->new_parameter ||
+                             std::find(u->new_moments.begin(), u->new_moments.end(), i) != u->new_moments.end();
+      private_chain = private_chain && private_value(i, new_state);
+    }
+    for (const Instruction* moment : u->moments) private_chain = private_chain && private_value(moment, false);
     const auto dot_step = device_step_of.find(u->dot->name);
     private_chain = private_chain && dot_step != device_step_of.end() &&
-                    model.steps[dot_step->second].device->covers.size() == 1 &&
-                    (c.size() == 4 ? read_only_by(u->dot, {u->new_momentum}) : read_only_by(u->dot, {gradient}));
+                    model.steps[dot_step->second].device->covers.size() == 1;
     // The parameter: read by the subtraction and by device dots as column-blocked weights only.
     const auto host = host_readers.find(u->parameter);
     private_chain = private_chain && !epilogue_reads.contains(u->parameter->name) &&
@@ -253,9 +365,11 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
                                        out != nullptr ? out->name : ""});
       };
       state(*u->parameter, "fp32", image::DataType::kFp32, u->new_parameter);
-      state(*u->momentum, "fp32", image::DataType::kFp32, u->new_momentum);
+      for (std::size_t i = 0; i < u->moments.size(); ++i) {
+        state(*u->moments[i], "fp32", image::DataType::kFp32, u->new_moments[i]);
+      }
       state(*u->parameter, "weights", image::DataType::kBf16, nullptr);
-      updates.push_back(std::make_shared<const DeviceStep>(LowerSgdUpdate(*u, layout, config)));
+      updates.push_back(std::make_shared<const DeviceStep>(LowerUpdate(*u, layout, config)));
     }
     for (const auto& [s, b] : weights->second) {
       const Binding& binding = model.steps[s].device->inputs[b];
@@ -263,11 +377,11 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       rebound.push_back({s, {Binding::Kind::kState, StateName(*u->parameter, "weights", binding.permutation), {},
                              binding.dtype, binding.shape}});
     }
-    for (const Instruction* i : c) removed.insert(i->name);
+    for (const Instruction* i : u->chain) removed.insert(i->name);
     removed.insert(u->dot->name);
-    for (const Instruction* i : {c[c.size() - 4], c[c.size() - 2]}) {  // the splats, if they are host steps of their own
+    for (const Instruction* i : u->chain) {  // the splats, where they are host steps read by the chain alone
       for (const Instruction* operand : i->operands) {
-        if (SplatValue(operand) && read_only_by(operand, {i})) removed.insert(operand->name);
+        if (SplatValue(operand) && private_value(operand, false)) removed.insert(operand->name);
       }
     }
   }
