@@ -470,9 +470,11 @@ RunResult Execute(const CompiledModel& model, Device& device, const std::vector<
     throw std::invalid_argument(fmt::format("{}: the resident state given belongs to another model ({})",
                                             model.source_name, state->model().source_name));
   }
-  if (resident != nullptr && !model.state_tensors.empty() && resident->state() != state) {
-    throw std::invalid_argument(fmt::format("{}: the resident programs were loaded with another resident state",
-                                            model.source_name));
+  if (resident != nullptr && !model.state_tensors.empty() && (state == nullptr || resident->state() != state)) {
+    // Their update programs are bound to another state's buffers, or to none.
+    throw std::invalid_argument(fmt::format("{}: keeps training state in device memory, and the resident programs "
+                                            "given were loaded with another resident state (or none): pass the "
+                                            "ResidentState they were made with", model.source_name));
   }
   // A model with device state run on its own: its state goes down first and comes back after.
   std::optional<ResidentState> own;

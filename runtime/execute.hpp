@@ -113,6 +113,8 @@ hlo::Literal DecodeValue(const compiler::Binding& binding, const std::vector<std
 // root's new parameters and momenta are placeholders (zeros) that the caller reads from `state`
 // when it needs them (TrainingSession). Without `state`, Execute makes one, writes it from
 // `arguments` and reads the root's state values back: the same result as a model without.
+// `resident` programs of such a model must have been made with `state` (std::invalid_argument
+// otherwise: their update programs are bound to that state's buffers).
 RunResult Execute(const CompiledModel& model, Device& device, const std::vector<hlo::Literal>& arguments,
                   const std::function<void(const std::string&)>& progress = {},
                   ResidentPrograms* resident = nullptr, std::vector<DeviceStepRecord>* record = nullptr,

@@ -165,6 +165,17 @@ TEST(DeviceState, ARunOnItsOwnWritesTheStateAndReadsTheNewStateBack) {
   for (std::size_t i = 0; i < host_state.size(); ++i) EXPECT_EQ(device_state[i].values, host_state[i].values);
 }
 
+TEST(DeviceState, ResidentProgramsWithoutTheStateAreRefused) {
+  const auto step = CompileFixture("mlp_sgd_step.hlo", "small", true);
+  Device device = Device::Open("ref", LoadConfig("small"));
+  ResidentPrograms unbound(*step, device);  // its update programs would not reach the state's buffers
+  std::vector<hlo::Literal> arguments = LoadState("mlp_sgd");
+  const auto batches = FirstBatches(*step, 1);
+  for (const hlo::Literal& batch : batches[0]) arguments.push_back(batch);  // the parameters' order: state, x, y
+  EXPECT_THAT([&] { Execute(*step, device, arguments, {}, &unbound); },
+              ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("another resident state (or none)")));
+}
+
 TEST(DeviceState, IsNotPlacedWhereNoUpdateOfADotsWeightsIsDonated) {
   EXPECT_TRUE(CompileFixture("mlp_sgd_loop.hlo", "small", true)->state_tensors.empty());   // steps in a loop
   EXPECT_TRUE(CompileFixture("mlp_grad.hlo", "small", true)->state_tensors.empty());       // nothing donated
