@@ -73,6 +73,7 @@ module systole_row_reader #(
   logic [PB-1:0] jq_len  [JOB_DEPTH];
   logic [PB-1:0] jq_dst  [JOB_DEPTH];
   logic [LW-1:0] jq_last [JOB_DEPTH];  // the job's last word index (words - 1)
+  logic [4:0]    jq_rot  [JOB_DEPTH];  // (addr - dst) mod 32: its words' rotation (below)
   logic [JW:0] jq_head_q, jq_head_d, jq_tail_q, jq_tail_d;  // extra bit tells full from empty
   wire         jq_full  = (jq_tail_q - jq_head_q) == (JW + 1)'(JOB_DEPTH);
   wire         jq_empty = jq_tail_q == jq_head_q;
@@ -99,9 +100,18 @@ module systole_row_reader #(
   assign stall_memory  = mem_req_valid && !mem_req_ready;
 
   // ---- Response FIFO ---------------------------------------------------------------------
-  logic [255:0] rq_data [CREDITS];
+  // Byte p of a row comes from byte (p + addr - dst) mod 32 of each of its words (the
+  // assembler's delta, below, modulo 32: the word index drops out), so a word is rotated by
+  // its job's (addr - dst) mod 32 as it arrives, and only the QB bytes the assembler can place
+  // are kept: the FIFO is QB bytes wide instead of 32 (in LUT RAM: 64 -> 8 RAM16SDP4 for the
+  // 4-byte weight rows, 64 -> 32 for 16-byte rows). Responses come back in request order, so
+  // the job a word belongs to is followed by a pointer (rsp_job) and a word count beside it.
+  localparam integer QB = (ROW_BYTES < 32) ? ROW_BYTES : 32;
+  logic [QB*8-1:0] rq_data [CREDITS];
   logic [RW:0]  rq_head_q, rq_head_d, rq_tail_q, rq_tail_d;
   wire          rq_empty = rq_head_q == rq_tail_q;
+  logic [JW-1:0] rsp_job_q, rsp_job_d;    // the job of the next response
+  logic [LW-1:0] rsp_word_q, rsp_word_d;  // ... and its word index there
 
   // ---- Assembler -------------------------------------------------------------------------
   logic [ROW_BYTES*8-1:0] row_buf_q, row_buf_d;
@@ -138,10 +148,9 @@ module systole_row_reader #(
     hi_c = (hi < 0) ? '0 : ((hi > DW'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
   end
 
-  // The word rotated by delta mod 32 bytes (rot[p] = word[(p + delta) mod 32]) in five
-  // shift stages, one per bit of the shift: each row byte then takes rot[p]. A 32-to-1 byte
-  // mux per row byte cost ~8 x 31 two-input muxes each; the stages share theirs, and the
-  // positions no later stage reads are dropped by synthesis.
+  // A word rotated by r bytes (rot[p] = word[(p + r) mod 32]) in five shift stages, one per
+  // bit of r, shared by all the kept bytes (a 32-to-1 byte mux per byte cost ~8 x 31
+  // two-input muxes each); positions no later stage reads are dropped by synthesis.
   function automatic logic [255:0] rotate_word(logic [255:0] word, logic [4:0] by);
     logic [255:0] x, y;
     x = word;
@@ -153,18 +162,19 @@ module systole_row_reader #(
     end
     rotate_word = x;
   endfunction
-  // (the reader uses its first ROW_BYTES bytes)
+  // (the FIFO keeps its first QB bytes)
   /* verilator lint_off UNUSEDSIGNAL */
-  logic [255:0] rot;
+  logic [255:0] rsp_rot;
   /* verilator lint_on UNUSEDSIGNAL */
-  assign rot = rotate_word(rq_data[rq_head_q[RW-1:0]], delta[4:0]);
+  assign rsp_rot = rotate_word(mem_rsp_rdata, jq_rot[rsp_job_q]);
+  wire  [QB*8-1:0] rot = rq_data[rq_head_q[RW-1:0]];
 
   logic [ROW_BYTES*8-1:0] placed;
   always_comb begin
     placed = row_full_q ? '0 : row_buf_q;
     for (int p = 0; p < ROW_BYTES; p++) begin
       if (32'(p) >= 32'(lo_c) && 32'(p) < 32'(hi_c)) begin
-        placed[p*8 +: 8] = rot[(p % 32)*8 +: 8];
+        placed[p*8 +: 8] = rot[(p % QB)*8 +: 8];
       end
     end
   end
@@ -196,7 +206,17 @@ module systole_row_reader #(
       gen_left_d = gen_left_q - 1'b1;
     end
     credits_used_d = credits_used_q + CW'(req_fire) - CW'(rsp_word_taken);
-    if (mem_rsp_valid) rq_tail_d = rq_tail_q + 1'b1;
+    rsp_job_d = rsp_job_q;
+    rsp_word_d = rsp_word_q;
+    if (mem_rsp_valid) begin
+      rq_tail_d = rq_tail_q + 1'b1;
+      if (rsp_word_q == jq_last[rsp_job_q]) begin
+        rsp_job_d = rsp_job_q + 1'b1;
+        rsp_word_d = '0;
+      end else begin
+        rsp_word_d = rsp_word_q + 1'b1;
+      end
+    end
     if (row_full_q && row_ready) begin
       row_full_d = 1'b0;
       row_buf_d = '0;
@@ -225,6 +245,8 @@ module systole_row_reader #(
       jq_tail_q <= '0;
       rq_head_q <= '0;
       rq_tail_q <= '0;
+      rsp_job_q <= '0;
+      rsp_word_q <= '0;
       row_full_q <= '0;
       row_buf_q <= '0;
       asm_word_q <= '0;
@@ -237,6 +259,8 @@ module systole_row_reader #(
       jq_tail_q <= jq_tail_d;
       rq_head_q <= rq_head_d;
       rq_tail_q <= rq_tail_d;
+      rsp_job_q <= rsp_job_d;
+      rsp_word_q <= rsp_word_d;
       row_full_q <= row_full_d;
       row_buf_q <= row_buf_d;
       asm_word_q <= asm_word_d;
@@ -250,8 +274,9 @@ module systole_row_reader #(
       jq_len[jq_tail_q[JW-1:0]] <= job_len[PB-1:0];
       jq_dst[jq_tail_q[JW-1:0]] <= job_dst[PB-1:0];
       jq_last[jq_tail_q[JW-1:0]] <= job_last;
+      jq_rot[jq_tail_q[JW-1:0]] <= job_addr[4:0] - job_dst[4:0];
     end
-    if (!rst && mem_rsp_valid) rq_data[rq_tail_q[RW-1:0]] <= mem_rsp_rdata;
+    if (!rst && mem_rsp_valid) rq_data[rq_tail_q[RW-1:0]] <= rsp_rot[QB*8-1:0];
   end
 
   // ---- Assertions --------------------------------------------------------------------------
