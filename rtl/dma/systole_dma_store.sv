@@ -103,22 +103,29 @@ module systole_dma_store #(
   logic [ROW_BYTES*8-1:0] cur_q, cur_d;
   logic [47:0]            row_addr_q, row_addr_d;    // device address of the current row's first byte
   logic [47:0]            next_addr_q, next_addr_d;   // device address of the next row to start
-  logic [15:0]            wr_word_q, wr_word_d;     // word index within the row
+  // A row is at most ROW_BYTES bytes (the sequencer's SHAPE check: col + elems <= the row's
+  // elements; asserted below), so it spans at most WMAX words and its byte counts fit PB bits:
+  // the word arithmetic below is that narrow.
+  localparam integer PB = $clog2(ROW_BYTES + 1);
+  localparam integer WMAX = (31 + ROW_BYTES - 1) / 32 + 1;
+  localparam integer LW = (WMAX > 1) ? $clog2(WMAX) : 1;
+  localparam integer SW = $clog2(32 + ROW_BYTES) + 1;
+  logic [LW-1:0]          wr_word_q, wr_word_d;     // word index within the row
   logic [15:0]            wr_index_q, wr_index_d;    // rows fully issued
   logic [31:0]            acks_owed_q, acks_owed_d;   // writes issued and not yet acknowledged
 
   // The row's last word, counted from its first: (row_addr mod 32 + row_len - 1) / 32. Equal to
-  // "this word address == the word address of the row's last byte" (both wrap alike), without
-  // a 48-bit sum and a 43-bit comparison.
-  wire [42:0] first_word = row_addr_q[47:5];
-  wire [27:0] rel_last   = 28'((33'(row_addr_q[4:0]) + 33'(row_len) - 33'd1) >> 5);
-  wire [42:0] this_word  = first_word + 43'(wr_word_q);
-  wire        last_of_row = 28'(wr_word_q) == rel_last;
+  // "this word address == the word address of the row's last byte", without a 48-bit sum and
+  // a 43-bit comparison.
+  wire [42:0]   first_word = row_addr_q[47:5];
+  wire [SW-1:0] end_off    = SW'(row_addr_q[4:0]) + SW'(row_len[PB-1:0]) - SW'(1);
+  wire [42:0]   this_word  = first_word + 43'(wr_word_q);
+  wire          last_of_row = wr_word_q == LW'(end_off >> 5);
 
   // Byte b of this word is data byte k = b + e of the row, e = 32*wr_word - (row_addr mod 32),
   // which is byte p = row_dst + k of the buffer row. It is written when 0 <= k < row_len and
   // p < ROW_BYTES, i.e. when lo <= b < hi with lo = -e and hi = min(row_len, ROW_BYTES -
-  // row_dst) - e: two bounds computed once for the word (24-bit signed: every field value fits
+  // row_dst) - e: two bounds computed once for the word (DW bits signed: every value fits
   // without wrapping), clamped to 0..32, then compared with each constant b. (Per byte, the
   // three 20-bit comparisons cost 2 470 carry cells on the GW2AR-18: docs/FPGA.md.)
   localparam integer PW = (ROW_BYTES > 0) ? $clog2(ROW_BYTES + 1) : 1;  // 1 for the failing default
@@ -126,16 +133,17 @@ module systole_dma_store #(
   localparam bit     RB_POW2 = ROW_BYTES > 0 && (ROW_BYTES & (ROW_BYTES - 1)) == 0;
   localparam integer RL = RB_POW2 ? $clog2(ROW_BYTES) : PW;  // shift stages
   localparam integer RN = 1 << RL;
-  logic signed [23:0] e_word, lo, hi, room;
+  localparam integer DW = $clog2(ROW_BYTES + 32 * WMAX + 32) + 2;
+  logic signed [DW-1:0] e_word, lo, hi, room;
   logic [5:0]         lo_c, hi_c;
   logic [RL-1:0]      delta;  // p - b, modulo RN: where byte b's data sits in the (rotated) row
   always_comb begin
-    e_word = 24'(32 * 32'(wr_word_q)) - 24'(row_addr_q[4:0]);
-    room = 24'(ROW_BYTES) - 24'(row_dst);
+    e_word = DW'(32 * 32'(wr_word_q)) - DW'(row_addr_q[4:0]);
+    room = DW'(ROW_BYTES) - DW'(row_dst[PB-1:0]);
     lo = -e_word;
-    hi = (($signed(24'(row_len)) < room) ? 24'(row_len) : room) - e_word;
+    hi = (($signed(DW'(row_len[PB-1:0])) < room) ? DW'(row_len[PB-1:0]) : room) - e_word;
     lo_c = (lo < 0) ? 6'd0 : 6'(lo);  // lo <= 31: e >= -31
-    hi_c = (hi < 0) ? 6'd0 : ((hi > 24'sd32) ? 6'd32 : 6'(hi));
+    hi_c = (hi < 0) ? 6'd0 : ((hi > DW'(32)) ? 6'd32 : 6'(hi));
     delta = RL'(row_dst) + RL'(e_word);
   end
 
@@ -247,7 +255,7 @@ module systole_dma_store #(
       end else if (row_issued) begin
         writing_d = 1'b0;
       end else if (wr_fire) begin
-        wr_word_d = wr_word_q + 16'd1;
+        wr_word_d = wr_word_q + 1'b1;
       end
       // Done when every row is issued and every write acknowledged.
       if (!writing_q && q_count_q == 0 && !rd_pending_q && wr_index_q == rows_q &&
@@ -303,6 +311,11 @@ module systole_dma_store #(
     if (!rst && take) begin
       assert (cmd_insn[7:0] == OP_STORE)
       else $error("systole_dma_store: offered opcode 0x%02x", cmd_insn[7:0]);
+    end
+    if (!rst && active_q && start) begin
+      assert (32'(row_dst) + row_len <= ROW_BYTES)
+      else $error("systole_dma_store: a row of %0d bytes at byte %0d does not fit %0d bytes",
+                  row_len, row_dst, ROW_BYTES);
     end
     if (!rst) begin
       assert (!(mem_rsp_valid && acks_owed_q == 0))
