@@ -82,17 +82,41 @@ module systole_seq_check #(
   localparam logic [31:0] MEM_LO32 = MEM_BYTES_LO;
   localparam logic [31:0] MEM_HI32 = MEM_BYTES_HI;
   localparam logic [63:0] MEM_BYTES = (64'(MEM_HI32) << 32) | 64'(MEM_LO32);
-  localparam logic [63:0] UB_ROWS64 = 64'(UB_ROWS);
-  localparam logic [63:0] ACC_ROWS64 = 64'(ACC_ROWS);
   localparam logic [63:0] ROWS64 = 64'(ROWS);
   localparam logic [63:0] COLS64 = 64'(COLS);
   localparam logic [63:0] W64 = 64'(W);
   localparam logic [7:0] CAP8 = 8'(TOKEN_CAP);
+
+  // Range checks in the width of their bound: "x + y > C" with C < 2^K is "x or y is 2^K or
+  // more (then the sum exceeds C by itself), or their low K bits sum to more than C", which
+  // needs a (K + 1)-bit sum instead of one as wide as the fields (up to 50 bits). Every
+  // operand is a zero-extended field or product that the 64-bit sum never wraps, so both
+  // forms agree on every instruction (docs/FPGA.md: the checks' area).
+  localparam integer KU = $clog2(UB_ROWS + 1);    // UB_ROWS < 2^KU
+  localparam integer KA = $clog2(ACC_ROWS + 1);
+  localparam integer KW = $clog2(W + 1);          // W >= ROWS, COLS
+  localparam integer KM = $clog2(MEM_BYTES + 64'd1);
+  function automatic logic ub_over(logic [63:0] x, logic [63:0] y);  // x + y > UB_ROWS
+    ub_over = (x >> KU) != '0 || (y >> KU) != '0 || (KU+1)'(x) + (KU+1)'(y) > (KU+1)'(UB_ROWS);
+  endfunction
+  function automatic logic ub_reached(logic [63:0] x, logic [63:0] y, logic [63:0] z);  // x + y + z >= UB_ROWS
+    ub_reached = (x >> KU) != '0 || (y >> KU) != '0 || (z >> KU) != '0 ||
+                 (KU+2)'(x) + (KU+2)'(y) + (KU+2)'(z) >= (KU+2)'(UB_ROWS);
+  endfunction
+  function automatic logic acc_over(logic [63:0] x, logic [63:0] y);  // x + y > ACC_ROWS
+    acc_over = (x >> KA) != '0 || (y >> KA) != '0 || (KA+1)'(x) + (KA+1)'(y) > (KA+1)'(ACC_ROWS);
+  endfunction
+  /* verilator lint_off UNUSEDSIGNAL */  // c's bits above KW: c <= W
+  function automatic logic w_over(logic [63:0] x, logic [63:0] y, logic [63:0] c);  // x + y > c
+    w_over = (x >> KW) != '0 || (y >> KW) != '0 || (KW+1)'(x) + (KW+1)'(y) > (KW+1)'(c);
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
   localparam logic [7:0] WFIFO8 = 8'(WFIFO_TILES);
 
   // ---- State -------------------------------------------------------------------------------
   logic [7:0]      dec_err_q, dec_err_d;     // step 1 results
-  logic [49:0]     span_q, span_d;
+  logic [KM:0]     span_q, span_d;         // the span's low KM bits summed (see span_c)
+  logic            span_big_q, span_big_d;  // ... or it is 2^KM or more: beyond any memory
   logic [24:0]     pool_y_q, pool_y_d, pool_x_q, pool_x_d;
   logic [31:0]     pool_n_q, pool_n_d, mk_q, mk_d;
   logic [7:0]      chk_err_q, chk_err_d;     // step 2 result
@@ -221,18 +245,25 @@ module systole_seq_check #(
   assign mul_p = 57'(mul_a) * 57'(mul_b);
 
   // Step 1: the products of the operand checks.
-  logic [49:0] span_c;          // LOAD/STORE/LOAD_WEIGHTS: bytes from the first to past the last
+  // LOAD/STORE/LOAD_WEIGHTS: bytes from the first to past the last, (n - 1) * stride + elems *
+  // element bytes, kept as the DRAM_RANGE check needs it: whether a term is 2^KM or more, and
+  // else the sum of the two (KM + 1 bits).
+  logic [49:0] span_terms;      // the second term
+  logic [KM:0] span_c;
+  logic        span_big_c;
   logic [24:0] pool_y_c, pool_x_c;
   logic [31:0] pool_n_c, mk_c;
   always_comb begin
     // (n - 1) * stride + elems * element bytes
     if (op == OP_LOAD_WEIGHTS) begin
-      span_c = 50'(mul_p) + (50'(insn_i[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH]) <<
-                             (BF16 != 0 ? 1 : 0));
+      span_terms = 50'(insn_i[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH]) <<
+                   (BF16 != 0 ? 1 : 0);
     end else begin
-      span_c = 50'(mul_p) + (50'(insn_i[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH]) <<
-                             (dma_acc_elems ? 2 : (BF16 != 0 ? 1 : 0)));
+      span_terms = 50'(insn_i[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH]) <<
+                   (dma_acc_elems ? 2 : (BF16 != 0 ? 1 : 0));
     end
+    span_big_c = (50'(mul_p) >> KM) != '0 || (span_terms >> KM) != '0;
+    span_c = (KM+1)'(mul_p) + (KM+1)'(span_terms);
     // Highest window row and column of the last output pixel.
     pool_y_c = (25'(insn_i[POOL_OUT_H_LSB +: POOL_OUT_H_WIDTH]) - 25'd1) *
                25'(insn_i[POOL_STRIDE_H_LSB +: POOL_STRIDE_H_WIDTH]) +
@@ -244,60 +275,66 @@ module systole_seq_check #(
     mk_c = 32'(mul_p);      // MATMUL: rows * k
   end
 
+  // dram + span > MEM_BYTES, as ub_over with the span's two parts (MEM_BYTES < 2^KM).
+  function automatic logic mem_over(logic [63:0] dram);
+    mem_over = (dram >> KM) != '0 || span_big_q ||
+               (KM+2)'(dram) + (KM+2)'(span_q) > (KM+2)'(MEM_BYTES);
+  endfunction
+
   // Step 2: operand checks, in docs/ISA.md order.
   logic [40:0] pool_yw;         // highest source row minus src, minus the column part
   logic [7:0]  opd_err;
   assign pool_yw = 41'(mul_p);  // pool_y_q * in_w: the multiplier's step-2 operands
   always_comb begin
-    logic [63:0] width, buf_rows, elem;
+    logic [63:0] width, elem;
     opd_err = ERR_NONE;
     width = dma_acc ? COLS64 : W64;
-    buf_rows = dma_acc ? ACC_ROWS64 : UB_ROWS64;
     elem = dma_acc_elems ? 64'd4 : (BF16 != 0 ? 64'd2 : 64'd1);
     case (op)
       OP_LOAD, OP_STORE: begin
         if ((dma_dram & (elem - 64'd1)) != '0 || (dma_stride & (elem - 64'd1)) != '0)
           opd_err = ERR_MISALIGNED;
-        else if (dma_col + dma_elems > width) opd_err = ERR_SHAPE;
-        else if (dma_row + dma_rows > buf_rows) opd_err = dma_acc ? ERR_ACC_RANGE : ERR_UB_RANGE;
-        else if (dma_dram + 64'(span_q) > MEM_BYTES) opd_err = ERR_DRAM_RANGE;
+        else if (w_over(dma_col, dma_elems, width)) opd_err = ERR_SHAPE;
+        else if (dma_acc ? acc_over(dma_row, dma_rows) : ub_over(dma_row, dma_rows))
+          opd_err = dma_acc ? ERR_ACC_RANGE : ERR_UB_RANGE;
+        else if (mem_over(dma_dram)) opd_err = ERR_DRAM_RANGE;
       end
       OP_LOAD_WEIGHTS: begin
         if (BF16 != 0 && (lw_dram[0] || insn_i[LOAD_WEIGHTS_STRIDE_LSB])) opd_err = ERR_MISALIGNED;
-        else if (lw_rows > ROWS64 || lw_cols > COLS64) opd_err = ERR_SHAPE;
-        else if (lw_dram + 64'(span_q) > MEM_BYTES) opd_err = ERR_DRAM_RANGE;
+        else if (w_over(lw_rows, 64'd0, ROWS64) || w_over(lw_cols, 64'd0, COLS64)) opd_err = ERR_SHAPE;
+        else if (mem_over(lw_dram)) opd_err = ERR_DRAM_RANGE;
       end
       OP_MATMUL: begin
-        if (mm_k > ROWS64) opd_err = ERR_SHAPE;
-        else if (mm_ub + mm_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
-        else if (mm_acc + mm_rows > ACC_ROWS64) opd_err = ERR_ACC_RANGE;
+        if (w_over(mm_k, 64'd0, ROWS64)) opd_err = ERR_SHAPE;
+        else if (ub_over(mm_ub, mm_rows)) opd_err = ERR_UB_RANGE;
+        else if (acc_over(mm_acc, mm_rows)) opd_err = ERR_ACC_RANGE;
       end
       OP_ACTIVATE: begin
-        if (act_acc + act_rows > ACC_ROWS64) opd_err = ERR_ACC_RANGE;
-        else if (act_bias && act_bias_row + 64'd1 > ACC_ROWS64) opd_err = ERR_ACC_RANGE;
-        else if (act_ub + act_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
+        if (acc_over(act_acc, act_rows)) opd_err = ERR_ACC_RANGE;
+        else if (act_bias && acc_over(act_bias_row, 64'd1)) opd_err = ERR_ACC_RANGE;
+        else if (ub_over(act_ub, act_rows)) opd_err = ERR_UB_RANGE;
       end
       OP_VECTOR: begin
         if (BF16 == 0 && vec_math) opd_err = ERR_ILLEGAL_FIELD;  // math is bf16-only
-        else if (vec_a + vec_rows > UB_ROWS64 ||
-            (!vec_pass && vec_b + (vec_bcast ? 64'd1 : vec_rows) > UB_ROWS64) ||
-            vec_dst + vec_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
+        else if (ub_over(vec_a, vec_rows) ||
+            (!vec_pass && ub_over(vec_b, vec_bcast ? 64'd1 : vec_rows)) ||
+            ub_over(vec_dst, vec_rows)) opd_err = ERR_UB_RANGE;
       end
       OP_ACCVEC: begin
         // fp32 accumulators only; b is a row or the immediate, not both.
         if (BF16 == 0 || (av_scalar && (av_bcast || av_bcol))) opd_err = ERR_ILLEGAL_FIELD;
-        else if (av_a + av_rows > ACC_ROWS64 ||
-                 (!av_scalar && !av_sqrt && av_b + (av_bcast ? 64'd1 : av_rows) > ACC_ROWS64) ||
-                 av_dst + av_rows > ACC_ROWS64) opd_err = ERR_ACC_RANGE;
+        else if (acc_over(av_a, av_rows) ||
+                 (!av_scalar && !av_sqrt && acc_over(av_b, av_bcast ? 64'd1 : av_rows)) ||
+                 acc_over(av_dst, av_rows)) opd_err = ERR_ACC_RANGE;
       end
       OP_REDUCE: begin
-        if (red_elems > W64) opd_err = ERR_SHAPE;
-        else if (red_src + red_rows > UB_ROWS64) opd_err = ERR_UB_RANGE;
-        else if (red_dst + (red_over_rows ? 64'd1 : red_rows) > UB_ROWS64) opd_err = ERR_UB_RANGE;
+        if (w_over(red_elems, 64'd0, W64)) opd_err = ERR_SHAPE;
+        else if (ub_over(red_src, red_rows)) opd_err = ERR_UB_RANGE;
+        else if (ub_over(red_dst, red_over_rows ? 64'd1 : red_rows)) opd_err = ERR_UB_RANGE;
       end
       OP_POOL: begin
-        if (pool_src + 64'(pool_yw) + 64'(pool_x_q) >= UB_ROWS64 ||
-            pool_dst + 64'(pool_n_q) > UB_ROWS64) opd_err = ERR_UB_RANGE;
+        if (ub_reached(pool_src, 64'(pool_yw), 64'(pool_x_q)) ||
+            ub_over(pool_dst, 64'(pool_n_q))) opd_err = ERR_UB_RANGE;
       end
       default: opd_err = ERR_NONE;
     endcase
@@ -331,6 +368,7 @@ module systole_seq_check #(
   always_comb begin
     dec_err_d = dec_err_q;
     span_d = span_q;
+    span_big_d = span_big_q;
     pool_y_d = pool_y_q;
     pool_x_d = pool_x_q;
     pool_n_d = pool_n_q;
@@ -342,6 +380,7 @@ module systole_seq_check #(
     if (decode_i) begin
       dec_err_d = dec_err;
       span_d = span_c;
+      span_big_d = span_big_c;
       pool_y_d = pool_y_c;
       pool_x_d = pool_x_c;
       pool_n_d = pool_n_c;
@@ -375,6 +414,7 @@ module systole_seq_check #(
     if (rst || soft_reset) begin
       dec_err_q <= ERR_NONE;
       span_q <= '0;
+      span_big_q <= 1'b0;
       pool_y_q <= '0;
       pool_x_q <= '0;
       pool_n_q <= '0;
@@ -386,6 +426,7 @@ module systole_seq_check #(
     end else begin
       dec_err_q <= dec_err_d;
       span_q <= span_d;
+      span_big_q <= span_big_d;
       pool_y_q <= pool_y_d;
       pool_x_q <= pool_x_d;
       pool_n_q <= pool_n_d;

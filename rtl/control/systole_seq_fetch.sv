@@ -57,13 +57,20 @@ module systole_seq_fetch #(
 
   localparam logic [31:0] MEM_LO32 = MEM_BYTES_LO;
   localparam logic [31:0] MEM_HI32 = MEM_BYTES_HI;
-  localparam logic [63:0] MEM_LAST_PC = ((64'(MEM_HI32) << 32) | 64'(MEM_LO32)) - 64'd32;
+  localparam logic [63:0] MEM_BYTES = (64'(MEM_HI32) << 32) | 64'(MEM_LO32);
+  localparam logic [63:0] MEM_LAST_PC = MEM_BYTES - 64'd32;
+  // The next address is kept as its low KM bits and whether it is 2^KM or more ("far"): a far
+  // address is beyond the memory, so nothing is requested from it and it never advances (only
+  // a request does), and a near one is its low bits. A 64-bit address register and adder did
+  // the same in wider logic.
+  localparam integer KM = $clog2(MEM_BYTES + 64'd1);  // MEM_BYTES < 2^KM
   localparam integer AW = (DEPTH > 1) ? $clog2(DEPTH) : 1;  // buffer index
   localparam integer CW = $clog2(DEPTH + 1);                // count 0..DEPTH
 
   // ---- State -------------------------------------------------------------------------------
   logic          on_q, on_d;            // fetching for the current launch
-  logic [63:0]   addr_q, addr_d;        // next address to request
+  logic [KM-1:0] addr_q, addr_d;        // next address to request (its low KM bits)
+  logic          far_q, far_d;          // ... is 2^KM or more
   logic [31:0]   left_q, left_d;        // instructions of the launch not yet requested
   logic [CW-1:0] inflight_q, inflight_d;  // requests without response (dropped when !on_q)
   logic [CW-1:0] level_q, level_d;      // words waiting in the buffer
@@ -73,10 +80,10 @@ module systole_seq_fetch #(
   logic issue, push;
 
   // ---- Logic -------------------------------------------------------------------------------
-  assign mem_req_valid = on_q && left_q != 0 && addr_q <= MEM_LAST_PC &&
+  assign mem_req_valid = on_q && left_q != 0 && !far_q && 64'(addr_q) <= MEM_LAST_PC &&
                          ({1'b0, inflight_q} + {1'b0, level_q} < (CW + 1)'(DEPTH));
   assign mem_req_write = 1'b0;
-  assign mem_req_addr = addr_q[47:0];
+  assign mem_req_addr = 48'(addr_q);
   assign mem_req_wdata = '0;
   assign mem_req_wstrb = '0;
   assign issue = mem_req_valid && mem_req_ready;
@@ -88,20 +95,22 @@ module systole_seq_fetch #(
   always_comb begin
     on_d = on_q;
     addr_d = addr_q;
+    far_d = far_q;
     left_d = left_q;
     wr_d = wr_q;
     rd_d = rd_q;
     inflight_d = inflight_q + CW'(issue) - CW'(mem_rsp_valid);
     level_d = level_q + CW'(push) - CW'(pop_i);
     if (issue) begin
-      addr_d = addr_q + 64'd32;
+      {far_d, addr_d} = (KM+1)'(addr_q) + (KM+1)'(32);  // near before the request
       left_d = left_q - 32'd1;
     end
     if (push) wr_d = (wr_q == AW'(DEPTH - 1)) ? '0 : wr_q + 1'b1;
     if (pop_i) rd_d = (rd_q == AW'(DEPTH - 1)) ? '0 : rd_q + 1'b1;
     if (start_i) begin
       on_d = start_run_i;
-      addr_d = start_pc_i;
+      addr_d = start_pc_i[KM-1:0];
+      far_d = (start_pc_i >> KM) != '0;
       left_d = start_count_i;
       level_d = '0;
       wr_d = '0;
@@ -115,6 +124,7 @@ module systole_seq_fetch #(
     if (rst || soft_reset) begin
       on_q <= 1'b0;
       addr_q <= '0;
+      far_q <= 1'b0;
       left_q <= '0;
       level_q <= '0;
       wr_q <= '0;
@@ -122,6 +132,7 @@ module systole_seq_fetch #(
     end else begin
       on_q <= on_d;
       addr_q <= addr_d;
+      far_q <= far_d;
       left_q <= left_d;
       level_q <= level_d;
       wr_q <= wr_d;

@@ -119,9 +119,19 @@ module systole_dma_load #(
   // ---- Writes: one finished row at a time -------------------------------------------------
   logic [W-1:0]    ub_lanes;
   logic [COLS-1:0] acc_lanes;
+  // Lane i is written when col <= i < col + elems, compared in KL + 1 bits (every lane index is
+  // below 2^KL): a col of 2^KL or more is past every lane, an elems of 2^KL or more reaches
+  // past every lane, and otherwise the narrow sum is exact.
+  localparam integer KL = $clog2(W + 1);  // W >= COLS
+  /* verilator lint_off UNUSEDSIGNAL */  // i's bits above KL: i < W
+  function automatic logic lane_written(integer i, logic [15:0] c, logic [15:0] n);
+    lane_written = (c >> KL) == '0 && KL'(c) <= KL'(i) &&
+                   ((n >> KL) != '0 || (KL+1)'(c) + (KL+1)'(n) > (KL+1)'(i));
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
   always_comb begin
-    for (int i = 0; i < W; i++) ub_lanes[i] = 32'(i) >= 32'(col) && 32'(i) < 32'(col) + 32'(elems);
-    for (int i = 0; i < COLS; i++) acc_lanes[i] = 32'(i) >= 32'(col) && 32'(i) < 32'(col) + 32'(elems);
+    for (int i = 0; i < W; i++) ub_lanes[i] = lane_written(i, col, elems);
+    for (int i = 0; i < COLS; i++) acc_lanes[i] = lane_written(i, col, elems);
   end
 
   assign ub_wr_req    = row_valid && !to_acc;

@@ -103,42 +103,79 @@ module systole_dma_store #(
   logic [ROW_BYTES*8-1:0] cur_q, cur_d;
   logic [47:0]            row_addr_q, row_addr_d;    // device address of the current row's first byte
   logic [47:0]            next_addr_q, next_addr_d;   // device address of the next row to start
-  logic [15:0]            wr_word_q, wr_word_d;     // word index within the row
+  // A row is at most ROW_BYTES bytes (the sequencer's SHAPE check: col + elems <= the row's
+  // elements; asserted below), so it spans at most WMAX words and its byte counts fit PB bits:
+  // the word arithmetic below is that narrow.
+  localparam integer PB = $clog2(ROW_BYTES + 1);
+  localparam integer WMAX = (31 + ROW_BYTES - 1) / 32 + 1;
+  localparam integer LW = (WMAX > 1) ? $clog2(WMAX) : 1;
+  localparam integer SW = $clog2(32 + ROW_BYTES) + 1;
+  logic [LW-1:0]          wr_word_q, wr_word_d;     // word index within the row
   logic [15:0]            wr_index_q, wr_index_d;    // rows fully issued
   logic [31:0]            acks_owed_q, acks_owed_d;   // writes issued and not yet acknowledged
 
-  wire [42:0] first_word = row_addr_q[47:5];
-  wire [42:0] last_word  = 43'((row_addr_q + 48'(row_len) - 48'd1) >> 5);
-  wire [42:0] this_word  = first_word + 43'(wr_word_q);
-  wire        last_of_row = this_word == last_word;
+  // The row's last word, counted from its first: (row_addr mod 32 + row_len - 1) / 32. Equal to
+  // "this word address == the word address of the row's last byte", without a 48-bit sum and
+  // a 43-bit comparison.
+  wire [42:0]   first_word = row_addr_q[47:5];
+  wire [SW-1:0] end_off    = SW'(row_addr_q[4:0]) + SW'(row_len[PB-1:0]) - SW'(1);
+  wire [42:0]   this_word  = first_word + 43'(wr_word_q);
+  wire          last_of_row = wr_word_q == LW'(end_off >> 5);
 
   // Byte b of this word is data byte k = b + e of the row, e = 32*wr_word - (row_addr mod 32),
   // which is byte p = row_dst + k of the buffer row. It is written when 0 <= k < row_len and
   // p < ROW_BYTES, i.e. when lo <= b < hi with lo = -e and hi = min(row_len, ROW_BYTES -
-  // row_dst) - e: two bounds computed once for the word (24-bit signed: every field value fits
+  // row_dst) - e: two bounds computed once for the word (DW bits signed: every value fits
   // without wrapping), clamped to 0..32, then compared with each constant b. (Per byte, the
   // three 20-bit comparisons cost 2 470 carry cells on the GW2AR-18: docs/FPGA.md.)
   localparam integer PW = (ROW_BYTES > 0) ? $clog2(ROW_BYTES + 1) : 1;  // 1 for the failing default
-  logic signed [23:0] e_word, lo, hi, room;
+  // The rotation below: RL shift stages over RN bytes.
+  localparam bit     RB_POW2 = ROW_BYTES > 0 && (ROW_BYTES & (ROW_BYTES - 1)) == 0;
+  localparam integer RL = RB_POW2 ? $clog2(ROW_BYTES) : PW;  // shift stages
+  localparam integer RN = 1 << RL;
+  localparam integer DW = $clog2(ROW_BYTES + 32 * WMAX + 32) + 2;
+  logic signed [DW-1:0] e_word, lo, hi, room;
   logic [5:0]         lo_c, hi_c;
-  logic [PW-1:0]      delta;  // p - b, modulo 2^PW: where byte b's data sits in the buffer row
+  logic [RL-1:0]      delta;  // p - b, modulo RN: where byte b's data sits in the (rotated) row
   always_comb begin
-    e_word = 24'(32 * 32'(wr_word_q)) - 24'(row_addr_q[4:0]);
-    room = 24'(ROW_BYTES) - 24'(row_dst);
+    e_word = DW'(32 * 32'(wr_word_q)) - DW'(row_addr_q[4:0]);
+    room = DW'(ROW_BYTES) - DW'(row_dst[PB-1:0]);
     lo = -e_word;
-    hi = (($signed(24'(row_len)) < room) ? 24'(row_len) : room) - e_word;
+    hi = (($signed(DW'(row_len[PB-1:0])) < room) ? DW'(row_len[PB-1:0]) : room) - e_word;
     lo_c = (lo < 0) ? 6'd0 : 6'(lo);  // lo <= 31: e >= -31
-    hi_c = (hi < 0) ? 6'd0 : ((hi > 24'sd32) ? 6'd32 : 6'(hi));
-    delta = PW'(row_dst) + PW'(e_word);
+    hi_c = (hi < 0) ? 6'd0 : ((hi > DW'(32)) ? 6'd32 : 6'(hi));
+    delta = RL'(row_dst) + RL'(e_word);
   end
+
+  // Byte b takes buffer byte p = (b + delta) mod 2^PW, and only when p < ROW_BYTES (the
+  // bounds above). So the row is rotated once by delta (rot[j] = row[(j + delta) mod RN], in
+  // log2(RN) shift stages shared by all 32 bytes, where a byte mux per word byte cost ~8 x 15
+  // two-input muxes each) and byte b takes rot[b mod RN]. RN = 2^PW, the row zero-extended;
+  // or, when ROW_BYTES is a power of two, RN = ROW_BYTES: a byte that is written has
+  // p = (b + delta) mod 2^PW < ROW_BYTES, which is then (b + delta) mod ROW_BYTES, so one
+  // stage fewer gives the same bytes.
+  function automatic logic [RN*8-1:0] rotate_row(logic [RN*8-1:0] row, logic [RL-1:0] by);
+    logic [RN*8-1:0] x, y;
+    x = row;
+    for (int k = RL - 1; k >= 0; k--) begin
+      for (int j = 0; j < RN; j++) begin
+        y[j*8 +: 8] = by[k] ? x[((j + (1 << k)) % RN)*8 +: 8] : x[j*8 +: 8];
+      end
+      x = y;
+    end
+    rotate_row = x;
+  endfunction
+  // (the word uses its first 32 bytes)
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [RN*8-1:0] rot;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign rot = rotate_row((RN*8)'(cur_q), delta);
   always_comb begin
     mem_req_wdata = '0;
     mem_req_wstrb = '0;
     for (int b = 0; b < 32; b++) begin
-      logic [PW-1:0] p;
-      p = PW'(b) + delta;
       if (6'(b) >= lo_c && 6'(b) < hi_c) begin
-        mem_req_wdata[b*8 +: 8] = cur_q[p*8 +: 8];
+        mem_req_wdata[b*8 +: 8] = rot[(b % RN)*8 +: 8];
         mem_req_wstrb[b] = 1'b1;
       end
     end
@@ -218,7 +255,7 @@ module systole_dma_store #(
       end else if (row_issued) begin
         writing_d = 1'b0;
       end else if (wr_fire) begin
-        wr_word_d = wr_word_q + 16'd1;
+        wr_word_d = wr_word_q + 1'b1;
       end
       // Done when every row is issued and every write acknowledged.
       if (!writing_q && q_count_q == 0 && !rd_pending_q && wr_index_q == rows_q &&
@@ -274,6 +311,11 @@ module systole_dma_store #(
     if (!rst && take) begin
       assert (cmd_insn[7:0] == OP_STORE)
       else $error("systole_dma_store: offered opcode 0x%02x", cmd_insn[7:0]);
+    end
+    if (!rst && active_q && start) begin
+      assert (32'(row_dst) + row_len <= ROW_BYTES)
+      else $error("systole_dma_store: a row of %0d bytes at byte %0d does not fit %0d bytes",
+                  row_len, row_dst, ROW_BYTES);
     end
     if (!rst) begin
       assert (!(mem_rsp_valid && acks_owed_q == 0))

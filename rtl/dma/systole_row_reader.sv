@@ -59,23 +59,36 @@ module systole_row_reader #(
     systole_param_error_row_reader_JOB_DEPTH_must_be_a_power_of_two u_error ();
   end
 
+  // Word counts and byte positions are small: a job is at most ROW_BYTES bytes starting at any
+  // byte of a word (the assertion below checks the contract), so it spans at most WMAX words,
+  // and only the job's address within its first word, its length and its destination are needed
+  // to place its bytes. Narrow fields keep the generator's and assembler's arithmetic short.
+  localparam integer PB = (ROW_BYTES > 0) ? $clog2(ROW_BYTES + 1) : 1;  // 1 for the failing default
+  localparam integer WMAX = (31 + ROW_BYTES - 1) / 32 + 1;    // words one job can span
+  localparam integer LW = (WMAX > 1) ? $clog2(WMAX) : 1;      // a word index within a job
+  localparam integer SW = $clog2(32 + ROW_BYTES) + 1;         // (addr mod 32) + len - 1
+
   // ---- Job FIFO: what the assembler needs to place each row's words ---------------------
-  logic [47:0] jq_addr [JOB_DEPTH];
-  logic [15:0] jq_len  [JOB_DEPTH];
-  logic [15:0] jq_dst  [JOB_DEPTH];
+  logic [4:0]    jq_off  [JOB_DEPTH];  // addr mod 32
+  logic [PB-1:0] jq_len  [JOB_DEPTH];
+  logic [PB-1:0] jq_dst  [JOB_DEPTH];
+  logic [LW-1:0] jq_last [JOB_DEPTH];  // the job's last word index (words - 1)
+  logic [4:0]    jq_rot  [JOB_DEPTH];  // (addr - dst) mod 32: its words' rotation (below)
   logic [JW:0] jq_head_q, jq_head_d, jq_tail_q, jq_tail_d;  // extra bit tells full from empty
   wire         jq_full  = (jq_tail_q - jq_head_q) == (JW + 1)'(JOB_DEPTH);
   wire         jq_empty = jq_tail_q == jq_head_q;
 
   // ---- Request generator -----------------------------------------------------------------
-  // Works on one job at a time: words from the job's first to its last word address.
+  // Works on one job at a time: words from the job's first word, gen_left more after it.
   logic        gen_active_q, gen_active_d;
   logic [42:0] gen_word_q, gen_word_d;      // current word address / 32
-  logic [42:0] gen_last_q, gen_last_d;      // last word address / 32
+  logic [LW-1:0] gen_left_q, gen_left_d;    // words of the job after the current one
   logic [CW-1:0] credits_used_q, credits_used_d;  // words requested and not yet consumed by the assembler
 
-  // Address of the job's last byte, in words (its low 5 bits select a byte, unused here).
-  wire [42:0] job_end_word = 43'((job_addr + 48'(job_len) - 48'd1) >> 5);
+  // The job's last word index: (addr mod 32 + len - 1) / 32, the same as the distance from
+  // its first word address to the word address of its last byte.
+  wire [SW-1:0] job_end_off = SW'(job_addr[4:0]) + SW'(job_len[PB-1:0]) - SW'(1);
+  wire [LW-1:0] job_last = LW'(job_end_off >> 5);
   wire   gen_finishing;  // the current job's last word is requested this cycle
   assign job_ready = (!gen_active_q || gen_finishing) && !jq_full;
   wire job_take = job_valid && job_ready;
@@ -83,24 +96,31 @@ module systole_row_reader #(
   assign mem_req_valid = gen_active_q && (credits_used_q != CW'(CREDITS));
   assign mem_req_addr  = {gen_word_q, 5'b0};
   wire   req_fire      = mem_req_valid && mem_req_ready;
-  assign gen_finishing = req_fire && gen_word_q == gen_last_q;
+  assign gen_finishing = req_fire && gen_left_q == '0;
   assign stall_memory  = mem_req_valid && !mem_req_ready;
 
   // ---- Response FIFO ---------------------------------------------------------------------
-  logic [255:0] rq_data [CREDITS];
+  // Byte p of a row comes from byte (p + addr - dst) mod 32 of each of its words (the
+  // assembler's delta, below, modulo 32: the word index drops out), so a word is rotated by
+  // its job's (addr - dst) mod 32 as it arrives, and only the QB bytes the assembler can place
+  // are kept: the FIFO is QB bytes wide instead of 32 (in LUT RAM: 64 -> 8 RAM16SDP4 for the
+  // 4-byte weight rows, 64 -> 32 for 16-byte rows). Responses come back in request order, so
+  // the job a word belongs to is followed by a pointer (rsp_job) and a word count beside it.
+  localparam integer QB = (ROW_BYTES < 32) ? ROW_BYTES : 32;
+  logic [QB*8-1:0] rq_data [CREDITS];
   logic [RW:0]  rq_head_q, rq_head_d, rq_tail_q, rq_tail_d;
   wire          rq_empty = rq_head_q == rq_tail_q;
+  logic [JW-1:0] rsp_job_q, rsp_job_d;    // the job of the next response
+  logic [LW-1:0] rsp_word_q, rsp_word_d;  // ... and its word index there
 
   // ---- Assembler -------------------------------------------------------------------------
   logic [ROW_BYTES*8-1:0] row_buf_q, row_buf_d;
   logic                   row_full_q, row_full_d;     // row_buf holds a finished row waiting for row_ready
-  logic [15:0]            asm_word_q, asm_word_d;     // index of the next word within the current job
-  wire  [47:0]            a_addr = jq_addr[jq_head_q[JW-1:0]];
-  wire  [15:0]            a_len  = jq_len[jq_head_q[JW-1:0]];
-  wire  [15:0]            a_dst  = jq_dst[jq_head_q[JW-1:0]];
-  wire  [42:0]            a_end_word = 43'((a_addr + 48'(a_len) - 48'd1) >> 5);
-  wire  [15:0]            a_words = 16'(a_end_word - a_addr[47:5]) + 16'd1;
-  wire                    a_last = asm_word_q == a_words - 16'd1;
+  logic [LW-1:0]          asm_word_q, asm_word_d;     // index of the next word within the current job
+  wire  [4:0]             a_off = jq_off[jq_head_q[JW-1:0]];
+  wire  [PB-1:0]          a_len = jq_len[jq_head_q[JW-1:0]];
+  wire  [PB-1:0]          a_dst = jq_dst[jq_head_q[JW-1:0]];
+  wire                    a_last = asm_word_q == jq_last[jq_head_q[JW-1:0]];
   // A finished row leaves in the cycle row_ready takes it, so the next row's first word may be
   // placed in that same cycle (into an empty buffer).
   wire                    row_leaving = row_full_q && row_ready;
@@ -111,31 +131,50 @@ module systole_row_reader #(
   // delta = (addr mod 32) - dst - 32*word: the word's first byte is data byte 32*w - (addr mod 32).
   // It is placed when dst <= p < dst + len and 0 <= b < 32, i.e. when lo <= p < hi with
   // lo = max(dst, -delta) and hi = min(dst + len, 32 - delta): two bounds computed once for the
-  // word (24-bit signed: every field value fits without wrapping), clamped to 0..ROW_BYTES, then
-  // compared with each constant p. (Per byte, four 20- and 32-bit comparisons cost 1 720 carry
-  // cells in the two readers on the GW2AR-18: docs/FPGA.md.)
-  localparam integer PB = (ROW_BYTES > 0) ? $clog2(ROW_BYTES + 1) : 1;  // 1 for the failing default
+  // word, clamped to 0..ROW_BYTES, then compared with each constant p. DW bits hold every
+  // value signed without wrapping (|delta| < ROW_BYTES + 32 * WMAX). (Per byte, four 20- and
+  // 32-bit comparisons cost 1 720 carry cells in the two readers on the GW2AR-18: docs/FPGA.md.)
+  localparam integer DW = $clog2(ROW_BYTES + 32 * WMAX + 32) + 2;
   localparam logic [PB-1:0] ROW_BYTES_PB = ROW_BYTES[PB-1:0];
-  logic signed [23:0] delta, lo, hi, lo_dst, hi_dst;
-  logic [PB-1:0]      lo_c, hi_c;
+  logic signed [DW-1:0] delta, lo, hi, lo_dst, hi_dst;
+  logic [PB-1:0]        lo_c, hi_c;
   always_comb begin
-    delta = 24'(a_addr[4:0]) - 24'(a_dst) - 24'(32 * 32'(asm_word_q));
-    lo_dst = 24'(a_dst);
-    hi_dst = 24'(a_dst) + 24'(a_len);
+    delta = DW'(a_off) - DW'(a_dst) - DW'(32 * 32'(asm_word_q));
+    lo_dst = DW'(a_dst);
+    hi_dst = DW'(a_dst) + DW'(a_len);
     lo = (lo_dst > -delta) ? lo_dst : -delta;
-    hi = (hi_dst < 24'sd32 - delta) ? hi_dst : 24'sd32 - delta;
-    lo_c = (lo < 0) ? '0 : ((lo > 24'(ROW_BYTES)) ? ROW_BYTES_PB : lo[PB-1:0]);
-    hi_c = (hi < 0) ? '0 : ((hi > 24'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
+    hi = (hi_dst < DW'(32) - delta) ? hi_dst : DW'(32) - delta;
+    lo_c = (lo < 0) ? '0 : ((lo > DW'(ROW_BYTES)) ? ROW_BYTES_PB : lo[PB-1:0]);
+    hi_c = (hi < 0) ? '0 : ((hi > DW'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
   end
+
+  // A word rotated by r bytes (rot[p] = word[(p + r) mod 32]) in five shift stages, one per
+  // bit of r, shared by all the kept bytes (a 32-to-1 byte mux per byte cost ~8 x 31
+  // two-input muxes each); positions no later stage reads are dropped by synthesis.
+  function automatic logic [255:0] rotate_word(logic [255:0] word, logic [4:0] by);
+    logic [255:0] x, y;
+    x = word;
+    for (int k = 4; k >= 0; k--) begin
+      for (int i = 0; i < 32; i++) begin
+        y[i*8 +: 8] = by[k] ? x[((i + (1 << k)) % 32)*8 +: 8] : x[i*8 +: 8];
+      end
+      x = y;
+    end
+    rotate_word = x;
+  endfunction
+  // (the FIFO keeps its first QB bytes)
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [255:0] rsp_rot;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign rsp_rot = rotate_word(mem_rsp_rdata, jq_rot[rsp_job_q]);
+  wire  [QB*8-1:0] rot = rq_data[rq_head_q[RW-1:0]];
 
   logic [ROW_BYTES*8-1:0] placed;
   always_comb begin
     placed = row_full_q ? '0 : row_buf_q;
     for (int p = 0; p < ROW_BYTES; p++) begin
-      logic [4:0] b;
-      b = 5'(p) + delta[4:0];
       if (32'(p) >= 32'(lo_c) && 32'(p) < 32'(hi_c)) begin
-        placed[p*8 +: 8] = rq_data[rq_head_q[RW-1:0]][b*8 +: 8];
+        placed[p*8 +: 8] = rot[(p % QB)*8 +: 8];
       end
     end
   end
@@ -147,7 +186,7 @@ module systole_row_reader #(
   always_comb begin
     gen_active_d = gen_active_q;
     gen_word_d = gen_word_q;
-    gen_last_d = gen_last_q;
+    gen_left_d = gen_left_q;
     credits_used_d = credits_used_q;
     jq_head_d = jq_head_q;
     jq_tail_d = jq_tail_q;
@@ -159,14 +198,25 @@ module systole_row_reader #(
     if (job_take) begin
       gen_active_d = 1'b1;
       gen_word_d = job_addr[47:5];
-      gen_last_d = job_end_word;
+      gen_left_d = job_last;
       jq_tail_d = jq_tail_q + 1'b1;
     end else if (req_fire) begin
-      if (gen_word_q == gen_last_q) gen_active_d = 1'b0;
+      if (gen_left_q == '0) gen_active_d = 1'b0;
       gen_word_d = gen_word_q + 43'd1;
+      gen_left_d = gen_left_q - 1'b1;
     end
     credits_used_d = credits_used_q + CW'(req_fire) - CW'(rsp_word_taken);
-    if (mem_rsp_valid) rq_tail_d = rq_tail_q + 1'b1;
+    rsp_job_d = rsp_job_q;
+    rsp_word_d = rsp_word_q;
+    if (mem_rsp_valid) begin
+      rq_tail_d = rq_tail_q + 1'b1;
+      if (rsp_word_q == jq_last[rsp_job_q]) begin
+        rsp_job_d = rsp_job_q + 1'b1;
+        rsp_word_d = '0;
+      end else begin
+        rsp_word_d = rsp_word_q + 1'b1;
+      end
+    end
     if (row_full_q && row_ready) begin
       row_full_d = 1'b0;
       row_buf_d = '0;
@@ -180,7 +230,7 @@ module systole_row_reader #(
         jq_head_d = jq_head_q + 1'b1;
       end else begin
         row_buf_d = placed;
-        asm_word_d = asm_word_q + 16'd1;
+        asm_word_d = asm_word_q + 1'b1;
       end
     end
   end
@@ -189,24 +239,28 @@ module systole_row_reader #(
     if (rst) begin
       gen_active_q <= '0;
       gen_word_q <= '0;
-      gen_last_q <= '0;
+      gen_left_q <= '0;
       credits_used_q <= '0;
       jq_head_q <= '0;
       jq_tail_q <= '0;
       rq_head_q <= '0;
       rq_tail_q <= '0;
+      rsp_job_q <= '0;
+      rsp_word_q <= '0;
       row_full_q <= '0;
       row_buf_q <= '0;
       asm_word_q <= '0;
     end else begin
       gen_active_q <= gen_active_d;
       gen_word_q <= gen_word_d;
-      gen_last_q <= gen_last_d;
+      gen_left_q <= gen_left_d;
       credits_used_q <= credits_used_d;
       jq_head_q <= jq_head_d;
       jq_tail_q <= jq_tail_d;
       rq_head_q <= rq_head_d;
       rq_tail_q <= rq_tail_d;
+      rsp_job_q <= rsp_job_d;
+      rsp_word_q <= rsp_word_d;
       row_full_q <= row_full_d;
       row_buf_q <= row_buf_d;
       asm_word_q <= asm_word_d;
@@ -216,11 +270,13 @@ module systole_row_reader #(
   // Storage: the job FIFO and the response FIFO (written, never reset).
   always_ff @(posedge clk) begin
     if (!rst && job_take) begin
-      jq_addr[jq_tail_q[JW-1:0]] <= job_addr;
-      jq_len[jq_tail_q[JW-1:0]] <= job_len;
-      jq_dst[jq_tail_q[JW-1:0]] <= job_dst;
+      jq_off[jq_tail_q[JW-1:0]] <= job_addr[4:0];
+      jq_len[jq_tail_q[JW-1:0]] <= job_len[PB-1:0];
+      jq_dst[jq_tail_q[JW-1:0]] <= job_dst[PB-1:0];
+      jq_last[jq_tail_q[JW-1:0]] <= job_last;
+      jq_rot[jq_tail_q[JW-1:0]] <= job_addr[4:0] - job_dst[4:0];
     end
-    if (!rst && mem_rsp_valid) rq_data[rq_tail_q[RW-1:0]] <= mem_rsp_rdata;
+    if (!rst && mem_rsp_valid) rq_data[rq_tail_q[RW-1:0]] <= rsp_rot[QB*8-1:0];
   end
 
   // ---- Assertions --------------------------------------------------------------------------

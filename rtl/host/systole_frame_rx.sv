@@ -59,7 +59,9 @@ module systole_frame_rx #(
   localparam logic [1:0] S_HDR = 2'd0, S_HUNT = 2'd1, S_PAY = 2'd2, S_HOLD = 2'd3;
   logic [1:0]   state_q, state_d;
   logic [4:0]   idx_q, idx_d;        // header byte index
-  logic [31:0]  pos_q, pos_d;        // payload byte index
+  // payload byte index: below the frame's length, which is at most MAX_PAYLOAD (checked)
+  localparam integer PW = $clog2(MAX_PAYLOAD + 1);
+  logic [PW-1:0] pos_q, pos_d;
   logic [159:0] hdr_q, hdr_d;
   logic [127:0] fields_q, fields_d;
   logic [23:0]  win_q, win_d;        // the last three bytes, newest in the top byte
@@ -78,7 +80,7 @@ module systole_frame_rx #(
   logic [31:0] buf_pos;   // WRITE_MEMORY: buffer byte of payload byte pos_q
   assign len = hdr_q[127:96];
   assign len_now = {rx_data, hdr_q[119:96]};
-  assign buf_pos = pos_q - 32'd8 + {27'd0, fields_q[4:0]};
+  assign buf_pos = 32'(pos_q) - 32'd8 + {27'd0, fields_q[4:0]};
   assign take = rx_valid && rx_ready;
   assign rx_ready = state_q != S_HOLD;
 
@@ -145,10 +147,10 @@ module systole_frame_rx #(
       end
       S_PAY: if (take) begin
         crc_d = crc_next;
-        if (pos_q < 32'd16) fields_d[8 * pos_q[3:0] +: 8] = rx_data;
-        buf_wr_en = hdr_q[63:48] == T_WRITE_MEMORY && pos_q >= 32'd8;
+        if (pos_q < PW'(16)) fields_d[8 * pos_q[3:0] +: 8] = rx_data;
+        buf_wr_en = hdr_q[63:48] == T_WRITE_MEMORY && pos_q >= PW'(8);
         pos_d = pos_q + 1'b1;
-        if (pos_q == len - 1) begin
+        if (pos_q == PW'(len - 1)) begin
           frame_d = 1'b1;
           crc_ok_d = ~crc_next == hdr_q[159:128];
           state_d = S_HOLD;

@@ -61,6 +61,11 @@ module systole_usb_bridge #(
   localparam integer BUF_AW = $clog2(BUF_WORDS);
   localparam logic [31:0] MEM_HI = MEM_BYTES_HI, MEM_LO = MEM_BYTES_LO;
   localparam logic [63:0] MEM_BYTES = (64'(MEM_HI) << 32) | 64'(MEM_LO);
+  // Widths that hold every value the checks let through (narrower counters and comparisons
+  // than the fields': the same replies, in fewer LUTs on small FPGAs, docs/FPGA.md):
+  localparam integer KM = $clog2(MEM_BYTES + 64'd1);            // MEM_BYTES < 2^KM
+  localparam integer MW = $clog2((31 + MAX_PAYLOAD + 31) / 32 + 1);  // words of one access
+  localparam integer WW = 32 + $clog2(CYCLES_PER_MS + 1);       // a WAIT's cycles
   localparam logic [3:0] B_IDLE = 4'd0, B_REG_RD = 4'd1, B_REG_WAIT = 4'd2, B_MEM_FETCH = 4'd3,
                          B_MEM_REQ = 4'd4, B_MEM_RSP = 4'd5, B_POLL = 4'd6, B_POLL_WAIT = 4'd7,
                          B_GAP = 4'd8, B_REPLY = 4'd9, B_SEND = 4'd10;
@@ -114,7 +119,10 @@ module systole_usb_bridge #(
   logic        in_bounds, reg_ok;
   assign addr = f_fields[63:0];
   assign mem_len = f_type == T_READ_MEM ? f_fields[95:64] : f_len - 32'd8;
-  assign in_bounds = addr <= MEM_BYTES && 64'(mem_len) <= MEM_BYTES - addr;
+  // addr <= MEM_BYTES && mem_len <= MEM_BYTES - addr, i.e. addr + mem_len <= MEM_BYTES: a term
+  // of 2^KM or more is out by itself, else the (KM + 1)-bit sum decides.
+  assign in_bounds = (addr >> KM) == '0 && (64'(mem_len) >> KM) == '0 &&
+                     (KM+1)'(addr) + (KM+1)'(mem_len) <= (KM+1)'(MEM_BYTES);
   assign reg_off = f_fields[31:0];
   assign reg_ok = reg_off < 32'(REG_WINDOW_BYTES) && reg_off[1:0] == 2'd0;
   logic unused_fields;
@@ -126,13 +134,15 @@ module systole_usb_bridge #(
   logic [31:0] last_id_q, last_id_d;
   logic        m_write_q, m_write_d;
   logic [47:0] m_base_q, m_base_d;      // device address of word 0
-  logic [31:0] m_words_q, m_words_d, m_w_q, m_w_d;
+  logic [MW-1:0] m_words_q, m_words_d, m_w_q, m_w_d;  // at most MAX_PAYLOAD bytes: checked
   logic [4:0]  m_end_q, m_end_d;        // byte of the last word that is the last byte
-  logic [63:0] w_limit_q, w_limit_d, w_count_q, w_count_d;
+  // WAIT: cycles left before the timeout (timeout_ms * CYCLES_PER_MS, counted down and held at
+  // 0), so "timed out" is left == 0 where it was "cycles counted >= the limit".
+  logic [WW-1:0] w_left_q, w_left_d;
   logic [5:0]  gap_q, gap_d;
   logic [4:0]  lo, hi;
 
-  assign eng_word = m_w_q[BUF_AW-1:0];
+  assign eng_word = BUF_AW'(m_w_q);
   assign lo = m_w_q == 0 ? m_off_q : 5'd0;
   assign hi = m_w_q == m_words_q - 1 ? m_end_q : 5'd31;
 
@@ -154,8 +164,7 @@ module systole_usb_bridge #(
         {r_type_q, r_id_q, r_len_q, r_fields_q, r_buf_q};
     {m_write_d, m_base_d, m_words_d, m_w_d, m_off_d, m_end_d} =
         {m_write_q, m_base_q, m_words_q, m_w_q, m_off_q, m_end_q};
-    w_limit_d = w_limit_q;
-    w_count_d = w_count_q;
+    w_left_d = w_left_q;
     gap_d = gap_q;
     reg_valid = 1'b0;
     reg_write = 1'b0;
@@ -213,7 +222,7 @@ module systole_usb_bridge #(
                 m_base_d = {addr[47:5], 5'd0};
                 m_off_d = addr[4:0];
                 m_end_d = 5'(addr[4:0] + mem_len[4:0] - 5'd1);
-                m_words_d = (32'(addr[4:0]) + mem_len + 32'd31) >> 5;
+                m_words_d = MW'((32'(addr[4:0]) + mem_len + 32'd31) >> 5);
                 m_w_d = '0;
                 r_len_d = m_write_d ? 32'd0 : mem_len;
                 r_buf_d = !m_write_d;
@@ -222,8 +231,7 @@ module systole_usb_bridge #(
             T_WAIT:
               if (f_len != 32'd4) fail(E_MALFORMED, f_id);
               else begin
-                w_limit_d = 64'(f_fields[31:0]) * 64'(CYCLES_PER_MS);
-                w_count_d = '0;
+                w_left_d = WW'(64'(f_fields[31:0]) * 64'(CYCLES_PER_MS));
                 r_len_d = 32'd1;
                 state_d = B_POLL;
               end
@@ -254,7 +262,7 @@ module systole_usb_bridge #(
         else state_d = m_write_q ? B_MEM_FETCH : B_MEM_REQ;
       end
       B_POLL, B_POLL_WAIT, B_GAP: begin
-        w_count_d = w_count_q + 1'b1;
+        if (w_left_q != '0) w_left_d = w_left_q - 1'b1;
         if (state_q == B_POLL) begin
           reg_valid = 1'b1;
           reg_addr = REG_STATUS;
@@ -274,7 +282,7 @@ module systole_usb_bridge #(
         if (state_d != B_REPLY && irq) begin
           r_fields_d = 160'd1;
           state_d = B_REPLY;
-        end else if (state_d != B_REPLY && state_q == B_GAP && w_count_q >= w_limit_q) begin
+        end else if (state_d != B_REPLY && state_q == B_GAP && w_left_q == '0) begin
           r_fields_d = 160'd0;  // timed out
           state_d = B_REPLY;
         end
@@ -298,8 +306,7 @@ module systole_usb_bridge #(
       last_id_q <= '0;
       {r_type_q, r_id_q, r_len_q, r_fields_q, r_buf_q} <= '0;
       {m_write_q, m_base_q, m_words_q, m_w_q, m_off_q, m_end_q} <= '0;
-      w_limit_q <= '0;
-      w_count_q <= '0;
+      w_left_q <= '0;
       gap_q <= '0;
     end else begin
       state_q <= state_d;
@@ -309,8 +316,7 @@ module systole_usb_bridge #(
           {r_type_d, r_id_d, r_len_d, r_fields_d, r_buf_d};
       {m_write_q, m_base_q, m_words_q, m_w_q, m_off_q, m_end_q} <=
           {m_write_d, m_base_d, m_words_d, m_w_d, m_off_d, m_end_d};
-      w_limit_q <= w_limit_d;
-      w_count_q <= w_count_d;
+      w_left_q <= w_left_d;
       gap_q <= gap_d;
     end
   end

@@ -64,10 +64,24 @@ module systole_mem_arbiter #(
 
   assign req_ready     = gnt & {N{mem_req_ready}};
   assign mem_req_valid = |gnt;
-  assign mem_req_write = req_write[chosen];
-  assign mem_req_addr  = req_addr[chosen*48 +: 48];
-  assign mem_req_wdata = req_wdata[chosen*256 +: 256];
-  assign mem_req_wstrb = req_wstrb[chosen*32 +: 32];
+  // The granted request, as an OR of one-hot-selected inputs rather than a mux on `chosen`:
+  // on FPGAs the read-only requesters' constant-zero write data then costs nothing (one LUT4
+  // per bit for the two writers, where a binary mux needed two). With no grant, requester 0's
+  // fields go out, as the mux on chosen = 0 did.
+  logic [N-1:0] sel;
+  assign sel = (gnt == '0) ? N'(1) : gnt;
+  always_comb begin
+    mem_req_write = 1'b0;
+    mem_req_addr  = '0;
+    mem_req_wdata = '0;
+    mem_req_wstrb = '0;
+    for (int i = 0; i < N; i++) begin
+      mem_req_write = mem_req_write | (req_write[i] & sel[i]);
+      mem_req_addr  = mem_req_addr | (req_addr[i*48 +: 48] & {48{sel[i]}});
+      mem_req_wdata = mem_req_wdata | (req_wdata[i*256 +: 256] & {256{sel[i]}});
+      mem_req_wstrb = mem_req_wstrb | (req_wstrb[i*32 +: 32] & {32{sel[i]}});
+    end
+  end
 
   always_comb begin
     rsp_valid = '0;

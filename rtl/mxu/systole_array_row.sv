@@ -15,6 +15,7 @@
 module systole_array_row #(
     parameter integer COLS = 0,
     parameter integer BF16 = -1,
+    parameter integer PSUM_BITS = 32,  // systole_pe's (the same in every row)
     localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic               clk,
@@ -48,7 +49,7 @@ module systole_array_row #(
   assign bank_w[0] = bank_in;
 
   for (genvar j = 0; j < COLS; j++) begin : g_col
-    systole_pe #(.BF16(BF16)) u_pe (
+    systole_pe #(.BF16(BF16), .PSUM_BITS(PSUM_BITS)) u_pe (
         .clk,
         .x_in(x_w[j]),
         .bank_in(bank_w[j]),

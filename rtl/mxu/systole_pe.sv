@@ -22,6 +22,9 @@
 // control in systole_mxu, and a tile is always loaded before it is used).
 module systole_pe #(
     parameter integer BF16 = -1,
+    // int8: the bits a partial sum can need in this array (systole_systolic_array); 32 keeps
+    // the full adder
+    parameter integer PSUM_BITS = 32,
     localparam integer EW = (BF16 != 0) ? 16 : 8
 ) (
     input  logic          clk,
@@ -59,7 +62,16 @@ module systole_pe #(
   end else begin : g_int8
     logic signed [15:0] product;
     assign product = $signed(x_in) * $signed(w);
-    assign sum = psum_in + 32'(product);  // sign-extended; wraps modulo 2^32
+    // A partial sum is the sum of at most ROWS int8 products (|p| <= 2^14), which
+    // PSUM_BITS holds signed without wrapping: adding in PSUM_BITS and sign-extending gives
+    // the 32-bit sum (psum_in's upper bits are copies of its sign bit), in a narrower adder.
+    logic signed [PSUM_BITS-1:0] nsum;
+    assign nsum = PSUM_BITS'(psum_in) + PSUM_BITS'(product);
+    assign sum = 32'(nsum);  // sign-extended
+    if (PSUM_BITS < 32) begin : g_narrow
+      logic unused_psum_hi;
+      assign unused_psum_hi = ^psum_in[31:PSUM_BITS];
+    end
   end
 
   always_ff @(posedge clk) begin

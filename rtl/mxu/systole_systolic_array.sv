@@ -111,8 +111,12 @@ module systole_systolic_array #(
 
   // ---- the PE grid, one systole_array_row per array row ---------------------------------------
   assign psum_w[0] = '0;  // every column sum starts from +0
+  // int8: a column's partial sums lie within ROWS * 2^14 of zero, so the PEs add in PSUM_BITS
+  // (18 for 4 rows) and sign-extend; bf16 sums are fp32 bit patterns.
+  localparam integer PSUM_NEED = $clog2(ROWS * 16384 + 1) + 1;
+  localparam integer PSUM_BITS = (BF16 != 0 || PSUM_NEED > 32) ? 32 : PSUM_NEED;
   for (genvar t = 0; t < ROWS; t++) begin : g_row
-    systole_array_row #(.COLS(COLS), .BF16(BF16)) u_row (
+    systole_array_row #(.COLS(COLS), .BF16(BF16), .PSUM_BITS(PSUM_BITS)) u_row (
         .clk,
         .x_in(x_w[t]),
         .bank_in(bank_w[t]),
