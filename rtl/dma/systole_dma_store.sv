@@ -128,17 +128,21 @@ module systole_dma_store #(
     lo = -e_word;
     hi = (($signed(24'(row_len)) < room) ? 24'(row_len) : room) - e_word;
     lo_c = (lo < 0) ? 6'd0 : 6'(lo);  // lo <= 31: e >= -31
-    hi_c = (hi < 0) ? 6'd0 : ((hi > 24'sd32) ? 6'd32 : 6'(hi));
+    // No word is being written: an empty interval. The memory takes the data and strobes only
+    // with mem_req_valid (= writing_q), so this changes no result; it lets a simulator skip
+    // the byte selects below in the cycles that write nothing (Verilator evaluates this block
+    // every cycle), for six gates.
+    hi_c = (!writing_q || hi < 0) ? 6'd0 : ((hi > 24'sd32) ? 6'd32 : 6'(hi));
     delta = PW'(row_dst) + PW'(e_word);
   end
   always_comb begin
     mem_req_wdata = '0;
     mem_req_wstrb = '0;
     for (int b = 0; b < 32; b++) begin
-      logic [PW-1:0] p;
-      p = PW'(b) + delta;
+      // Buffer byte (b + delta) mod 2^PW, written inside the test (no variable assigned on
+      // every path) so that a simulator computes it only for the bytes written.
       if (6'(b) >= lo_c && 6'(b) < hi_c) begin
-        mem_req_wdata[b*8 +: 8] = cur_q[p*8 +: 8];
+        mem_req_wdata[b*8 +: 8] = cur_q[8 * 32'(PW'(PW'(b) + delta)) +: 8];
         mem_req_wstrb[b] = 1'b1;
       end
     end

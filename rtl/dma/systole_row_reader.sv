@@ -125,17 +125,20 @@ module systole_row_reader #(
     lo = (lo_dst > -delta) ? lo_dst : -delta;
     hi = (hi_dst < 24'sd32 - delta) ? hi_dst : 24'sd32 - delta;
     lo_c = (lo < 0) ? '0 : ((lo > 24'(ROW_BYTES)) ? ROW_BYTES_PB : lo[PB-1:0]);
-    hi_c = (hi < 0) ? '0 : ((hi > 24'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
+    // No word is consumed: an empty interval. `placed` is only used when one is, so this
+    // changes no result; it lets a simulator skip the byte selects below in the cycles that
+    // place nothing (Verilator evaluates this block every cycle), for PB gates.
+    hi_c = (!consume || hi < 0) ? '0 : ((hi > 24'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
   end
 
   logic [ROW_BYTES*8-1:0] placed;
   always_comb begin
     placed = row_full_q ? '0 : row_buf_q;
     for (int p = 0; p < ROW_BYTES; p++) begin
-      logic [4:0] b;
-      b = 5'(p) + delta[4:0];
+      // Word byte (p + delta) mod 32, written inside the test (no variable assigned on every
+      // path) so that a simulator computes it only for the bytes placed.
       if (32'(p) >= 32'(lo_c) && 32'(p) < 32'(hi_c)) begin
-        placed[p*8 +: 8] = rq_data[rq_head_q[RW-1:0]][b*8 +: 8];
+        placed[p*8 +: 8] = rq_data[rq_head_q[RW-1:0]][8 * 32'(5'(5'(p) + delta[4:0])) +: 8];
       end
     end
   end
