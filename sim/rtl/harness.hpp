@@ -87,7 +87,8 @@ class Harness {
   // block uses the falling edge or reads `clk` as data, so after the rising edge's evaluation
   // every signal has its value for the rest of the period, and evaluating again with clk low
   // would only run the input-combinational region (Verilator 5 runs it on every eval(), changed
-  // inputs or not) for nothing: 12 % of small-int8's per-cycle machine code, 28 % of tiny's.
+  // inputs or not) for nothing; at three evaluations a cycle that region took 12 % of the
+  // small-int8 core's samples and 28 % of tiny's (perf, rtl_core_bench --speed-only).
   // Verilator must still see clk low once between two rising edges (it finds an edge by
   // comparing clk with its value at the previous eval()), so a Tick that follows a Tick with no
   // evaluation in between evaluates clk low first, with the inputs as they are now — which is
