@@ -106,6 +106,7 @@ class PcieSim final : public pcie::PcieFunction {
     auto& m = sim_->dut();
     host_.Drive(m, sim_->Cycle());
     port_.BeforeEdge(m, sim_->Cycle());  // evaluates the model with every input set
+    sim_->Evaluated();
     host_.Sample(m, sim_->Cycle());
     accepted_ = m.bar2_req_valid && m.bar2_req_ready;
     if (m.bar2_rsp_valid) {

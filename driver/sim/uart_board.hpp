@@ -50,6 +50,7 @@ class VerilatedUartBoard final : public UartBoard {
   bool Cycle(bool host_line) override {
     (*sim_)->uart_rx = host_line;
     port_.BeforeEdge(sim_->dut(), sim_->Cycle());  // evaluates the model with every input set
+    sim_->Evaluated();
     sim_->Tick();
     port_.AfterEdge();
     return (*sim_)->uart_tx != 0;

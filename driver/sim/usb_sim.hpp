@@ -66,6 +66,7 @@ class UsbSim final : public usb::ByteStream {
     (*sim_)->rx_data = offer ? to_device_.front() : 0;
     (*sim_)->tx_ready = 1;
     port_.BeforeEdge(sim_->dut(), sim_->Cycle());  // evaluates the model with every input set
+    sim_->Evaluated();
     if (offer && (*sim_)->rx_ready) to_device_.pop_front();
     if ((*sim_)->tx_valid) from_device_.push_back((*sim_)->tx_data);
     sim_->Tick();

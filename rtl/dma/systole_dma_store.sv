@@ -143,7 +143,11 @@ module systole_dma_store #(
     lo = -e_word;
     hi = (($signed(DW'(row_len[PB-1:0])) < room) ? DW'(row_len[PB-1:0]) : room) - e_word;
     lo_c = (lo < 0) ? 6'd0 : 6'(lo);  // lo <= 31: e >= -31
-    hi_c = (hi < 0) ? 6'd0 : ((hi > DW'(32)) ? 6'd32 : 6'(hi));
+    // No word is being written: an empty interval. The memory takes the data and strobes only
+    // with mem_req_valid (= writing_q), so this changes no result; it lets a simulator skip
+    // the byte selects below in the cycles that write nothing (Verilator evaluates this block
+    // every cycle), for six gates.
+    hi_c = (!writing_q || hi < 0) ? 6'd0 : ((hi > DW'(32)) ? 6'd32 : 6'(hi));
     delta = RL'(row_dst) + RL'(e_word);
   end
 

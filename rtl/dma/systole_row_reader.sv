@@ -145,7 +145,10 @@ module systole_row_reader #(
     lo = (lo_dst > -delta) ? lo_dst : -delta;
     hi = (hi_dst < DW'(32) - delta) ? hi_dst : DW'(32) - delta;
     lo_c = (lo < 0) ? '0 : ((lo > DW'(ROW_BYTES)) ? ROW_BYTES_PB : lo[PB-1:0]);
-    hi_c = (hi < 0) ? '0 : ((hi > DW'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
+    // No word is consumed: an empty interval. `placed` is only used when one is, so this
+    // changes no result; it lets a simulator skip the byte selects below in the cycles that
+    // place nothing (Verilator evaluates this block every cycle), for PB gates.
+    hi_c = (!consume || hi < 0) ? '0 : ((hi > DW'(ROW_BYTES)) ? ROW_BYTES_PB : hi[PB-1:0]);
   end
 
   // A word rotated by r bytes (rot[p] = word[(p + r) mod 32]) in five shift stages, one per

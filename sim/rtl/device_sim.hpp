@@ -114,6 +114,7 @@ class DeviceSim final : public RtlDevice {
     sim_->host_req_wstrb = pins.host_req_wstrb;
     SetSignalBytes(sim_->host_req_wdata, pins.host_req_wdata);
     memory_.BeforeEdge(sim_.dut(), sim_.Cycle());  // evaluates the model with the pins above
+    sim_.Evaluated();
     HostPinsOut out;
     out.reg_rvalid = sim_->reg_rvalid != 0;
     out.reg_rdata = sim_->reg_rdata;
@@ -150,6 +151,7 @@ class DeviceSim final : public RtlDevice {
   // One clock edge with the device memory serviced.
   void Step() {
     memory_.BeforeEdge(sim_.dut(), sim_.Cycle());
+    sim_.Evaluated();
     if (sampler_) {
       sim_.Eval();  // the ports as the rising edge will see them, with this cycle's inputs
       sampler_->Sample(sim_.Cycle(), sim_->trace_accept, sim_->trace_done, sim_->trace_stall);
@@ -195,6 +197,7 @@ class DeviceSim final : public RtlDevice {
         sim_->host_req_valid = 0;
       }
       memory_.BeforeEdge(sim_.dut(), sim_.Cycle());
+      sim_.Evaluated();
       const bool accepted = sim_->host_req_valid && sim_->host_req_ready;
       if (sim_->host_rsp_valid) {
         if (!write) {
