@@ -304,7 +304,6 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
   }
   for (const Instruction* operand : root->operands) host_readers[operand].push_back(root);
 
-
   std::unordered_set<std::string> removed;
   std::vector<std::pair<std::size_t, Binding>> rebound;  // (step, the state binding), parallel to rebound_at
   std::vector<std::pair<std::size_t, std::size_t>> rebound_at;  // (step, input index)
