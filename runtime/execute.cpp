@@ -52,6 +52,14 @@ void AppendBytes(DataType dtype, double value, std::vector<std::uint8_t>& out) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<std::uint8_t>(word >> (8 * i)));
 }
 
+// Elements of `dtype`, little-endian, as device memory holds them.
+std::vector<std::uint8_t> ElementBytes(DataType dtype, const std::vector<double>& data) {
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(data.size() * image::DataTypeBytes(dtype));
+  for (double v : data) AppendBytes(dtype, v, bytes);
+  return bytes;
+}
+
 double ReadValue(DataType dtype, const std::uint8_t* p) {
   std::uint32_t word = 0;
   for (unsigned i = 0; i < image::DataTypeBytes(dtype); ++i) word |= std::uint32_t{p[i]} << (8 * i);
@@ -264,10 +272,7 @@ class Runner {
       }
       data = BlockColumns(binding, std::move(data), dims);
     }
-    std::vector<std::uint8_t> bytes;
-    bytes.reserve(data.size() * image::DataTypeBytes(binding.dtype));
-    for (double v : data) AppendBytes(binding.dtype, v, bytes);
-    return bytes;
+    return ElementBytes(binding.dtype, data);
   }
 
   void RunDevice(const DeviceStep& step, Frame& frame) {
@@ -353,11 +358,7 @@ std::vector<std::uint8_t> EncodeValue(const Binding& binding, const hlo::Literal
   std::vector<double> data = Permute(value.values, value.shape.dims, binding.permutation);
   std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
   for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));
-  data = BlockColumns(binding, std::move(data), dims);
-  std::vector<std::uint8_t> bytes;
-  bytes.reserve(data.size() * image::DataTypeBytes(binding.dtype));
-  for (double v : data) AppendBytes(binding.dtype, v, bytes);
-  return bytes;
+  return ElementBytes(binding.dtype, BlockColumns(binding, std::move(data), dims));
 }
 
 hlo::Literal DecodeValue(const Binding& binding, const std::vector<std::uint8_t>& bytes, const hlo::Shape& shape) {

@@ -109,8 +109,8 @@ void EmitUpdate(ProgramBuilder& builder, const char* kernel, const UpdateTensors
   }
 }
 
-// dst = a op b over `rows` rows: b a row per row, the scalar row (`Operand::kScalarRow`), or an
-// immediate.
+// ACCVEC over `rows` rows, dst = a op b: b a row per row (Rows), an immediate (Immediate), or
+// element 0 of the scalar row (ByScalarRow).
 struct AccVec {
   ProgramBuilder& builder;
   std::uint64_t rows;

@@ -30,16 +30,6 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-// The one value every element of `i` has: a broadcast scalar constant, or a constant whose
-// elements are all equal.
-std::optional<double> SplatValue(const Instruction* i) {
-  if (i->opcode == Opcode::kBroadcast && i->operands.size() == 1) i = i->operands[0];
-  if (i->opcode != Opcode::kConstant || !i->literal || i->literal->values.empty()) return std::nullopt;
-  const std::vector<double>& v = i->literal->values;
-  if (std::any_of(v.begin(), v.end(), [&](double x) { return x != v[0]; })) return std::nullopt;
-  return v[0];
-}
-
 bool IsF32Matrix(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 2; }
 
 // One recognised update.
@@ -86,8 +76,9 @@ bool MatchGradient(const Instruction* gradient, Update& u) {
 
 using AliasMap = std::unordered_map<const Instruction*, const Instruction*>;  // root operand -> parameter
 
-// A parameter whose new value, output of the root, is `new_value`.
-const auto kIsSplat = [](const Instruction* i) { return SplatValue(i).has_value(); };
+// A constant, or a broadcast of one, whose elements all equal one value (fusion.cpp's
+// UniformConstant): the optimizers' hyperparameters.
+const auto kIsSplat = [](const Instruction* i) { return UniformConstant(*i).has_value(); };
 
 // p' = p − (m' ·lr), m' = (m·mu) + g.
 std::optional<Update> MatchSgd(const Instruction* new_parameter, const Instruction* parameter, const AliasMap& alias_of_output) {
@@ -99,7 +90,7 @@ std::optional<Update> MatchSgd(const Instruction* new_parameter, const Instructi
   }
   const auto step = Split(new_parameter->operands[1], Opcode::kMultiply, [](const Instruction* i) { return !kIsSplat(i); });
   if (!step || !kIsSplat(step->second)) return std::nullopt;
-  u.learning_rate = *SplatValue(step->second);
+  u.learning_rate = *UniformConstant(*step->second);
   const Instruction* new_momentum = step->first;
   const auto is_decay = [&](const Instruction* i) {
     const auto decay = Split(i, Opcode::kMultiply, [](const Instruction* x) { return x->opcode == Opcode::kParameter; });
@@ -109,7 +100,7 @@ std::optional<Update> MatchSgd(const Instruction* new_parameter, const Instructi
   const auto terms = Split(new_momentum, Opcode::kAdd, is_decay);
   if (!terms) return std::nullopt;
   const auto decay = Split(terms->first, Opcode::kMultiply, [](const Instruction* x) { return x->opcode == Opcode::kParameter; });
-  u.mu = *SplatValue(decay->second);
+  u.mu = *UniformConstant(*decay->second);
   u.moments = {decay->first};
   u.new_moments = {new_momentum};
   u.chain = {terms->first, new_momentum, new_parameter->operands[1], new_parameter};
@@ -141,7 +132,7 @@ std::optional<Update> MatchAdam(const Instruction* new_parameter, const Instruct
   u.step_size = scaled->second->operands[0];
   const auto denominator = Split(quotient->operands[1], Opcode::kAdd, [](const Instruction* i) { return i->opcode == Opcode::kSqrt; });
   if (!denominator || !kIsSplat(denominator->second)) return std::nullopt;
-  u.adam.epsilon = static_cast<float>(*SplatValue(denominator->second));
+  u.adam.epsilon = static_cast<float>(*UniformConstant(*denominator->second));
   const Instruction* new_first = scaled->first;
   const Instruction* new_second = denominator->first->operands[0];
   if (!replaces_a_parameter(new_second)) return std::nullopt;
@@ -149,7 +140,7 @@ std::optional<Update> MatchAdam(const Instruction* new_parameter, const Instruct
   const auto times_splat = [](const Instruction* i, auto what) -> std::optional<std::pair<const Instruction*, float>> {
     const auto split = Split(i, Opcode::kMultiply, [&](const Instruction* x) { return !kIsSplat(x) && what(x); });
     if (!split || !kIsSplat(split->second)) return std::nullopt;
-    return std::make_pair(split->first, static_cast<float>(*SplatValue(split->second)));
+    return std::make_pair(split->first, static_cast<float>(*UniformConstant(*split->second)));
   };
   const auto moment_of = [&](const Instruction* new_moment) { return alias_of_output.at(new_moment); };
   const auto is_parameter = [](const Instruction* x) { return x->opcode == Opcode::kParameter; };
@@ -380,7 +371,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
     removed.insert(u->dot->name);
     for (const Instruction* i : u->chain) {  // the splats, where they are host steps read by the chain alone
       for (const Instruction* operand : i->operands) {
-        if (SplatValue(operand) && private_value(operand, false)) removed.insert(operand->name);
+        if (UniformConstant(*operand) && private_value(operand, false)) removed.insert(operand->name);
       }
     }
   }
