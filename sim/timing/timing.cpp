@@ -238,6 +238,7 @@ namespace {
 // after the edge that accepts the instruction (as for the other vector instructions).
 constexpr std::uint64_t kAccVecDoneLatency = 1;
 constexpr std::uint64_t kAccVecStartLatency = 0;
+constexpr std::uint64_t kAccVecRowsInFlight = 4;  // the RTL's FLIGHT: rows read, not yet written
 }  // namespace
 
 std::optional<std::uint64_t> TimingModel::StreamedReads(const isa::Instruction& insn) {
@@ -254,12 +255,31 @@ std::optional<std::uint64_t> TimingModel::StreamedReads(const isa::Instruction& 
   }
 }
 
-std::uint64_t TimingModel::AccVecCycles(const isa::Instruction& insn) {
+bool TimingModel::AccVecRowsOverlap(const isa::Instruction& insn) {
   const auto op = static_cast<isa::AccOp>(insn[Field::kOp]);
   const bool reads_b = insn[Field::kScalar] == 0 && op != isa::AccOp::kSqrt;
+  if (op == isa::AccOp::kDiv || op == isa::AccOp::kSqrt) return false;  // one divider per lane
+  // A row in flight writes dst + i while row j > i reads a + j (b + j): the same row when
+  // dst − a = j − i < kAccVecRowsInFlight. A bcast b row is read by every row.
+  const auto writes_ahead = [&](std::uint64_t src) {
+    return insn[Field::kDst] > src && insn[Field::kDst] - src < kAccVecRowsInFlight;
+  };
+  const std::uint64_t b = insn[Field::kB], dst = insn[Field::kDst];
+  if (writes_ahead(insn[Field::kA])) return false;
+  if (reads_b && insn[Field::kBcast] == 0 && writes_ahead(b)) return false;
+  if (reads_b && insn[Field::kBcast] != 0 && b >= dst && b - dst < insn[Field::kRows]) return false;
+  return true;
+}
+
+std::uint64_t TimingModel::AccVecCycles(const isa::Instruction& insn) {
+  const auto op = static_cast<isa::AccOp>(insn[Field::kOp]);
+  const std::uint64_t reads = insn[Field::kScalar] == 0 && op != isa::AccOp::kSqrt ? 2 : 1;
+  const std::uint64_t rows = insn[Field::kRows];
+  // Overlapped: a row every `reads` cycles, plus the last row's arrival, operation and write.
+  if (AccVecRowsOverlap(insn)) return rows * reads + 3 + kAccVecDoneLatency;
   const bool iterative = op == isa::AccOp::kDiv || op == isa::AccOp::kSqrt;
-  const std::uint64_t per_row = 1 + (reads_b ? 1 : 0) + 1 + (iterative ? 29 : 1) + 1;
-  return insn[Field::kRows] * per_row + kAccVecDoneLatency;
+  const std::uint64_t per_row = reads + 1 + (iterative ? 29 : 1) + 1;
+  return rows * per_row + kAccVecDoneLatency;
 }
 
 TimingModel::Cycle TimingModel::Occupy(const isa::Instruction& insn, Cycle start, Cycle& unit_free) const {
@@ -283,8 +303,8 @@ TimingModel::Cycle TimingModel::Occupy(const isa::Instruction& insn, Cycle start
       return complete;
     }
     case Opcode::kAccVec: {
-      // One row at a time (rtl/vector/systole_vector_accvec.sv); the accumulator ports are
-      // assumed free (the MXU and LOAD write first, STORE shares the read port).
+      // Rows overlapped or one at a time (rtl/vector/systole_vector_accvec.sv); the accumulator
+      // ports are assumed free (the MXU and LOAD write first, STORE shares the read port).
       const Cycle complete = start + AccVecCycles(insn) + kAccVecStartLatency;
       unit_free = complete - 1;
       return complete;

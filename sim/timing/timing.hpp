@@ -144,9 +144,14 @@ class TimingModel {
 
   // Duration formulas, public so that tests and docs can quote them.
   // ACCVEC on free accumulator ports (rtl/vector/systole_vector_accvec.sv): cycles from the
-  // edge that accepts it to its done pulse — per row a read of a, a read of b (none for scalar
-  // or sqrt), the data's arrival, the operation (1 cycle; 29 for div and sqrt) and the write.
+  // edge that accepts it to its done pulse. Per row a read of a and a read of b (none for scalar
+  // or sqrt); where rows overlap (AccVecRowsOverlap) that is all a row costs but the last, which
+  // adds the data's arrival, the operation and the write; otherwise each row adds them (the
+  // operation 1 cycle, 29 for div and sqrt).
   static std::uint64_t AccVecCycles(const isa::Instruction& insn);
+  // Whether the RTL overlaps the rows of this ACCVEC: not div or sqrt, and no row in flight
+  // writes a row a later row reads.
+  static bool AccVecRowsOverlap(const isa::Instruction& insn);
   std::uint64_t DmaBeats(std::uint64_t rows, std::uint64_t row_bytes) const;
   // The memory time of a DMA of `rows` rows of `row_bytes` bytes, `stride` apart from `address`
   // (per TimingParameters::memory).

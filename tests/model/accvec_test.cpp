@@ -333,12 +333,34 @@ TEST(AccVecFaults, InTheDocumentedOrder) {
 }
 
 TEST(AccVecTiming, EstimateFollowsTheRowSchedule) {
-  // Per row: read a, read b, data, operation, write; scalar and sqrt read no b; div and sqrt
-  // take 29 cycles to compute; done one cycle after the last write.
-  EXPECT_EQ(TimingModel::AccVecCycles(AccVec(AccOp::kAdd, 0, 0, 0, 10, false, false)), 10u * 5 + 1);
-  EXPECT_EQ(TimingModel::AccVecCycles(AccVec(AccOp::kMul, 0, 0, 0, 10, false, false, true)), 10u * 4 + 1);
+  // Overlapped rows: a row every read (two with a b row, one for scalar), then the last row's
+  // data, operation and write; done one cycle after the last write.
+  EXPECT_EQ(TimingModel::AccVecCycles(AccVec(AccOp::kAdd, 0, 0, 0, 10, false, false)), 10u * 2 + 4);
+  EXPECT_EQ(TimingModel::AccVecCycles(AccVec(AccOp::kMul, 0, 0, 0, 10, false, false, true)), 10u * 1 + 4);
+  EXPECT_EQ(TimingModel::AccVecCycles(AccVec(AccOp::kSub, 20, 40, 0, 10, true, true)), 10u * 2 + 4);
+  // One row at a time: read a, read b, data, operation, write; div and sqrt take 29 cycles to
+  // compute and never overlap.
   EXPECT_EQ(TimingModel::AccVecCycles(AccVec(AccOp::kDiv, 0, 0, 0, 3, false, false)), 3u * 33 + 1);
   EXPECT_EQ(TimingModel::AccVecCycles(AccVec(AccOp::kSqrt, 0, 0, 0, 3, false, false)), 3u * 32 + 1);
+}
+
+TEST(AccVecTiming, RowsOverlapUnlessAWriteRunsAheadOfAReadOrTheOpIterates) {
+  using M = TimingModel;
+  EXPECT_TRUE(M::AccVecRowsOverlap(AccVec(AccOp::kAdd, 8, 16, 8, 8, false, false)));   // in place
+  EXPECT_TRUE(M::AccVecRowsOverlap(AccVec(AccOp::kAdd, 8, 16, 4, 8, false, false)));   // dst below a
+  EXPECT_TRUE(M::AccVecRowsOverlap(AccVec(AccOp::kAdd, 8, 16, 12, 4, false, false)));  // dst − a = 4
+  for (std::uint64_t ahead = 1; ahead < 4; ++ahead) {
+    SCOPED_TRACE(ahead);
+    EXPECT_FALSE(M::AccVecRowsOverlap(AccVec(AccOp::kAdd, 8, 32, 8 + ahead, 8, false, false)));  // on a
+    EXPECT_FALSE(M::AccVecRowsOverlap(AccVec(AccOp::kAdd, 0, 8, 8 + ahead, 8, false, false)));   // on b
+    EXPECT_TRUE(M::AccVecRowsOverlap(AccVec(AccOp::kMul, 0, 8, 8 + ahead, 8, false, false, true)));  // b unread
+    EXPECT_EQ(M::AccVecCycles(AccVec(AccOp::kAdd, 8, 32, 8 + ahead, 8, false, false)), 8u * 5 + 1);
+  }
+  // A bcast b row inside dst's rows is rewritten while later rows read it.
+  EXPECT_FALSE(M::AccVecRowsOverlap(AccVec(AccOp::kMul, 0, 20, 16, 8, true, true)));
+  EXPECT_TRUE(M::AccVecRowsOverlap(AccVec(AccOp::kMul, 0, 24, 16, 8, true, true)));
+  EXPECT_FALSE(M::AccVecRowsOverlap(AccVec(AccOp::kDiv, 0, 8, 16, 8, false, false)));
+  EXPECT_FALSE(M::AccVecRowsOverlap(AccVec(AccOp::kSqrt, 0, 8, 16, 8, false, false)));
 }
 
 }  // namespace

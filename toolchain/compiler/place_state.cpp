@@ -184,7 +184,7 @@ std::string StateName(const Instruction& parameter, std::string_view what, const
 }
 
 // The update step of one weight layout: the gradient in that layout (rows·cols over the
-// batch, raw fp32, into a zero-padded scratch the program carries), then the update.
+// batch, raw fp32, into scratch, zero-padded where n is not whole blocks), then the update.
 DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permutation, const Config& config) {
   const bool transposed = permutation == std::vector<std::int64_t>{1, 0};
   const bool adam = u.kind == Update::Kind::kAdam;
@@ -207,9 +207,11 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
     const std::optional<codegen::Tensor> step_size =
         adam ? std::optional(builder.AddInput("s", image::DataType::kFp32, {1})) : std::nullopt;
     const codegen::Tensor w = builder.AddInput("w", element, {blocks, k, c});
-    // Constant zeros: the GEMM stores only the real columns, so the padding stays zero and the
-    // padding of p, its moments and w with it.
-    const codegen::Tensor g = builder.AddConstant("g", image::DataType::kFp32, {blocks, k, c});
+    // The GEMM stores only the real columns, so where n is padded to whole blocks the gradient
+    // is constant zeros the program carries, its padding stays zero and the padding of p, its
+    // moments and w with it; unpadded, it is scratch the GEMM fills entirely.
+    const codegen::Tensor g = n % c != 0 ? builder.AddConstant("g", image::DataType::kFp32, {blocks, k, c})
+                                         : builder.AddScratch(image::DataType::kFp32, {blocks, k, c});
     builder.BeginKernel(fmt::format("gradient {}x{}x{}", k, batch, n));
     codegen::Gemm(builder, a, b, std::nullopt, g, {}, n);
     builder.BeginKernel(fmt::format("{} update {} rows", name, blocks * k));

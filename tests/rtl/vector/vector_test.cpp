@@ -414,6 +414,31 @@ TEST_F(AccVecTest, RandomOperandsFormsAndOverlaps) {
   EXPECT_EQ(ran, 120);
 }
 
+// Rows overlap unless a row in flight writes what a later row reads: dst running 0–5 rows ahead
+// of a and of b, a bcast b row below and inside dst's rows, every op; bit-exact, and with all
+// grants given the cycles of the model's estimate (overlapped or one row at a time).
+TEST_F(AccVecTest, WritesRunningAheadOfReads) {
+  constexpr std::uint64_t kRows = 12;
+  FillIeee(0, 64);
+  for (isa::AccOp op : kOps) {
+    for (std::uint64_t ahead = 0; ahead <= 5; ++ahead) {
+      const isa::Instruction cases[] = {
+          AccVec(op, 8, 40, 8 + ahead, kRows),                      // dst ahead of a
+          AccVec(op, 40, 8, 8 + ahead, kRows),                      // dst ahead of b
+          AccVec(op, 8, 15 + 2 * ahead, 20, kRows, true, ahead % 2 == 1),  // bcast b below, in dst
+          AccVec(op, 8, 8, 8 + ahead, kRows, false, false, IeeeOperand(bench_->rng())),
+      };
+      for (const isa::Instruction& insn : cases) {
+        const std::uint64_t cycles = bench_->Run(insn);
+        EXPECT_EQ(cycles, model::TimingModel::AccVecCycles(insn))
+            << Describe(insn) << (model::TimingModel::AccVecRowsOverlap(insn) ? " (overlapped)" : " (one row at a time)");
+        if (HasFailure()) return;
+      }
+      FillIeee(0, 64);
+    }
+  }
+}
+
 TEST_F(VECTOR_SUITE, RandomInstructionSequences) {
   int ran = 0;
   for (int i = 0; i < 400 && !HasFailure(); ++i) {
