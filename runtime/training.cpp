@@ -139,6 +139,7 @@ const std::vector<hlo::Literal>& TrainingSession::state() const {
   const auto parameters = step_->module->entry->Parameters();
   for (std::size_t i = 0; i < state_.size(); ++i) {
     if (!stale_[i]) continue;
+    if (!lost_.empty()) throw std::runtime_error(lost_);
     state_[i] = device_state_->Read(parameters[signature_.state_parameters[i]]->name, pending_read_);
     stale_[i] = false;
   }
@@ -157,13 +158,19 @@ void TrainingSession::set_state(std::vector<hlo::Literal> state) {
   state_ = std::move(state);
   stale_.assign(state_.size(), false);
   if (device_state_ == nullptr) return;
+  // Until every value is written, the device holds some of the new state and some of the old.
+  lost_ = fmt::format("{}: setting the state on {} failed, so the state in device memory may be partly updated; "
+                      "set a state (from a checkpoint) again",
+                      step_->source_name, device_->uri());
   for (std::size_t i = 0; i < state_.size(); ++i) {
     const std::string& name = parameters[signature_.state_parameters[i]]->name;
     if (device_state_->Holds(name)) pending_written_ += device_state_->Write(name, state_[i]);
   }
+  lost_.clear();
 }
 
 RunResult TrainingSession::Run(const std::vector<hlo::Literal>& batch) {
+  if (!lost_.empty()) throw std::runtime_error(lost_);
   if (batch.size() != signature_.batch_parameters.size()) {
     throw std::invalid_argument(fmt::format("{}: {} batch arrays given, the step takes {}", step_->source_name,
                                             batch.size(), signature_.batch_parameters.size()));
@@ -179,10 +186,16 @@ RunResult TrainingSession::Run(const std::vector<hlo::Literal>& batch) {
   try {
     run = Execute(*step_, *device_, arguments, {}, programs_.get(), nullptr,
                   hlo::Interpreter::kDefaultWhileIterationLimit, device_state_.get());
-  } catch (...) {
-    // Keep the state the step started from: the caller may save it or retry elsewhere. (State in
-    // device memory may be partly updated by then: the caller resumes from a checkpoint.)
+  } catch (const std::exception& e) {
+    // Keep the state the step started from: the caller may save it or retry elsewhere. State in
+    // device memory may be partly updated by then (some update steps ran, others not): the
+    // values read back already stay readable, the rest only after a new state.
     for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = std::move(arguments[signature_.state_parameters[i]]);
+    if (device_state_ != nullptr) {
+      lost_ = fmt::format("{}: a step failed on {} ({}), so the state in device memory may be partly updated; "
+                          "set a state (from a checkpoint) before training on or reading it",
+                          step_->source_name, device_->uri(), e.what());
+    }
     throw;
   }
   for (std::size_t i = 0; i < state_.size(); ++i) {

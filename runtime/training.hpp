@@ -98,7 +98,8 @@ class TrainingSession {
 
   const StepSignature& signature() const { return signature_; }
   // The state now; the values kept in device memory are read back first (counted in the next
-  // step's result_bytes).
+  // step's result_bytes). After a step failed, state in device memory may be partly updated:
+  // reading it then, and any further step, throws std::runtime_error until set_state.
   const std::vector<hlo::Literal>& state() const;
   void set_state(std::vector<hlo::Literal> state);
   // How many state values live in device memory between steps (0 without device state).
@@ -117,6 +118,9 @@ class TrainingSession {
   // state_[i] is stale while stale_[i]: its value is in device_state_ (read back by state()).
   mutable std::vector<hlo::Literal> state_;
   mutable std::vector<bool> stale_;
+  // Why the state in device memory cannot be trusted (a step failed, or set_state did), or
+  // empty: its values may be those of neither the step's start nor its end.
+  std::string lost_;
   // Link bytes of state written (set_state) and read back (state()) since the last step.
   std::uint64_t pending_written_ = 0;
   mutable std::uint64_t pending_read_ = 0;

@@ -98,6 +98,7 @@ bool Run::Wait(std::chrono::milliseconds timeout) {
       if (error || idle) {
         link.WriteRegister(OffsetOf("IRQ_STATUS"), link.ReadRegister(OffsetOf("IRQ_STATUS")));
         run.finished = true;
+        device.launch_unfinished = false;
         if (!error) return true;
         const auto code = static_cast<regs::ErrorCode>(link.ReadRegister(OffsetOf("ERROR_CODE")));
         const std::uint64_t fault_pc =
@@ -159,7 +160,28 @@ Run Device::Launch(std::uint64_t pc, std::uint32_t count, std::span<const isa::W
   if (auto previous = state_->run_in_flight.lock(); previous && !previous->finished) {
     throw DeviceError(state_->uri, "launch", "a run is still in flight: wait for it first");
   }
+  if (state_->launch_unfinished) {
+    // A new launch would queue behind the old one, which would then run on whatever the caller
+    // has written since (a retried step's operands, a restored state): refuse while it runs.
+    Guarded(*state_, "launch", [&] {
+      Link& link = *state_->link;
+      const std::uint32_t status = link.ReadRegister(OffsetOf("STATUS"));
+      if (regs::Extract(status, FieldOf("STATUS", "BUSY")) != 0 ||
+          regs::Extract(status, FieldOf("STATUS", "CMDQ_LEVEL")) != 0) {
+        throw DeviceError(state_->uri, "launch",
+                          "an earlier launch was not waited for to its end (its wait failed or gave up) and the device "
+                          "is still running it; open the device again");
+      }
+      // It ended meanwhile: its completion (or its fault, which nobody will read) is cleared.
+      if (regs::Extract(status, FieldOf("STATUS", "ERROR")) != 0) {
+        link.WriteRegister(OffsetOf("CTRL"), regs::Place(1, FieldOf("CTRL", "CLEAR_ERROR")));
+      }
+      link.WriteRegister(OffsetOf("IRQ_STATUS"), link.ReadRegister(OffsetOf("IRQ_STATUS")));
+    });
+    state_->launch_unfinished = false;
+  }
   if (state_->timeline != nullptr) state_->timeline->BeginLaunch(instructions);
+  state_->launch_unfinished = true;  // from here on, even if a write fails: the doorbell may have rung
   Guarded(*state_, "launch", [&] {
     Link& link = *state_->link;
     link.WriteRegister(OffsetOf("IRQ_ENABLE"), regs::Mask(FieldOf("IRQ_ENABLE", "DONE")) |

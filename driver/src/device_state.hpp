@@ -18,6 +18,9 @@ struct DeviceState {
   std::string uri;
   Config config;
   std::weak_ptr<RunState> run_in_flight;
+  // The last launch has not been seen to finish: its Run was dropped before a wait saw the
+  // device idle (the wait failed or gave up), so the device may still be running it.
+  bool launch_unfinished = false;
   trace::Timeline* timeline = nullptr;  // Device::Record
 };
 

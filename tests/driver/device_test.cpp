@@ -152,6 +152,22 @@ TEST(Device, OneRunAtATime) {
   EXPECT_NO_THROW(program.Launch().Wait(milliseconds(1000)));
 }
 
+// A run dropped before a wait saw it end (its wait failed or gave up) may still be running:
+// a new launch would queue behind it, and it would run on whatever was written since.
+TEST(Device, ALaunchWaitsUntilADroppedRunHasEnded) {
+  Device device = OpenTiny();
+  Program program = device.Load(driver_test::ScaleProgram(3));
+  const auto x = driver_test::ScaleInput(2);
+  program.WriteInput(0, x);
+  { systole::Run dropped = program.Launch(); }  // the golden model runs a launch while waited for
+  EXPECT_THAT([&] { program.Launch(); },
+              ::testing::ThrowsMessage<DeviceError>(HasSubstr("an earlier launch was not waited for to its end")));
+  EXPECT_TRUE(device.link().WaitForInterrupt(milliseconds(1000)));  // it ends meanwhile
+  systole::Run next = program.Launch();
+  EXPECT_TRUE(next.Wait(milliseconds(1000)));
+  EXPECT_EQ(program.ReadOutput(0), driver_test::ScaleExpected(3, x));
+}
+
 TEST(Device, InputSizesAndNamesAreChecked) {
   Device device = OpenTiny();
   Program program = device.Load(driver_test::ScaleProgram(1));

@@ -107,6 +107,82 @@ TEST(DeviceState, ANewStateIsWrittenAndTheStepsGoOnFromIt) {
   for (std::size_t i = 0; i < host.state().size(); ++i) EXPECT_EQ(resident.state()[i].values, host.state()[i].values);
 }
 
+// A link to the golden model whose `fail_at`-th wait for a launch's interrupt (1-based) fails as
+// a lost connection does; the waits before and after it work.
+class FailingLink : public Link {
+ public:
+  FailingLink(const Config& config, std::uint64_t fail_at) : inner_(OpenRefLink(config)), fail_at_(fail_at) {}
+  std::string_view Uri() const override { return inner_->Uri(); }
+  std::uint32_t ReadRegister(std::uint32_t offset) override { return inner_->ReadRegister(offset); }
+  void WriteRegister(std::uint32_t offset, std::uint32_t value) override { inner_->WriteRegister(offset, value); }
+  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override { inner_->WriteMemory(address, bytes); }
+  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override { inner_->ReadMemory(address, bytes); }
+  bool WaitForInterrupt(std::chrono::milliseconds timeout) override {
+    if (++waits_ == fail_at_) throw std::runtime_error("ref: connection lost (a test's failing link)");
+    return inner_->WaitForInterrupt(timeout);
+  }
+  std::uint64_t Allocate(std::uint64_t bytes, std::uint64_t alignment, std::optional<std::uint64_t> at) override {
+    return inner_->Allocate(bytes, alignment, at);
+  }
+  void Free(std::uint64_t address) override { inner_->Free(address); }
+  std::uint64_t waits() const { return waits_; }
+
+ private:
+  std::unique_ptr<Link> inner_;
+  std::uint64_t fail_at_;
+  std::uint64_t waits_ = 0;
+};
+
+// A step that fails after some of its updates ran leaves the state in device memory partly
+// updated: neither the step's start nor its end. The session must not hand that out as its
+// state, nor train on from it, and the device must not run the abandoned launch on a state
+// written later; a checkpoint resumes.
+TEST(DeviceState, AFailedStepLeavesNoPartlyUpdatedStateToReadOrTrainFrom) {
+  const auto step = CompileFixture("mlp_sgd_step.hlo", "small", true);
+  const auto batches = FirstBatches(*step, 3);
+  const Config config = LoadConfig("small");
+  Device straight_device = Device::Open("ref", config);
+  TrainingSession straight(step, straight_device, LoadState("mlp_sgd"));
+  straight.Step(batches[0]);
+  const std::vector<hlo::Literal> checkpoint = straight.state();
+  const StepResult expected = straight.Step(batches[1]);
+
+  // The launches of one step, counted on a link that never fails.
+  auto counting = std::make_unique<FailingLink>(config, 0);
+  FailingLink* counter = counting.get();
+  Device counting_device(std::move(counting));
+  TrainingSession counted(step, counting_device, LoadState("mlp_sgd"));
+  counted.Step(batches[0]);
+  const std::uint64_t per_step = counter->waits();
+  ASSERT_EQ(UpdateSteps(*step), 3u);
+  ASSERT_GT(per_step, 3u);
+
+  // The second step fails at its last launch, an update (w2 in its second layout): w1's and
+  // w2's updates have run, that one has not.
+  Device device(std::make_unique<FailingLink>(config, 2 * per_step));
+  TrainingSession session(step, device, LoadState("mlp_sgd"));
+  session.Step(batches[0]);
+  EXPECT_THAT([&] { session.Step(batches[1]); },
+              ::testing::ThrowsMessage<std::runtime_error>(::testing::HasSubstr("connection lost")));
+  const auto partly = ::testing::HasSubstr("may be partly updated");
+  EXPECT_THAT([&] { session.state(); }, ::testing::ThrowsMessage<std::runtime_error>(partly));
+  EXPECT_THAT([&] { session.Step(batches[1]); }, ::testing::ThrowsMessage<std::runtime_error>(partly));
+
+  // The failed launch was never waited for to its end, and the golden model runs a launch
+  // while it is waited for: it is still pending, and would run on the restored state first.
+  session.set_state(checkpoint);
+  EXPECT_THAT([&] { session.Step(batches[1]); },
+              ::testing::ThrowsMessage<std::runtime_error>(::testing::HasSubstr("an earlier launch was not waited for")));
+
+  // A resume from the last checkpoint on a device opened again continues bit for bit.
+  Device reopened = Device::Open("ref", config);
+  TrainingSession resumed(step, reopened, checkpoint);
+  EXPECT_EQ(resumed.Step(batches[1]).metrics, expected.metrics);
+  for (std::size_t i = 0; i < straight.state().size(); ++i) {
+    EXPECT_EQ(resumed.state()[i].values, straight.state()[i].values) << "state value " << i;
+  }
+}
+
 // Adam: p, m and v of w1 and of w2 in both layouts, and the bf16 weights (12 tensors); the step
 // size, computed on the host from the step count, goes down every step (4 bytes an update).
 TEST(DeviceState, AdamKeepsBothMomentsOnTheDeviceBitIdentically) {

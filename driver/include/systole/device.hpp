@@ -178,7 +178,9 @@ class Device {
   Program Load(const image::Program& program, std::span<const TensorBinding> bindings);
 
   // Launches `count` instructions at `pc` (what Program::Launch does). One run at a time: a
-  // launch while another run has not been waited for throws DeviceError.
+  // launch while another run has not been waited for throws DeviceError, and so does one after
+  // a run whose wait failed or gave up while the device still runs it (it would run first, on
+  // whatever was written since).
   Run Launch(std::uint64_t pc, std::uint32_t count);
   // The same, telling a recording timeline (Record) which instructions lie at `pc`, so that its
   // spans carry their names and sizes.
