@@ -125,16 +125,9 @@ module systole_seq_unit_queue #(
     else if (take) taken_d = 1'b1;
     if (accept) if_wr_d = (if_wr_q == IAW'(INFLIGHT - 1)) ? '0 : if_wr_q + 1'b1;
     if (sig_send_o) if_rd_d = (if_rd_q == IAW'(INFLIGHT - 1)) ? '0 : if_rd_q + 1'b1;
-    // The counters change only when a token arrives or is taken, or at a launch: the five
-    // 8-bit sums are skipped otherwise (this block depends on other units' done pulses, which
-    // the simulation evaluates at every eval(); the counter from UNIT itself stays 0 after
-    // reset).
-    tok_d = tok_q;
-    if (launch_i || tok_in_i != '0 || take) begin
-      for (int p = 0; p < NU; p++) begin
-        if (p == UNIT || launch_i) tok_d[p * 8 +: 8] = 8'd0;
-        else tok_d[p * 8 +: 8] = tok_q[p * 8 +: 8] + 8'(tok_in_i[p]) - 8'(take && head_wait[p]);
-      end
+    for (int p = 0; p < NU; p++) begin
+      if (p == UNIT || launch_i) tok_d[p * 8 +: 8] = 8'd0;
+      else tok_d[p * 8 +: 8] = tok_q[p * 8 +: 8] + 8'(tok_in_i[p]) - 8'(take && head_wait[p]);
     end
   end
 

@@ -176,8 +176,9 @@ module systole_vector_lane #(
     // Step 1, as functions of the registers and this cycle's row data, evaluated only when
     // their result is loaded: into step 2 (step1_en) or into the POOL running value
     // (run_update). (Plain always-evaluated logic costs a simulator every cycle in every lane.)
-    function automatic logic signed [31:0] pool_value(logic signed [31:0] run, logic signed [31:0] u,
-                                                      logic first, logic sum);
+    function automatic logic signed [31:0] pool_value(logic signed [31:0] run,
+                                                      logic signed [31:0] u, logic first,
+                                                      logic sum);
       if (sum) pool_value = (first ? 32'sd0 : run) + u;
       else if (first || u > run) pool_value = u;
       else pool_value = run;
