@@ -158,7 +158,7 @@ module systole_vector_lane #(
   end else begin : g_int
     logic [7:0] x_q;
     logic [31:0] bias_q, run_q;
-    logic signed [31:0] ub_s, x_s, p1_v_q, p1_m_q;
+    logic signed [31:0] p1_v_q, p1_m_q;
     logic        p1_mul_q;
     // Steps 2 and 3 hold the int64 value of the model saturated to PW bits: step 3 clamps it
     // to int16 bounds (or [0, 6], or none), adds an int8 zero point and saturates to int8, and
@@ -170,8 +170,9 @@ module systole_vector_lane #(
     logic signed [PW-1:0] p2_v_q, f_v, f_lo, f_hi;
     logic signed [PW:0] z_v;
 
-    assign ub_s = $signed({{24{ub_in[EW-1]}}, ub_in});
-    assign x_s = $signed({{24{x_q[7]}}, x_q});
+    function automatic logic signed [31:0] widen(logic [7:0] b);
+      widen = $signed({{24{b[7]}}, b});
+    endfunction
 
     // Step 1, as functions of the registers and this cycle's row data, evaluated only when
     // their result is loaded: into step 2 (step1_en) or into the POOL running value
@@ -215,12 +216,14 @@ module systole_vector_lane #(
     always_ff @(posedge clk) begin
       if (bias_load) bias_q <= acc_in;
       if (x_load) x_q <= ub_in;
-      if (run_update) run_q <= pool_value(run_q, ub_s, pool_first, pool_sum);
+      if (run_update) run_q <= pool_value(run_q, widen(ub_in), pool_first, pool_sum);
       if (step1_en) begin
         if (red_load_i) {p1_v_q, p1_m_q, p1_mul_q} <= {red_v_i, scale, pool_sum};
         else begin
-          {p1_v_q, p1_m_q, p1_mul_q} <= step1(mode, vop, bias_en, acc_in, bias_q, x_s, ub_s,
-                                              pool_value(run_q, ub_s, pool_first, pool_sum),
+          {p1_v_q, p1_m_q, p1_mul_q} <= step1(mode, vop, bias_en, acc_in, bias_q, widen(x_q),
+                                              widen(ub_in),
+                                              pool_value(run_q, widen(ub_in), pool_first,
+                                                         pool_sum),
                                               scale, pool_sum);
         end
       end
