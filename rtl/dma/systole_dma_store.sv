@@ -87,7 +87,7 @@ module systole_dma_store #(
   logic [15:0] rd_index_q, rd_index_d;          // next row to read
   logic        rd_pending_q, rd_pending_d;        // read granted last cycle: its data is on the port now
   logic [1:0]  q_count_q, q_count_d;           // rows in the FIFO
-  logic [ROW_BYTES*8-1:0] q0_q, q0_d, q1_q, q1_d;
+  logic [ROW_BYTES*8-1:0] q0_q, q1_q;
   // Only registered state decides a read, so the buffer request never waits on memory.
   wire  rd_want = active_q && rd_index_q != rows_q && 32'(q_count_q) + 32'(rd_pending_q) < 2;
   assign ub_rd_req   = rd_want && !from_acc_q;
@@ -100,7 +100,7 @@ module systole_dma_store #(
 
   // ---- Write side: the words of the current row ----------------------------------------------
   logic                   writing_q, writing_d;     // `cur` holds the row being written
-  logic [ROW_BYTES*8-1:0] cur_q, cur_d;
+  logic [ROW_BYTES*8-1:0] cur_q;
   logic [47:0]            row_addr_q, row_addr_d;    // device address of the current row's first byte
   logic [47:0]            next_addr_q, next_addr_d;   // device address of the next row to start
   // A row is at most ROW_BYTES bytes (the sequencer's SHAPE check: col + elems <= the row's
@@ -169,20 +169,29 @@ module systole_dma_store #(
     end
     rotate_row = x;
   endfunction
-  // (the word uses its first 32 bytes)
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [RN*8-1:0] rot;
-  /* verilator lint_on UNUSEDSIGNAL */
-  assign rot = rotate_row((RN*8)'(cur_q), delta);
-  always_comb begin
-    mem_req_wdata = '0;
-    mem_req_wstrb = '0;
+  // The word's data and strobes: byte b of the rotated row where lo <= b < hi. Computed only
+  // while a word is written (Verilator evaluates an always-evaluated rotation every cycle, and
+  // its three or four 64-byte stages were the store's largest cost, rtl/README.md); otherwise
+  // no byte is in [lo, hi) and both are zero, as they were.
+  function automatic logic [32*8+32-1:0] place_word(logic [RN*8-1:0] row, logic [RL-1:0] by,
+                                                      logic [5:0] lo_b, logic [5:0] hi_b);
+    logic [RN*8-1:0] rot;
+    logic [255:0] data;
+    logic [31:0] strb;
+    rot = rotate_row(row, by);
+    data = '0;
+    strb = '0;
     for (int b = 0; b < 32; b++) begin
-      if (6'(b) >= lo_c && 6'(b) < hi_c) begin
-        mem_req_wdata[b*8 +: 8] = rot[(b % RN)*8 +: 8];
-        mem_req_wstrb[b] = 1'b1;
+      if (6'(b) >= lo_b && 6'(b) < hi_b) begin
+        data[b*8 +: 8] = rot[(b % RN)*8 +: 8];
+        strb[b] = 1'b1;
       end
     end
+    place_word = {data, strb};
+  endfunction
+  always_comb begin
+    if (writing_q) {mem_req_wdata, mem_req_wstrb} = place_word((RN*8)'(cur_q), delta, lo_c, hi_c);
+    else {mem_req_wdata, mem_req_wstrb} = '0;
   end
   assign mem_req_valid = writing_q;
   assign mem_req_addr  = {this_word, 5'b0};
@@ -214,9 +223,6 @@ module systole_dma_store #(
     rows_d = rows_q;
     rd_index_d = rd_index_q;
     wr_index_d = wr_index_q;
-    q0_d = q0_q;
-    q1_d = q1_q;
-    cur_d = cur_q;
     wr_word_d = wr_word_q;
     row_addr_d = row_addr_q;
     done_d = 1'b0;
@@ -236,22 +242,12 @@ module systole_dma_store #(
       // Read: the data of a granted read is on the port one cycle later.
       rd_pending_d = rd_fire;
       if (rd_fire) rd_index_d = rd_index_q + 16'd1;
-      // Staging FIFO: at most two rows, so q1 is only written when q0 stays occupied.
-      if (pop && push) begin
-        q0_d = q_count_q == 2'd2 ? q1_q : rd_data;
-        if (q_count_q == 2'd2) q1_d = rd_data;
-      end else if (pop) begin
-        q0_d = q1_q;
-        q_count_d = q_count_q - 2'd1;
-      end else if (push) begin
-        if (q_count_q == 2'd0) q0_d = rd_data;
-        else q1_d = rd_data;
-        q_count_d = q_count_q + 2'd1;
-      end
+      // Staging FIFO: at most two rows (the rows themselves move in the block below).
+      if (pop && !push) q_count_d = q_count_q - 2'd1;
+      else if (push && !pop) q_count_d = q_count_q + 2'd1;
       // Write.
       if (row_issued) wr_index_d = wr_index_q + 16'd1;
       if (start) begin
-        cur_d       = q_count_q != 0 ? q0_q : rd_data;
         writing_d   = 1'b1;
         wr_word_d   = '0;
         row_addr_d  = next_addr_q;
@@ -301,11 +297,26 @@ module systole_dma_store #(
       rows_q <= rows_d;
       rd_index_q <= rd_index_d;
       wr_index_q <= wr_index_d;
-      q0_q <= q0_d;
-      q1_q <= q1_d;
-      cur_q <= cur_d;
       wr_word_q <= wr_word_d;
       row_addr_q <= row_addr_d;
+    end
+  end
+
+  // The staging FIFO's rows and the row being written, loaded only when they change: rows are
+  // 64 bytes, and copying each through a next-state value every cycle cost the simulation more
+  // than the logic that moves them. (`take` needs !active_q, so active_q covers "not taking".)
+  always_ff @(posedge clk) begin
+    if (!rst && active_q) begin
+      if (pop && push) begin
+        q0_q <= q_count_q == 2'd2 ? q1_q : rd_data;
+        if (q_count_q == 2'd2) q1_q <= rd_data;
+      end else if (pop) begin
+        q0_q <= q1_q;
+      end else if (push) begin
+        if (q_count_q == 2'd0) q0_q <= rd_data;
+        else q1_q <= rd_data;
+      end
+      if (start) cur_q <= q_count_q != 0 ? q0_q : rd_data;
     end
   end
 

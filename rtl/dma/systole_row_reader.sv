@@ -114,7 +114,7 @@ module systole_row_reader #(
   logic [LW-1:0] rsp_word_q, rsp_word_d;  // ... and its word index there
 
   // ---- Assembler -------------------------------------------------------------------------
-  logic [ROW_BYTES*8-1:0] row_buf_q, row_buf_d;
+  logic [ROW_BYTES*8-1:0] row_buf_q;
   logic                   row_full_q, row_full_d;     // row_buf holds a finished row waiting for row_ready
   logic [LW-1:0]          asm_word_q, asm_word_d;     // index of the next word within the current job
   wire  [4:0]             a_off = jq_off[jq_head_q[JW-1:0]];
@@ -165,22 +165,30 @@ module systole_row_reader #(
     end
     rotate_word = x;
   endfunction
-  // (the FIFO keeps its first QB bytes)
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [255:0] rsp_rot;
-  /* verilator lint_on UNUSEDSIGNAL */
-  assign rsp_rot = rotate_word(mem_rsp_rdata, jq_rot[rsp_job_q]);
+  // The FIFO keeps a word's first QB bytes, rotated as it is written (the storage block below):
+  // evaluated only in the cycles a response arrives. As an always-evaluated signal of the
+  // memory port's data, Verilator recomputed the rotation at every eval(), twice a cycle.
+  function automatic logic [QB*8-1:0] rotate_kept(logic [255:0] word, logic [4:0] by);
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [255:0] r;
+    /* verilator lint_on UNUSEDSIGNAL */
+    r = rotate_word(word, by);
+    rotate_kept = r[QB*8-1:0];
+  endfunction
   wire  [QB*8-1:0] rot = rq_data[rq_head_q[RW-1:0]];
 
-  logic [ROW_BYTES*8-1:0] placed;
-  always_comb begin
-    placed = row_full_q ? '0 : row_buf_q;
+  // The row buffer with this word's bytes placed: computed only in the cycles that consume a
+  // word (the storage block below), not copied through a next-state value every cycle.
+  function automatic logic [ROW_BYTES*8-1:0] place_word(logic [ROW_BYTES*8-1:0] row,
+                                                        logic [QB*8-1:0] word,
+                                                        logic [PB-1:0] lo_p, logic [PB-1:0] hi_p);
+    place_word = row;
     for (int p = 0; p < ROW_BYTES; p++) begin
-      if (32'(p) >= 32'(lo_c) && 32'(p) < 32'(hi_c)) begin
-        placed[p*8 +: 8] = rot[(p % QB)*8 +: 8];
+      if (32'(p) >= 32'(lo_p) && 32'(p) < 32'(hi_p)) begin
+        place_word[p*8 +: 8] = word[(p % QB)*8 +: 8];
       end
     end
-  end
+  endfunction
 
   assign row_valid = row_full_q;
   assign row_data  = row_buf_q;
@@ -196,7 +204,6 @@ module systole_row_reader #(
     rq_head_d = rq_head_q;
     rq_tail_d = rq_tail_q;
     row_full_d = row_full_q;
-    row_buf_d = row_buf_q;
     asm_word_d = asm_word_q;
     if (job_take) begin
       gen_active_d = 1'b1;
@@ -222,17 +229,14 @@ module systole_row_reader #(
     end
     if (row_full_q && row_ready) begin
       row_full_d = 1'b0;
-      row_buf_d = '0;
     end
     if (consume) begin
       rq_head_d = rq_head_q + 1'b1;
       if (a_last) begin
-        row_buf_d = placed;
         row_full_d = 1'b1;
         asm_word_d = '0;
         jq_head_d = jq_head_q + 1'b1;
       end else begin
-        row_buf_d = placed;
         asm_word_d = asm_word_q + 1'b1;
       end
     end
@@ -251,7 +255,6 @@ module systole_row_reader #(
       rsp_job_q <= '0;
       rsp_word_q <= '0;
       row_full_q <= '0;
-      row_buf_q <= '0;
       asm_word_q <= '0;
     end else begin
       gen_active_q <= gen_active_d;
@@ -265,9 +268,16 @@ module systole_row_reader #(
       rsp_job_q <= rsp_job_d;
       rsp_word_q <= rsp_word_d;
       row_full_q <= row_full_d;
-      row_buf_q <= row_buf_d;
       asm_word_q <= asm_word_d;
     end
+  end
+
+  // The row being assembled: a consumed word's bytes placed into it (into zeros when the
+  // finished row leaves in the same cycle), cleared when a finished row leaves.
+  always_ff @(posedge clk) begin
+    if (rst) row_buf_q <= '0;
+    else if (consume) row_buf_q <= place_word(row_full_q ? '0 : row_buf_q, rot, lo_c, hi_c);
+    else if (row_leaving) row_buf_q <= '0;
   end
 
   // Storage: the job FIFO and the response FIFO (written, never reset).
@@ -279,7 +289,9 @@ module systole_row_reader #(
       jq_last[jq_tail_q[JW-1:0]] <= job_last;
       jq_rot[jq_tail_q[JW-1:0]] <= job_addr[4:0] - job_dst[4:0];
     end
-    if (!rst && mem_rsp_valid) rq_data[rq_tail_q[RW-1:0]] <= rsp_rot[QB*8-1:0];
+    if (!rst && mem_rsp_valid) begin
+      rq_data[rq_tail_q[RW-1:0]] <= rotate_kept(mem_rsp_rdata, jq_rot[rsp_job_q]);
+    end
   end
 
   // ---- Assertions --------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 // systole_requant_sat — the requantization of systole_requant, (v × s + 2^(shift−1)) >>> shift
 // in int64 (docs/NUMERICS.md: round half towards +inf), saturated to a BITS-bit signed result.
-// Combinational.
+// Combinational; y is 0 while en is low.
 //
 // Why it exists: the int8 vector lane only ever clamps the int64 result to an int16 range and
 // saturates it to int8 (docs/ISA.md), so every result beyond ±2^(BITS−1) with BITS >= 18 ends
@@ -20,38 +20,12 @@ module systole_requant_sat #(
     input  logic [31:0]  v,
     input  logic [31:0]  s,
     input  logic [5:0]   shift,
+    input  logic         en,     // compute (else y = 0)
     output logic [BITS-1:0] y
 );
   if (BITS < 2 || BITS > 32) begin : g_bits_check
     systole_param_error_requant_sat_BITS_must_be_2_to_32 u_error ();
   end
-
-  logic signed [63:0] product;
-  assign product = $signed({{32{v[31]}}, v}) * $signed({{32{s[31]}}, s});
-
-  // The bits of q = product >>> shift that the result needs: q[BITS-1:0]. A logarithmic shifter
-  // whose stages keep only the bits later stages read (stage k shifts by 2^k when shift[k]).
-  logic [BITS+30:0] st5;
-  logic [BITS+14:0] st4;
-  logic [BITS+6:0]  st3;
-  logic [BITS+2:0]  st2;
-  logic [BITS:0]    st1;
-  logic [BITS-1:0]  st0, q_low;
-  logic [BITS+62:0] ext;
-  assign ext = {{(BITS - 1){product[63]}}, product};
-  assign st5 = shift[5] ? ext[BITS+62:32] : ext[BITS+30:0];
-  assign st4 = shift[4] ? st5[BITS+30:16] : st5[BITS+14:0];
-  assign st3 = shift[3] ? st4[BITS+14:8] : st4[BITS+6:0];
-  assign st2 = shift[2] ? st3[BITS+6:4] : st3[BITS+2:0];
-  assign st1 = shift[1] ? st2[BITS+2:2] : st2[BITS:0];
-  assign st0 = shift[0] ? st1[BITS:1] : st1[BITS-1:0];
-  assign q_low = st0;
-
-  // The rounding bit product[shift − 1], 0 for shift 0.
-  logic round;
-  logic [64:0] low_ext;
-  assign low_ext = {product, 1'b0};
-  assign round = low_ext[{1'b0, shift}];
 
   // above[i]: some bit at or above i differs from the sign (i = 0..63); q overflows BITS bits when
   // above[shift + BITS − 1] (positions beyond 63 never differ).
@@ -70,24 +44,51 @@ module systole_requant_sat #(
     x = x | (x >> 32);
     suffix_or = x;
   endfunction
-  logic [62:0] differs;
-  logic [63:0] above;
-  assign differs = product[62:0] ^ {63{product[63]}};
-  assign above = suffix_or(differs);
   localparam logic [31:0] TOP = BITS - 1;
-  logic [127:0] above_ext;
-  assign above_ext = {64'd0, above};
-  logic overflow;
-  assign overflow = above_ext[{1'b0, shift} + TOP[6:0]];
-
   // Saturate: an overflowing q saturates by its sign; otherwise q + round can only pass the top.
   localparam logic [BITS-1:0] MAX = {1'b0, {(BITS - 1){1'b1}}};
   localparam logic [BITS-1:0] MIN = {1'b1, {(BITS - 1){1'b0}}};
-  logic [BITS:0] rounded;
-  assign rounded = {q_low[BITS-1], q_low} + {{BITS{1'b0}}, round};
+
+  // The whole computation as one function, evaluated only while en is high (y = 0 otherwise):
+  // the int8 vector lane uses the result only in the cycles it loads its step-2 register, and
+  // an always-on requantizer is evaluated by the simulation in all 16 lanes every cycle
+  // (rtl/README.md, "Simulation speed"); as locals, its intermediate values cost nothing then.
+  function automatic logic [BITS-1:0] requant(logic [31:0] rv, logic [31:0] rs, logic [5:0] rsh);
+    logic signed [63:0] product;
+    logic [BITS+62:0] ext;
+    logic [BITS+30:0] st5;
+    logic [BITS+14:0] st4;
+    logic [BITS+6:0]  st3;
+    logic [BITS+2:0]  st2;
+    logic [BITS:0]    st1;
+    logic [BITS-1:0]  q_low;
+    logic [64:0]      low_ext;
+    logic             round;  // the rounding bit product[rsh − 1], 0 for rsh 0
+    logic [127:0]     above_ext;
+    logic             overflow;
+    logic [BITS:0]    rounded;
+    product = $signed({{32{rv[31]}}, rv}) * $signed({{32{rs[31]}}, rs});
+    // The bits of q = product >>> rsh that the result needs: q[BITS-1:0]. A logarithmic shifter
+    // whose stages keep only the bits later stages read (stage k shifts by 2^k when rsh[k]).
+    ext = {{(BITS - 1){product[63]}}, product};
+    st5 = rsh[5] ? ext[BITS+62:32] : ext[BITS+30:0];
+    st4 = rsh[4] ? st5[BITS+30:16] : st5[BITS+14:0];
+    st3 = rsh[3] ? st4[BITS+14:8] : st4[BITS+6:0];
+    st2 = rsh[2] ? st3[BITS+6:4] : st3[BITS+2:0];
+    st1 = rsh[1] ? st2[BITS+2:2] : st2[BITS:0];
+    q_low = rsh[0] ? st1[BITS:1] : st1[BITS-1:0];
+    low_ext = {product, 1'b0};
+    round = low_ext[{1'b0, rsh}];
+    above_ext = {64'd0, suffix_or(product[62:0] ^ {63{product[63]}})};
+    overflow = above_ext[{1'b0, rsh} + TOP[6:0]];
+    rounded = {q_low[BITS-1], q_low} + {{BITS{1'b0}}, round};
+    if (overflow) requant = product[63] ? MIN : MAX;
+    else if (rounded[BITS] != rounded[BITS-1]) requant = MAX;
+    else requant = rounded[BITS-1:0];
+  endfunction
+
   always_comb begin
-    if (overflow) y = product[63] ? MIN : MAX;
-    else if (rounded[BITS] != rounded[BITS-1]) y = MAX;
-    else y = rounded[BITS-1:0];
+    y = '0;
+    if (en) y = requant(v, s, shift);
   end
 endmodule

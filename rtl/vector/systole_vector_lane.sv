@@ -40,6 +40,12 @@ module systole_vector_lane #(
     input  logic          x_load,     // ub_in is VECTOR operand x (the row of a)
     input  logic          run_update, // ub_in is a POOL window element that is not the last
     input  logic          pool_first, // ... and it is the first of its window
+    // The pipeline registers' loads that matter: step1_en when step 1 holds a row's result
+    // (or REDUCE's value), step2_en when step 2 does (or the math result returns). y is only
+    // read two cycles after step1_en; the int8 datapath loads and computes only on these, so
+    // a simulator skips it in the cycles the unit idles (the fp32 one loads every cycle).
+    input  logic          step1_en,
+    input  logic          step2_en,
     // VECTOR math (bf16 only): step 2's result goes to systole_vector_math as math_in_o, and
     // its result comes back into the step-2 register when math_load_i is high.
     output logic [31:0]   math_in_o,
@@ -146,14 +152,14 @@ module systole_vector_lane #(
     assign f_v = (func == FUNC_NONE) ? p2_v_q : ((func == FUNC_RELU) ? f_max_y : f_min_y);
     systole_fp32_to_bf16 u_round (.a(f_v), .y(y));
 
-    // The integer-only configuration inputs.
+    // The integer-only configuration inputs; this datapath's registers load every cycle.
     logic unused_int;
-    assign unused_int = ^{shift, zp};
+    assign unused_int = ^{shift, zp, step1_en, step2_en};
   end else begin : g_int
-    logic [7:0] x_q, x_d;
-    logic [31:0] bias_q, bias_d, run_q, run_d;
-    logic signed [31:0] ub_s, x_s, pool_v, s1_v, s1_m, p1_v_q, p1_v_d, p1_m_q, p1_m_d;
-    logic        s1_mul, p1_mul_q, p1_mul_d;
+    logic [7:0] x_q;
+    logic [31:0] bias_q, run_q;
+    logic signed [31:0] p1_v_q, p1_m_q;
+    logic        p1_mul_q;
     // Steps 2 and 3 hold the int64 value of the model saturated to PW bits: step 3 clamps it
     // to int16 bounds (or [0, 6], or none), adds an int8 zero point and saturates to int8, and
     // every value beyond ±2^(PW−1) gives the same int8 as its saturation (the clamp's tests
@@ -161,63 +167,72 @@ module systole_vector_lane #(
     // leaves 2^17 − 2^15 − 128 of margin; the full 64 bits cost ~1 000 LUTs a lane (docs/FPGA.md).
     localparam integer PW = 18;
     logic [PW-1:0] req_y;
-    logic signed [PW-1:0] p2_v_q, p2_v_d, p1_v_sat, f_v, f_lo, f_hi;
+    logic signed [PW-1:0] p2_v_q, f_v, f_lo, f_hi;
     logic signed [PW:0] z_v;
 
-    assign ub_s = $signed({{24{ub_in[EW-1]}}, ub_in});
-    assign x_s = $signed({{24{x_q[7]}}, x_q});
+    function automatic logic signed [31:0] widen(logic [7:0] b);
+      widen = $signed({{24{b[7]}}, b});
+    endfunction
 
-    // Step 1.
-    always_comb begin
-      if (pool_sum) pool_v = (pool_first ? 32'sd0 : $signed(run_q)) + ub_s;
-      else if (pool_first || ub_s > $signed(run_q)) pool_v = ub_s;
-      else pool_v = $signed(run_q);
-      if (mode == MODE_ACT) begin
-        s1_v = bias_en ? $signed(acc_in + bias_q) : $signed(acc_in);
-        s1_m = $signed(scale);
-        s1_mul = 1'b1;
-      end else if (mode == MODE_VEC) begin
-        case (vop)
-          3'd0: s1_v = x_s + ub_s;
-          3'd1: s1_v = x_s - ub_s;
-          3'd3: s1_v = (x_s > ub_s) ? x_s : ub_s;
-          3'd4: s1_v = (x_s < ub_s) ? x_s : ub_s;
-          default: s1_v = x_s;  // mul: x × y in step 2
+    // Step 1, as functions of the registers and this cycle's row data, evaluated only when
+    // their result is loaded: into step 2 (step1_en) or into the POOL running value
+    // (run_update). (Plain always-evaluated logic costs a simulator every cycle in every lane.)
+    function automatic logic signed [31:0] pool_value(logic signed [31:0] run,
+                                                      logic signed [31:0] u, logic first,
+                                                      logic sum);
+      if (sum) pool_value = (first ? 32'sd0 : run) + u;
+      else if (first || u > run) pool_value = u;
+      else pool_value = run;
+    endfunction
+    // {value, multiplier, multiply} of step 1.
+    function automatic logic [64:0] step1(logic [1:0] m, logic [2:0] op, logic bias_add,
+                                          logic [31:0] acc, logic [31:0] bias,
+                                          logic signed [31:0] x, logic signed [31:0] u,
+                                          logic signed [31:0] pool, logic [31:0] sc, logic sum);
+      logic signed [31:0] v;
+      if (m == MODE_ACT) begin
+        v = bias_add ? $signed(acc + bias) : $signed(acc);
+        step1 = {v, sc, 1'b1};
+      end else if (m == MODE_VEC) begin
+        case (op)
+          3'd0: v = x + u;
+          3'd1: v = x - u;
+          3'd3: v = (x > u) ? x : u;
+          3'd4: v = (x < u) ? x : u;
+          default: v = x;  // mul: x × y in step 2
         endcase
-        s1_m = ub_s;
-        s1_mul = vop == VOP_MUL;
+        step1 = {v, u, op == VOP_MUL};
       end else begin
-        s1_v = pool_v;
-        s1_m = $signed(scale);
-        s1_mul = pool_sum;
+        step1 = {pool, sc, sum};
       end
-    end
+    endfunction
 
-    // Operand registers load on their strobes; the two pipeline stages load every cycle.
-    assign bias_d   = bias_load ? acc_in : bias_q;
-    assign x_d      = x_load ? ub_in : x_q;
-    assign run_d    = run_update ? pool_v : run_q;
-    assign p1_v_d   = red_load_i ? $signed(red_v_i) : s1_v;
-    assign p1_m_d   = red_load_i ? $signed(scale) : s1_m;
-    assign p1_mul_d = red_load_i ? pool_sum : s1_mul;
-    // The unscaled value saturated to PW bits: it fits when p1_v_q[31 : PW−1] are all its sign.
-    always_comb begin
-      if (p1_v_q[31:PW-1] == {(33 - PW){p1_v_q[31]}}) p1_v_sat = p1_v_q[PW-1:0];
-      else p1_v_sat = p1_v_q[31] ? {1'b1, {(PW - 1){1'b0}}} : {1'b0, {(PW - 1){1'b1}}};
-    end
-    assign p2_v_d   = p1_mul_q ? $signed(req_y) : p1_v_sat;
+    // The unscaled value saturated to PW bits: it fits when v[31 : PW−1] are all its sign.
+    function automatic logic signed [PW-1:0] sat_pw(logic signed [31:0] v);
+      if (v[31:PW-1] == {(33 - PW){v[31]}}) sat_pw = v[PW-1:0];
+      else sat_pw = v[31] ? {1'b1, {(PW - 1){1'b0}}} : {1'b0, {(PW - 1){1'b1}}};
+    endfunction
+    // Operand registers load on their strobes, the pipeline stages on their enables.
     always_ff @(posedge clk) begin
-      bias_q <= bias_d;
-      x_q <= x_d;
-      run_q <= run_d;
-      p1_v_q <= p1_v_d;
-      p1_m_q <= p1_m_d;
-      p1_mul_q <= p1_mul_d;
-      p2_v_q <= p2_v_d;
+      if (bias_load) bias_q <= acc_in;
+      if (x_load) x_q <= ub_in;
+      if (run_update) run_q <= pool_value(run_q, widen(ub_in), pool_first, pool_sum);
+      if (step1_en) begin
+        if (red_load_i) {p1_v_q, p1_m_q, p1_mul_q} <= {red_v_i, scale, pool_sum};
+        else begin
+          {p1_v_q, p1_m_q, p1_mul_q} <= step1(mode, vop, bias_en, acc_in, bias_q, widen(x_q),
+                                              widen(ub_in),
+                                              pool_value(run_q, widen(ub_in), pool_first,
+                                                         pool_sum),
+                                              scale, pool_sum);
+        end
+      end
+      if (step2_en) p2_v_q <= p1_mul_q ? $signed(req_y) : sat_pw(p1_v_q);
     end
 
     // Step 2.
-    systole_requant_sat #(.BITS(PW)) u_requant (.v(p1_v_q), .s(p1_m_q), .shift(shift), .y(req_y));
+    systole_requant_sat #(.BITS(PW)) u_requant (
+        .v(p1_v_q), .s(p1_m_q), .shift(shift), .en(step2_en && p1_mul_q), .y(req_y));
 
     // Step 3: min(max(v, L), H) as the model writes it; then + zp and saturation.
     assign f_lo = (func == 2'd3) ? $signed({{(PW - 16){lo[15]}}, lo}) : '0;

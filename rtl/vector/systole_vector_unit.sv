@@ -315,6 +315,7 @@ module systole_vector_unit #(
         .x_load(d_valid_q && d_x_q),
         .run_update(d_valid_q && mode_q == MODE_POOL && !d_last_q),
         .pool_first(d_first_q),
+        .step1_en(v1_d), .step2_en(v1_q || math_done),
         .math_in_o(math_in[j*32 +: 32]), .math_load_i(math_done),
         .math_y_i(math_y[j*32 +: 32]),
         .red_load_i(red_done), .red_v_i(red_y),

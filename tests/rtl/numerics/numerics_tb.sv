@@ -29,7 +29,8 @@ module numerics_tb (
   systole_bf16_to_fp32 u_widen (.a(a[15:0]), .y(widen_y));
   systole_requant u_requant (.v(a), .s(b), .shift(shift), .y(requant_y));
   systole_requant_sat #(.BITS(18)) u_requant_sat18 (
-      .v(a), .s(b), .shift(shift), .y(requant_sat18_y));
-  systole_requant_sat #(.BITS(8)) u_requant_sat8 (.v(a), .s(b), .shift(shift), .y(requant_sat8_y));
+      .v(a), .s(b), .shift(shift), .en(1'b1), .y(requant_sat18_y));
+  systole_requant_sat #(.BITS(8)) u_requant_sat8 (
+      .v(a), .s(b), .shift(shift), .en(1'b1), .y(requant_sat8_y));
   systole_sat_int8 u_sat (.v({b, a}), .y(sat_y));
 endmodule
