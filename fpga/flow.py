@@ -159,7 +159,13 @@ FAMILIES = {
         # -nowidelut: ABC9 maps to LUT4s only. With wide LUTs (LUT5-8 from LUT4s and the
         # MUX2_LUT* cells) Yosys 0.70 fills the muxes' inputs with LUT1s and used 1.5-3x the
         # LUT4s on the core's modules (docs/FPGA.md, Tang Nano 20K).
-        "synth": "synth_gowin -nowidelut -top {top}",
+        # Adders and comparisons of at most 8 bits go to plain logic instead of ALU carry
+        # chains: nextpnr adds about two cells to every chain when it packs (head and tail),
+        # and a chain keeps a comparison with a constant as a subtraction, where ABC makes
+        # it a few LUTs (docs/FPGA.md, Tang Nano 20K).
+        "synth": ("synth_gowin -nowidelut -top {top} -run :map_gates\n"
+                  "techmap -map +/techmap.v t:$alu r:Y_WIDTH<=8 %i\n"
+                  "synth_gowin -nowidelut -top {top} -run map_gates:"),
         # A RAM16SDP4 (16 x 4 LUT RAM) takes 8 LUT4 sites (and 6 DFFs) when nextpnr packs it:
         # its "Device utilisation" LUT4 line is exactly LUT1-4 + ALU + 8 x RAM16SDP4 (docs/FPGA.md,
         # Tang Nano 20K; 4 each made the synthesis estimate 2 400 LUT4 short). Packing also adds
