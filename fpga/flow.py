@@ -159,7 +159,18 @@ FAMILIES = {
         # -nowidelut: ABC9 maps to LUT4s only. With wide LUTs (LUT5-8 from LUT4s and the
         # MUX2_LUT* cells) Yosys 0.70 fills the muxes' inputs with LUT1s and used 1.5-3x the
         # LUT4s on the core's modules (docs/FPGA.md, Tang Nano 20K).
-        "synth": "synth_gowin -nowidelut -top {top}",
+        # Adders, counters and comparisons of at most 16 bits go to plain logic (Yosys's
+        # generic techmap: Brent-Kung carries) instead of ALU carry chains: nextpnr adds about
+        # two cells to every chain when it packs (head and tail), a chain keeps a comparison
+        # with a constant as a subtraction where ABC makes it a few LUTs, and an up/down
+        # counter (x + a - b, a $macc_v2 in Yosys 0.70) needs an inverter per bit in front of
+        # its chain. The $macc cells first: mapping them makes $alu cells, which the second
+        # techmap then takes (docs/FPGA.md, Tang Nano 20K: 23 486 -> 20 655 LUT4 sites with
+        # the RTL cuts).
+        "synth": ("synth_gowin -nowidelut -top {top} -run :map_gates\n"
+                  "techmap -map +/techmap.v t:$macc t:$macc_v2 %u r:Y_WIDTH<=16 %i\n"
+                  "techmap -map +/techmap.v t:$alu r:Y_WIDTH<=16 %i\n"
+                  "synth_gowin -nowidelut -top {top} -run map_gates:"),
         # A RAM16SDP4 (16 x 4 LUT RAM) takes 8 LUT4 sites (and 6 DFFs) when nextpnr packs it:
         # its "Device utilisation" LUT4 line is exactly LUT1-4 + ALU + 8 x RAM16SDP4 (docs/FPGA.md,
         # Tang Nano 20K; 4 each made the synthesis estimate 2 400 LUT4 short). Packing also adds
@@ -424,6 +435,35 @@ def fits(board: dict, used: dict[str, int]) -> list[str]:
     return over
 
 
+def nextpnr_cmd(board: dict, out: Path, mhz: float, report: Path, log: Path) -> list[str]:
+    fam = FAMILIES[board["family"]]
+    return [fam["nextpnr"](), *board["nextpnr_args"], "--json", rel(out / "synth.json"),
+            "--freq", str(mhz), "--report", rel(report), "-q", "--log", rel(log)]
+
+
+def pack_check(board: dict, out: Path, mhz: float, timeout: int) -> dict:
+    """nextpnr's packer alone (--pack-only: seconds) on the synthesized netlist: its
+    utilisation is what placement has to fit, and can exceed the synthesis counts (a Gowin
+    RAM16SDP4 takes 8 LUT4 sites, every ALU chain gains cells at its ends: docs/FPGA.md), so
+    the fit check uses it where synthesis alone would let a design through that the packer
+    then refuses."""
+    d = out / "pack"
+    d.mkdir(parents=True, exist_ok=True)
+    report = d / "nextpnr.json"
+    cmd = nextpnr_cmd(board, out, mhz, report, d / "pack.log") + ["--pack-only"]
+    cons = rel(board["dir"] / board["constraints"])
+    if board["family"] == "ice40":
+        cmd += ["--pcf", cons]
+    elif board["family"] == "ecp5":
+        cmd += ["--lpf", cons]
+    elif board["family"] == "gowin":
+        cmd += ["--vopt", f"cst={cons}"]
+    wall = run(cmd, d / "pack.stdout", timeout, "nextpnr packing (--pack-only)")
+    util = json.loads(report.read_text()).get("utilization", {})
+    used = {k: v["used"] for k, v in pnr_resources(board, util).items()}
+    return {"wall_s": round(wall, 1), "utilization": util, "resources": used}
+
+
 def place_and_route(board: dict, out: Path, seed: int, mhz: float, timeout: int) -> dict:
     family = board["family"]
     fam = FAMILIES[family]
@@ -431,9 +471,8 @@ def place_and_route(board: dict, out: Path, seed: int, mhz: float, timeout: int)
     d.mkdir(parents=True, exist_ok=True)
     report = d / "nextpnr.json"
     cons = rel(board["dir"] / board["constraints"])
-    cmd = [fam["nextpnr"](), *board["nextpnr_args"], "--json", rel(out / "synth.json"),
-           "--freq", str(mhz), "--seed", str(seed), "--report", rel(report),
-           "--timing-allow-fail", "-q", "--log", rel(d / "pnr.log")]
+    cmd = nextpnr_cmd(board, out, mhz, report, d / "pnr.log") + [
+        "--seed", str(seed), "--timing-allow-fail"]
     if family == "ice40":
         cmd += ["--pcf", cons, "--asc", rel(d / "pnr.asc")]
     elif family == "ecp5":
@@ -582,8 +621,27 @@ def build(args) -> int:
                   f"{board['family']}: Vivado script {report['vivado_script']}; report "
                   f"{rel(report_path)}")
             return 0
+        if fam["nextpnr"] is not None:
+            packed = pack_check(board, out, mhz, args.timeout)
+            report["wall_s"]["pack_check"] = packed["wall_s"]
+            report["pack_check"] = packed
+            for k, v in packed["resources"].items():
+                if k in report["resources"]:
+                    report["resources"][k]["used"] = v
+            over = fits(board, packed["resources"])
+            report["fits"] = not over
+            if over:
+                msg = (f"{board['name']}: the design does not fit the {board['device']}: "
+                       f"{', '.join(over)} after nextpnr's packing (synthesis counted "
+                       f"{syn['resources']['LUT']} LUT; docs/FPGA.md: where the area goes)")
+                write("does_not_fit", msg)
+                if args.synth_only:
+                    print(f"fpga: warning: {msg}; report {rel(report_path)}")
+                    return 0
+                raise FlowError(msg)
         if args.synth_only:
-            write("synthesized", "synthesis only (--synth-only): fits by the synthesis counts")
+            write("synthesized", "synthesis only (--synth-only): fits by the synthesis counts"
+                  + (" and nextpnr's packing" if fam["nextpnr"] is not None else ""))
             print(f"fpga: {board['name']}: synthesized in {syn['wall_s']} s; report {rel(report_path)}")
             return 0
         seeds = list(range(1, args.seeds + 1)) if args.seeds else [args.seed]
@@ -649,7 +707,7 @@ def area(args) -> int:
     stem = f"{args.top}_{args.config}_{args.family}"
     synth = {"ice40": "synth_ice40 -noflatten -top {top} -run :check",
              "ecp5": "synth_ecp5 -noflatten -top {top}",
-             "gowin": "synth_gowin -nowidelut -noflatten -top {top}",
+             "gowin": FAMILIES["gowin"]["synth"].replace("-top", "-noflatten -top"),
              "xilinx": "synth_xilinx -family xc7 -top {top}",
              "generic": "synth -top {top}"}[args.family]
     script = out / f"{stem}.ys"

@@ -199,6 +199,57 @@ class SynthesisOnlyBuild(unittest.TestCase):
         self.assertIn("BRAM 102 of 100", report["message"])
 
 
+class PackerFitCheck(unittest.TestCase):
+    """`build tangnano20k --synth-only` on a synthesis already made: when the synthesis counts
+    fit, the fit check takes nextpnr's packer's counts (pack_check, stubbed here with what
+    --pack-only reported), so a design the packer does not fit fails although synthesis
+    counted it in."""
+
+    def build(self, packed_luts: int) -> tuple[int | None, dict]:
+        cells = {"LUT4": 20000, "DFF": 100, "SDPX9B": 40}  # fits by the synthesis counts
+        def fake_pack_check(board, out, mhz, timeout):
+            util = {"LUT4": {"used": packed_luts, "available": 20736},
+                    "DFF": {"used": 150, "available": 15552},
+                    "BSRAM": {"used": 40, "available": 46}}
+            return {"wall_s": 0.1, "utilization": util,
+                    "resources": {k: v["used"] for k, v in
+                                  flow.pnr_resources(board, util).items()}}
+        with tempfile.TemporaryDirectory() as d:
+            out = Path(d) / "tangnano20k"
+            out.mkdir()
+            (out / "synth_stat.json").write_text(json.dumps({"design": {"num_cells_by_type": cells}}))
+            (out / "synth.json").write_text("{}")
+            args = type("Args", (), {"board": "tangnano20k", "out": d, "from_synth": True,
+                                     "synth_only": True, "extra_source": [], "timeout": 60,
+                                     "seed": 1, "seeds": 0})
+            real = flow.pack_check
+            flow.pack_check = fake_pack_check
+            try:
+                rc = flow.build(args)
+            except flow.FlowError:
+                rc = None
+            finally:
+                flow.pack_check = real
+            report = json.loads((out / "report.json").read_text())
+        return rc, report
+
+    def test_the_packers_count_decides(self):
+        rc, report = self.build(packed_luts=20800)
+        self.assertEqual(rc, 0)  # --synth-only reports, does not fail
+        self.assertEqual(report["status"], "does_not_fit")
+        self.assertIn("LUT 20800 of 20736", report["message"])
+        self.assertIn("nextpnr's packing", report["message"])
+        self.assertEqual(report["resources"]["LUT"]["used"], 20800)
+
+    def test_a_design_the_packer_fits_goes_on(self):
+        rc, report = self.build(packed_luts=20500)
+        self.assertEqual(rc, 0)
+        self.assertEqual(report["status"], "synthesized")
+        self.assertTrue(report["fits"])
+        self.assertEqual(report["pack_check"]["resources"]["LUT"], 20500)
+        self.assertEqual(report["synthesis"]["resources"]["LUT"], 20000)
+
+
 class Counting(unittest.TestCase):
     def test_synthesis_counts_per_family(self):
         ice = flow.synth_resources(flow.FAMILIES["ice40"], {

@@ -138,8 +138,7 @@ module systole_regs #(
   logic [NPERF*32-1:0] perf_hi_q, perf_hi_d;  // [i*32 +: 32]: its high half, latched
   logic               rvalid_q, rvalid_d;
   logic [31:0]        rdata_q, rdata_d;
-  logic [63:0]        q_pc_q [CMDQ_DEPTH];    // storage: written, never reset
-  logic [31:0]        q_count_q [CMDQ_DEPTH];
+  logic [95:0]        q_head;                 // the oldest queued launch: {count, pc}
 
   assign reg_rvalid = rvalid_q;
   assign reg_rdata = rdata_q;
@@ -167,8 +166,8 @@ module systole_regs #(
   assign q_empty = q_level_q == '0;
   assign q_full = q_level_q == QCW'(CMDQ_DEPTH);
   assign launch_valid = !q_empty && error_code_q == ERR_NONE && !do_abort && !do_soft_reset;
-  assign launch_pc = q_pc_q[q_rd_q];
-  assign launch_count = q_count_q[q_rd_q];
+  assign launch_pc = q_head[63:0];
+  assign launch_count = q_head[95:64];
   assign q_pop = launch_valid && launch_ready;
   assign q_push = doorbell && !q_full;
   assign q_clear = do_soft_reset || do_abort;
@@ -220,7 +219,7 @@ module systole_regs #(
     if (do_abort && !seq_running && !q_empty) begin
       if (error_code_d == ERR_NONE) begin
         error_code_d = ERR_ABORTED;
-        fault_pc_d = q_pc_q[q_rd_q];
+        fault_pc_d = q_head[63:0];
       end
       irq_status_d = irq_status_d | IRQ_ERROR;
     end
@@ -380,11 +379,21 @@ module systole_regs #(
     end
   end
 
-  always_ff @(posedge clk) begin
-    if (q_push) begin
-      q_pc_q[q_wr_q] <= cmd_pc_q;
-      q_count_q[q_wr_q] <= cmd_count_q;
+  // The launch queue's storage: written, never reset. Two entries are flip-flops and a 2-to-1
+  // read mux (96 LUT4s on the Tang Nano 20K, where LUT RAM took 24 RAM16SDP4 = 192 LUT4
+  // sites: docs/FPGA.md); deeper queues are left to the tools (LUT RAM where there is some).
+  if (CMDQ_DEPTH <= 2) begin : g_q_ff
+    (* ram_style = "logic" *) logic [95:0] q_mem [CMDQ_DEPTH];
+    always_ff @(posedge clk) begin
+      if (q_push) q_mem[q_wr_q] <= {cmd_count_q, cmd_pc_q};
     end
+    assign q_head = q_mem[q_rd_q];
+  end else begin : g_q_ram
+    logic [95:0] q_mem [CMDQ_DEPTH];
+    always_ff @(posedge clk) begin
+      if (q_push) q_mem[q_wr_q] <= {cmd_count_q, cmd_pc_q};
+    end
+    assign q_head = q_mem[q_rd_q];
   end
 
   // ---- Assertions --------------------------------------------------------------------------

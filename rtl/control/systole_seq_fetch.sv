@@ -3,6 +3,13 @@
 // ahead of dispatch, so that dispatch finds the next instruction waiting instead of paying a
 // memory round trip per instruction.
 //
+// The buffer is read at the pop: word_o is the word the last pop took, registered, so the
+// buffer is a block RAM's read port with its output register (on the Tang Nano 20K 8 BSRAMs
+// instead of 64 RAM16SDP4 = 512 LUT4 sites, and the dispatcher's 256-bit instruction register
+// with them: docs/FPGA.md). A pop never takes the slot a response fills in the same cycle (a
+// pop needs a buffered word, so that slot would be full), so the RAM needs no read-write
+// ordering (no_rw_check).
+//
 // A launch (start_i) restarts the fetch at start_pc_i for start_count_i words; start_run_i says
 // whether to fetch at all (a launch whose CMD_PC is misaligned faults before its first fetch).
 // No request goes past the last 32-byte word of device memory (dispatch reports DRAM_RANGE when
@@ -30,9 +37,9 @@ module systole_seq_fetch #(
     input  logic [63:0]  start_pc_i,
     input  logic [31:0]  start_count_i,  // instructions of the launch
     input  logic         stop_i,         // stop fetching (the launch stops)
-    input  logic         pop_i,          // dispatch takes word_o (only when avail_o)
+    input  logic         pop_i,          // dispatch takes the oldest word (only when avail_o)
     output logic         avail_o,        // a fetched word waits
-    output logic [255:0] word_o,         // the oldest fetched word
+    output logic [255:0] word_o,         // the word the last pop took (from the cycle after it)
     output logic         idle_o,         // no response is due
     // Device-memory requester port (reads only)
     output logic         mem_req_valid,
@@ -75,7 +82,9 @@ module systole_seq_fetch #(
   logic [CW-1:0] inflight_q, inflight_d;  // requests without response (dropped when !on_q)
   logic [CW-1:0] level_q, level_d;      // words waiting in the buffer
   logic [AW-1:0] wr_q, wr_d, rd_q, rd_d;
+  (* ram_style = "block", no_rw_check *)
   logic [255:0]  buf_q [DEPTH];         // storage: written, never reset
+  logic [255:0]  word_q;                // the word the last pop took: never reset
 
   logic issue, push;
 
@@ -89,7 +98,7 @@ module systole_seq_fetch #(
   assign issue = mem_req_valid && mem_req_ready;
   assign push = mem_rsp_valid && on_q;
   assign avail_o = level_q != '0;
-  assign word_o = buf_q[rd_q];
+  assign word_o = word_q;
   assign idle_o = inflight_q == '0;
 
   always_comb begin
@@ -148,6 +157,7 @@ module systole_seq_fetch #(
 
   always_ff @(posedge clk) begin
     if (push) buf_q[wr_q] <= mem_rsp_rdata;
+    if (pop_i) word_q <= buf_q[rd_q];
   end
 
   // ---- Assertions --------------------------------------------------------------------------
@@ -160,6 +170,8 @@ module systole_seq_fetch #(
         else $error("sequencer fetch: buffer overflow");
       assert (!(pop_i && !avail_o))
         else $error("sequencer fetch: pop from an empty buffer");
+      assert (!(pop_i && push && rd_q == wr_q))
+        else $error("sequencer fetch: pop of the slot a response fills");
     end
   end
 `endif

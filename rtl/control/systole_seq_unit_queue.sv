@@ -96,7 +96,10 @@ module systole_seq_unit_queue #(
   assign queued = cnt_q != '0;
   for (genvar p = 0; p < NU; p++) begin : g_avail
     assign avail[p] = tok_q[p * 8 +: 8] != 8'd0;
-    assign tok_at_cap_o[p] = tok_q[p * 8 +: 8] >= CAP8;
+    // A counter never passes TOKEN_CAP (its senders stop there; asserted below), so "at the
+    // cap" is equality: an AND of 8 bits, where ">=" became an 8-bit carry chain (Yosys keeps
+    // comparisons with a constant as adders: 20 chains, ~200 LUT4 sites on the Tang Nano 20K).
+    assign tok_at_cap_o[p] = tok_q[p * 8 +: 8] == CAP8;
   end
   assign stall_o = queued && !taken_q && head_wait != '0 && (head_wait & ~avail) != '0;
   assign take = queued && !taken_q && head_wait != '0 && (head_wait & ~avail) == '0;

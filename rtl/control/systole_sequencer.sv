@@ -137,6 +137,11 @@ module systole_sequencer #(
   localparam logic [31:0] MEM_LO32 = MEM_BYTES_LO;
   localparam logic [31:0] MEM_HI32 = MEM_BYTES_HI;
   localparam logic [63:0] MEM_LAST_PC = ((64'(MEM_HI32) << 32) | 64'(MEM_LO32)) - 64'd32;
+  // cur_pc advances only past an instruction fetched at or below MEM_LAST_PC, so it stays below
+  // 2^KM unless the launch started there (and faults at once): its bits from KM up never
+  // change, and the adder and the range test need only its low KM bits (the 64-bit ones took
+  // 118 ALU cells on the Tang Nano 20K).
+  localparam integer KM = $clog2(MEM_LAST_PC + 64'd33);  // MEM_BYTES < 2^KM
 
   // ---- State -------------------------------------------------------------------------------
   typedef enum logic [2:0] {
@@ -151,7 +156,7 @@ module systole_sequencer #(
   logic [63:0]  cur_pc_q, cur_pc_d;        // address of the next instruction to dispatch
   logic [31:0]  cur_idx_q, cur_idx_d;      // its index in the launch
   logic [31:0]  count_q, count_d;          // CMD_COUNT of the launch
-  logic [255:0] ci_q, ci_d;                // the instruction being checked
+  logic [255:0] ci_q;  // the instruction being checked: the fetch's word, loaded at each pop
   logic         abort_req_q, abort_req_d;
   logic [7:0]   stop_error_q, stop_error_d;  // S_DRAIN: how the launch ends
   logic [63:0]  stop_pc_q, stop_pc_d;
@@ -183,6 +188,9 @@ module systole_sequencer #(
   logic         launch_go;      // the launch handshake completes
   logic         fetch_pop, fetch_stop, fetch_avail, fetch_idle;
   logic [255:0] fetch_word;
+  assign ci_q = fetch_word;
+  logic         pc_beyond;      // cur_pc_q > MEM_LAST_PC
+  assign pc_beyond = cur_pc_q[63:KM] != '0 || cur_pc_q[KM-1:0] > MEM_LAST_PC[KM-1:0];
   logic         unit_op;        // ci_q runs in a unit ...
   logic [2:0]   unit;           // ... this one
   logic [7:0]   check_err;      // ci_q's first fault (S_ISSUE)
@@ -294,7 +302,7 @@ module systole_sequencer #(
   assign dispatch = issue_ok && unit_op && !q_full[unit];
   assign seq_retire = issue_ok && !unit_op && (op == OP_INTERRUPT || units_idle);
   assign fetch_pop = state_q == S_NEXT && !abort_req_q && cur_idx_q != count_q &&
-                     cur_pc_q <= MEM_LAST_PC && fetch_avail;
+                     !pc_beyond && fetch_avail;
   assign fetch_stop = state_q == S_DRAIN || state_d == S_DRAIN;
 
   always_comb begin
@@ -311,7 +319,6 @@ module systole_sequencer #(
     cur_pc_d = cur_pc_q;
     cur_idx_d = cur_idx_q;
     count_d = count_q;
-    ci_d = ci_q;
     abort_req_d = abort_req_q;
     stop_error_d = stop_error_q;
     stop_pc_d = stop_pc_q;
@@ -354,13 +361,12 @@ module systole_sequencer #(
           stop_error_d = ERR_PROGRAM_OVERRUN;
           stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
-        end else if (cur_pc_q > MEM_LAST_PC) begin
+        end else if (pc_beyond) begin
           stop_error_d = ERR_DRAM_RANGE;
           stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
         end else if (fetch_pop) begin
-          ci_d = fetch_word;
-          state_d = S_DECODE;
+          state_d = S_DECODE;  // ci_q holds the popped word from the next cycle
         end
       end
       S_DECODE: state_d = S_OPERANDS;
@@ -375,7 +381,7 @@ module systole_sequencer #(
           stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
         end else if (dispatch || seq_retire) begin
-          cur_pc_d = cur_pc_q + 64'd32;
+          cur_pc_d = {cur_pc_q[63:KM], cur_pc_q[KM-1:0] + KM'(32)};  // = cur_pc_q + 32
           cur_idx_d = cur_idx_q + 32'd1;
           if (op == OP_INTERRUPT) begin
             irq_user_d = 1'b1;
@@ -408,7 +414,6 @@ module systole_sequencer #(
       cur_pc_q <= '0;
       cur_idx_q <= '0;
       count_q <= '0;
-      ci_q <= '0;
       abort_req_q <= 1'b0;
       stop_error_q <= ERR_NONE;
       stop_pc_q <= '0;
@@ -428,7 +433,6 @@ module systole_sequencer #(
       cur_pc_q <= cur_pc_d;
       cur_idx_q <= cur_idx_d;
       count_q <= count_d;
-      ci_q <= ci_d;
       abort_req_q <= abort_req_d;
       stop_error_q <= stop_error_d;
       stop_pc_q <= stop_pc_d;
@@ -454,6 +458,8 @@ module systole_sequencer #(
         else $error("sequencer: a unit instruction and a sequencer one retire together");
       assert (!(launch_end_q && busy))
         else $error("sequencer: launch_end while a launch executes");
+      assert (!(state_q == S_ISSUE && pc_beyond))
+        else $error("sequencer: an instruction beyond device memory reached S_ISSUE");
     end
   end
 `endif

@@ -6,9 +6,16 @@
 // FPGA tools map onto block RAM; two readers cost two copies, never a stall.
 //
 // Reads are synchronous: rd_data holds the row addressed at the previous rising edge with
-// rd_en high, and keeps it while rd_en is low. A read of the row being written in the same
-// cycle returns the old contents (read-first). Contents start as zero, as docs/ISA.md says
+// rd_en high, and keeps it while rd_en is low. Contents start as zero, as docs/ISA.md says
 // after reset (an FPGA bitstream initialises block RAM the same way).
+//
+// A read of the row being written in the same cycle (a collision) returns undefined data: no
+// user may depend on it (the MXU reads an ACC row at the edge that writes it, and forwards the
+// written value instead). Simulation returns the old contents inverted, so that a user that
+// did depend on it fails its tests; synthesis is told so (no_rw_check), so it builds no logic
+// to order the two ports: block RAMs whose ports have no defined collision behaviour (Gowin's
+// SDP/DP BSRAM) needed a delayed write and a forwarding mux per bit to return the old contents,
+// about 1 100 LUT4s and 900 flip-flops on the Tang Nano 20K (docs/FPGA.md).
 module systole_row_ram #(
     parameter integer DEPTH = 0,
     parameter integer LANES = 0,
@@ -37,7 +44,7 @@ module systole_row_ram #(
   end
 
   for (genvar p = 0; p < READ_PORTS; p++) begin : g_copy
-    logic [W-1:0] rows [DEPTH];
+    (* no_rw_check *) logic [W-1:0] rows [DEPTH];
     logic [W-1:0] q;
 
     initial begin
@@ -50,7 +57,14 @@ module systole_row_ram #(
           if (wr_lanes[l]) rows[wr_addr][l*LANE_BITS +: LANE_BITS] <= wr_data[l*LANE_BITS +: LANE_BITS];
         end
       end
+`ifdef SYNTHESIS
       if (rd_en[p]) q <= rows[rd_addr[p*AW +: AW]];
+`else
+      if (rd_en[p]) begin
+        if (wr_en && rd_addr[p*AW +: AW] == wr_addr) q <= ~rows[rd_addr[p*AW +: AW]];  // undefined
+        else q <= rows[rd_addr[p*AW +: AW]];
+      end
+`endif
     end
 
     assign rd_data[p*W +: W] = q;

@@ -34,8 +34,8 @@
 //
 // Accumulation. The row's old ACC value is read one cycle before its sums arrive. The two
 // previous writes may not be in the RAM yet for that read (one is written at the same edge as
-// the read, read-first; the other one edge later), so they are forwarded: this is what makes
-// back-to-back MATMULs accumulating into the same rows (K tiling, even rows=1) correct.
+// the read, which then returns undefined data; the other one edge later), so they are forwarded:
+// back-to-back MATMULs accumulating into the same rows (K tiling, even rows=1) are correct.
 module systole_mxu #(
     parameter integer ROWS = 0,
     parameter integer COLS = 0,
