@@ -109,26 +109,16 @@ TEST(DeviceState, ANewStateIsWrittenAndTheStepsGoOnFromIt) {
 
 // A link to the golden model whose `fail_at`-th wait for a launch's interrupt (1-based) fails as
 // a lost connection does; the waits before and after it work.
-class FailingLink : public Link {
+class FailingLink : public testing::RefLinkWrapper {
  public:
-  FailingLink(const Config& config, std::uint64_t fail_at) : inner_(OpenRefLink(config)), fail_at_(fail_at) {}
-  std::string_view Uri() const override { return inner_->Uri(); }
-  std::uint32_t ReadRegister(std::uint32_t offset) override { return inner_->ReadRegister(offset); }
-  void WriteRegister(std::uint32_t offset, std::uint32_t value) override { inner_->WriteRegister(offset, value); }
-  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override { inner_->WriteMemory(address, bytes); }
-  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override { inner_->ReadMemory(address, bytes); }
+  FailingLink(const Config& config, std::uint64_t fail_at) : RefLinkWrapper(config), fail_at_(fail_at) {}
   bool WaitForInterrupt(std::chrono::milliseconds timeout) override {
     if (++waits_ == fail_at_) throw std::runtime_error("ref: connection lost (a test's failing link)");
-    return inner_->WaitForInterrupt(timeout);
+    return RefLinkWrapper::WaitForInterrupt(timeout);
   }
-  std::uint64_t Allocate(std::uint64_t bytes, std::uint64_t alignment, std::optional<std::uint64_t> at) override {
-    return inner_->Allocate(bytes, alignment, at);
-  }
-  void Free(std::uint64_t address) override { inner_->Free(address); }
   std::uint64_t waits() const { return waits_; }
 
  private:
-  std::unique_ptr<Link> inner_;
   std::uint64_t fail_at_;
   std::uint64_t waits_ = 0;
 };

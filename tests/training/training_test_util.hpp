@@ -134,21 +134,16 @@ struct LinkBytes {
   std::uint64_t read = 0;
 };
 
-// The golden model's link, counting the device-memory bytes written and read through it.
-class CountingLink : public Link {
+// The golden model's link, every call passed through: what a test wraps around it (counting,
+// failing) overrides only the calls it watches.
+class RefLinkWrapper : public Link {
  public:
-  CountingLink(const Config& config, LinkBytes& bytes) : inner_(OpenRefLink(config)), bytes_(&bytes) {}
+  explicit RefLinkWrapper(const Config& config) : inner_(OpenRefLink(config)) {}
   std::string_view Uri() const override { return inner_->Uri(); }
   std::uint32_t ReadRegister(std::uint32_t offset) override { return inner_->ReadRegister(offset); }
   void WriteRegister(std::uint32_t offset, std::uint32_t value) override { inner_->WriteRegister(offset, value); }
-  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
-    bytes_->written += bytes.size();
-    inner_->WriteMemory(address, bytes);
-  }
-  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
-    bytes_->read += bytes.size();
-    inner_->ReadMemory(address, bytes);
-  }
+  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override { inner_->WriteMemory(address, bytes); }
+  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override { inner_->ReadMemory(address, bytes); }
   bool WaitForInterrupt(std::chrono::milliseconds timeout) override { return inner_->WaitForInterrupt(timeout); }
   std::uint64_t Allocate(std::uint64_t bytes, std::uint64_t alignment, std::optional<std::uint64_t> at) override {
     return inner_->Allocate(bytes, alignment, at);
@@ -157,6 +152,22 @@ class CountingLink : public Link {
 
  private:
   std::unique_ptr<Link> inner_;
+};
+
+// The golden model's link, counting the device-memory bytes written and read through it.
+class CountingLink : public RefLinkWrapper {
+ public:
+  CountingLink(const Config& config, LinkBytes& bytes) : RefLinkWrapper(config), bytes_(&bytes) {}
+  void WriteMemory(std::uint64_t address, std::span<const std::uint8_t> bytes) override {
+    bytes_->written += bytes.size();
+    RefLinkWrapper::WriteMemory(address, bytes);
+  }
+  void ReadMemory(std::uint64_t address, std::span<std::uint8_t> bytes) override {
+    bytes_->read += bytes.size();
+    RefLinkWrapper::ReadMemory(address, bytes);
+  }
+
+ private:
   LinkBytes* bytes_;
 };
 
