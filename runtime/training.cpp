@@ -186,15 +186,22 @@ RunResult TrainingSession::Run(const std::vector<hlo::Literal>& batch) {
   try {
     run = Execute(*step_, *device_, arguments, {}, programs_.get(), nullptr,
                   hlo::Interpreter::kDefaultWhileIterationLimit, device_state_.get());
-  } catch (const std::exception& e) {
+  } catch (...) {
     // Keep the state the step started from: the caller may save it or retry elsewhere. State in
     // device memory may be partly updated by then (some update steps ran, others not): the
     // values read back already stay readable, the rest only after a new state.
     for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = std::move(arguments[signature_.state_parameters[i]]);
     if (device_state_ != nullptr) {
+      std::string cause = "an unknown error";
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        cause = e.what();
+      } catch (...) {
+      }
       lost_ = fmt::format("{}: a step failed on {} ({}), so the state in device memory may be partly updated; "
                           "set a state (from a checkpoint) before training on or reading it",
-                          step_->source_name, device_->uri(), e.what());
+                          step_->source_name, device_->uri(), cause);
     }
     throw;
   }
