@@ -250,13 +250,7 @@ class Runner {
       const auto n = static_cast<std::size_t>(
           result.shape.dims.at(static_cast<std::size_t>(step.output.permutation.back())));
       FoldEpilogue(step, frame, n, scale, shift);
-      const std::uint64_t rows = binding.shape[1], cols = binding.shape[2];
-      data.assign(binding.shape[0] * rows * cols, 0.0);
-      for (std::uint64_t j = 0; j < binding.shape[0]; ++j) {
-        for (std::uint64_t row = 0; row < rows; ++row) {
-          for (std::uint64_t c = 0; c < cols && j * cols + c < n; ++c) data[(j * rows + row) * cols + c] = shift[j * cols + c];
-        }
-      }
+      data = ReplicatedBias(shift, binding.shape);
     } else if (binding.kind == Binding::Kind::kBias) {
       FoldEpilogue(step, frame, binding.shape.back(), scale, shift);
       data = shift;
@@ -354,7 +348,25 @@ std::vector<double> Permute(const std::vector<double>& data, const std::vector<s
   return out;
 }
 
+std::vector<double> ReplicatedBias(const std::vector<double>& bias, const std::vector<std::uint64_t>& shape) {
+  const std::uint64_t rows = shape.at(1), cols = shape.at(2);
+  std::vector<double> data(shape.at(0) * rows * cols, 0.0);
+  for (std::uint64_t j = 0; j < shape[0]; ++j) {
+    for (std::uint64_t row = 0; row < rows; ++row) {
+      for (std::uint64_t c = 0; c < cols && j * cols + c < bias.size(); ++c) data[(j * rows + row) * cols + c] = bias[j * cols + c];
+    }
+  }
+  return data;
+}
+
 std::vector<std::uint8_t> EncodeValue(const Binding& binding, const hlo::Literal& value) {
+  if (binding.kind == Binding::Kind::kBias) {
+    // A bias as the drains start from it (a state tensor of it, place_state.cpp).
+    if (value.shape.Rank() != 1 || binding.shape.size() != 3) {
+      throw std::logic_error(fmt::format("a replicated bias binding of a rank-{} value", value.shape.Rank()));
+    }
+    return ElementBytes(binding.dtype, ReplicatedBias(value.values, binding.shape));
+  }
   std::vector<double> data = Permute(value.values, value.shape.dims, binding.permutation);
   std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
   for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));

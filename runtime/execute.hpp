@@ -95,8 +95,12 @@ struct DeviceStepRecord {
 };
 
 // The device bytes of `value` laid out as `binding` says (a kValue binding: transpose, column
-// blocking, element type), as a device step's input is written.
+// blocking, element type), as a device step's input is written; a kBias binding of a vector
+// value: the vector replicated over the binding's rows ([N/C, rows, C], ReplicatedBias).
 std::vector<std::uint8_t> EncodeValue(const compiler::Binding& binding, const hlo::Literal& value);
+// A per-channel vector as the drains of a raw (fp32) output start from it: [N/C, rows, C], every
+// row the vector, the padding columns zero (lower_dot_conv.cpp).
+std::vector<double> ReplicatedBias(const std::vector<double>& bias, const std::vector<std::uint64_t>& shape);
 // The inverse: device bytes laid out as `binding` says, back to a value of `shape`.
 hlo::Literal DecodeValue(const compiler::Binding& binding, const std::vector<std::uint8_t>& bytes, const hlo::Shape& shape);
 

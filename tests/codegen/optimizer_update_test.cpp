@@ -3,7 +3,7 @@
 // f32 ops), bit for bit on the golden model: m' = m·mu + g, p' = p − m'·lr, and p' rounded to
 // bf16 for the weights. Sizes inside one chunk of rows, of exactly two, and past them (both
 // slot sets and a short last chunk), for the default chunk, a small one and the largest;
-// bf16 configurations.
+// bf16 configurations; a bias's replicated rows follow its update.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -25,7 +25,7 @@ void ExpectHostUpdate(const Config& config, std::mt19937_64& rng, std::uint64_t 
   const Tensor m = builder.AddInput("m", DataType::kFp32, {rows, c});
   const Tensor g = builder.AddInput("g", DataType::kFp32, {rows, c});
   const Tensor w = builder.AddOutput("w", DataType::kBf16, {rows, c});
-  SgdMomentumUpdate(builder, p, m, g, w, mu, lr, requested);
+  SgdMomentumUpdate(builder, p, m, g, {w}, mu, lr, requested);
   const image::Program program = builder.Finish();
   const std::vector<std::uint32_t> pb = RandomBits(rng, DataType::kFp32, rows * c, 1.0);
   const std::vector<std::uint32_t> mb = RandomBits(rng, DataType::kFp32, rows * c, 0.1);
@@ -68,7 +68,7 @@ void ExpectHostAdam(const Config& config, std::mt19937_64& rng, std::uint64_t ro
   const Tensor g = builder.AddInput("g", DataType::kFp32, {rows, c});
   const Tensor step = builder.AddInput("s", DataType::kFp32, {1});
   const Tensor w = builder.AddOutput("w", DataType::kBf16, {rows, c});
-  AdamUpdate(builder, p, m, v, g, step, w, params, requested);
+  AdamUpdate(builder, p, m, v, g, step, {w}, params, requested);
   const image::Program program = builder.Finish();
   const std::vector<std::uint32_t> pb = RandomBits(rng, DataType::kFp32, rows * c, 1.0);
   const std::vector<std::uint32_t> mb = RandomBits(rng, DataType::kFp32, rows * c, 0.01);
@@ -108,14 +108,77 @@ TEST_P(SgdUpdateTest, AdamIsTheHostsFloat32UpdateBitForBit) {
 TEST(SgdUpdate, RefusesAnInt8ConfigurationAndMismatchedTensors) {
   ProgramBuilder int8(LoadConfig("small-int8"));
   const Tensor t{0, {4, 16}, DataType::kFp32};
-  EXPECT_THROW(SgdMomentumUpdate(int8, t, t, t, Tensor{0, {4, 16}, DataType::kInt8}, 0.9f, 0.1f), std::invalid_argument);
+  EXPECT_THROW(SgdMomentumUpdate(int8, t, t, t, {Tensor{0, {4, 16}, DataType::kInt8}}, 0.9f, 0.1f), std::invalid_argument);
   ProgramBuilder bf16(LoadConfig("small"));
-  EXPECT_THROW(SgdMomentumUpdate(bf16, t, Tensor{0, {5, 16}, DataType::kFp32}, t, Tensor{0, {4, 16}, DataType::kBf16},
+  EXPECT_THROW(SgdMomentumUpdate(bf16, t, Tensor{0, {5, 16}, DataType::kFp32}, t, {Tensor{0, {4, 16}, DataType::kBf16}},
                                  0.9f, 0.1f),
                std::invalid_argument);
   EXPECT_THROW(SgdMomentumUpdate(bf16, Tensor{0, {4, 8}, DataType::kFp32}, Tensor{0, {4, 8}, DataType::kFp32},
-                                 Tensor{0, {4, 8}, DataType::kFp32}, Tensor{0, {4, 8}, DataType::kBf16}, 0.9f, 0.1f),
+                                 Tensor{0, {4, 8}, DataType::kFp32}, {Tensor{0, {4, 8}, DataType::kBf16}}, 0.9f, 0.1f),
                std::invalid_argument);
+  // A replica must hold each parameter row: [rows, replicas, C] in fp32.
+  EXPECT_THROW(SgdMomentumUpdate(bf16, t, t, t, {std::nullopt, {Tensor{0, {3, 8, 16}, DataType::kFp32}}}, 0.9f, 0.1f),
+               std::invalid_argument);
+  EXPECT_THROW(SgdMomentumUpdate(bf16, t, t, t, {std::nullopt, {Tensor{0, {4, 8, 16}, DataType::kBf16}}}, 0.9f, 0.1f),
+               std::invalid_argument);
+}
+
+// A bias kept as its drains read it: each parameter row replicated (`replicas` rows per
+// parameter row), updated with the parameters and equal to them bit for bit afterwards, for
+// SGD and Adam, replicas from one row to all the accumulators' rows (several pieces).
+void ExpectReplicasFollow(const Config& config, std::mt19937_64& rng, bool adam, std::uint64_t rows,
+                          std::uint64_t replicas) {
+  const std::uint64_t c = config.cols;
+  ProgramBuilder builder(config);
+  const Tensor p = builder.AddInput("p", DataType::kFp32, {rows, c});
+  const Tensor m = builder.AddInput("m", DataType::kFp32, {rows, c});
+  const Tensor v = builder.AddInput("v", DataType::kFp32, {rows, c});
+  const Tensor g = builder.AddInput("g", DataType::kFp32, {rows, c});
+  const Tensor step = builder.AddInput("s", DataType::kFp32, {1});
+  const Tensor r = builder.AddInput("r", DataType::kFp32, {rows, replicas, c});
+  if (adam) {
+    AdamUpdate(builder, p, m, v, g, step, {std::nullopt, {r}}, AdamParams{});
+  } else {
+    SgdMomentumUpdate(builder, p, m, g, {std::nullopt, {r}}, 0.9f, 0.05f);
+  }
+  const image::Program program = builder.Finish();
+  const std::vector<std::uint32_t> pb = RandomBits(rng, DataType::kFp32, rows * c, 1.0);
+  std::vector<std::uint32_t> vb = RandomBits(rng, DataType::kFp32, rows * c, 1e-4);
+  for (std::uint32_t& bits : vb) bits &= 0x7FFFFFFFu;
+  // Each row of `values` `replicas` times.
+  const auto replicate = [&](const std::vector<std::uint32_t>& values) {
+    std::vector<std::uint32_t> out;
+    for (std::uint64_t row = 0; row < rows; ++row) {
+      for (std::uint64_t k = 0; k < replicas; ++k) {
+        for (std::uint64_t j = 0; j < c; ++j) out.push_back(values[row * c + j]);
+      }
+    }
+    return out;
+  };
+  const std::vector<std::uint32_t> rb = replicate(pb);
+  auto device = RunOnModel(config, program,
+                           {{p, pb},
+                            {m, RandomBits(rng, DataType::kFp32, rows * c, 0.01)},
+                            {v, vb},
+                            {g, RandomBits(rng, DataType::kFp32, rows * c, 0.01)},
+                            {step, {std::bit_cast<std::uint32_t>(0.002f)}},
+                            {r, rb}});
+  const std::vector<std::uint32_t> new_p = ReadTensor(*device, p);
+  EXPECT_NE(new_p, pb) << "the update changed nothing";
+  ExpectSameBits(replicate(new_p), ReadTensor(*device, r), "replicas");
+}
+
+TEST_P(SgdUpdateTest, ReplicasOfABiasFollowItsUpdateBitForBit) {
+  const Config config = LoadConfig(GetParam());
+  std::mt19937_64 rng(TestSeed());
+  for (const bool adam : {false, true}) {
+    for (const std::uint64_t rows : {std::uint64_t{1}, std::uint64_t{4}}) {
+      for (const std::uint64_t replicas : {std::uint64_t{1}, std::uint64_t{32}, config.AccRows()}) {
+        SCOPED_TRACE(::testing::Message() << (adam ? "adam" : "sgd") << " rows " << rows << " replicas " << replicas);
+        ExpectReplicasFollow(config, rng, adam, rows, replicas);
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Bf16, SgdUpdateTest, ::testing::Values("small"));

@@ -31,16 +31,20 @@ TEST(DeviceState, TheMlpsWeightsAndMomentaLiveInDeviceMemory) {
   const auto device = CompileFixture("mlp_sgd_step.hlo", "small", true);
   EXPECT_TRUE(host->state_tensors.empty());
   // w1 in the layout of its forward dot; w2 in its forward dot's and (transposed) in the
-  // backward dot's: fp32 value, fp32 momentum and bf16 weights for each.
+  // backward dot's: fp32 value, fp32 momentum and bf16 weights for each. b1 and b2 as rows of
+  // 16 with their momenta, and replicated over the 32 rows their forward drains start from.
   std::vector<std::string> names;
   for (const compiler::StateTensor& t : device->state_tensors) names.push_back(t.name);
   EXPECT_THAT(names, ::testing::UnorderedElementsAre(
                          "params_0_.1 fp32 [0,1]", "momentum_0_.1 fp32 [0,1]", "params_0_.1 weights [0,1]",
                          "params_2_.1 fp32 [0,1]", "momentum_2_.1 fp32 [0,1]", "params_2_.1 weights [0,1]",
-                         "params_2_.1 fp32 [1,0]", "momentum_2_.1 fp32 [1,0]", "params_2_.1 weights [1,0]"));
-  EXPECT_EQ(UpdateSteps(*device), 3u);
-  // The two gradient dots and the host's f32 update of w1 and w2 are gone; the biases' stay.
-  EXPECT_EQ(host->HostStepCount(compiler::HostWork::kCompute) - device->HostStepCount(compiler::HostWork::kCompute), 8u);
+                         "params_2_.1 fp32 [1,0]", "momentum_2_.1 fp32 [1,0]", "params_2_.1 weights [1,0]",
+                         "params_1_.1 fp32 [0]", "momentum_1_.1 fp32 [0]", "params_1_.1 bias [4,32,16]",
+                         "params_3_.1 fp32 [0]", "momentum_3_.1 fp32 [0]", "params_3_.1 bias [1,32,16]"));
+  EXPECT_EQ(UpdateSteps(*device), 5u);
+  // The two gradient dots and the host's f32 updates of w1, w2, b1 and b2 are gone (the biases'
+  // gradients, sums over the batch, stay on the host with the rest of the backward pass).
+  EXPECT_EQ(host->HostStepCount(compiler::HostWork::kCompute) - device->HostStepCount(compiler::HostWork::kCompute), 16u);
 }
 
 TEST(DeviceState, IsBitIdenticalToTheHostUpdateWithFewerBytesThroughTheLink) {
@@ -56,7 +60,7 @@ TEST(DeviceState, IsBitIdenticalToTheHostUpdateWithFewerBytesThroughTheLink) {
   TrainingSession host(host_step, host_device, LoadState("mlp_sgd"));
   TrainingSession resident(device_step, state_device, LoadState("mlp_sgd"));
   EXPECT_EQ(host.device_state_values(), 0u);
-  EXPECT_EQ(resident.device_state_values(), 4u);  // w1, w2 and their momenta; the biases stay on the host
+  EXPECT_EQ(resident.device_state_values(), 8u);  // w1, b1, w2, b2 and their momenta
   StepResult host_result, resident_result;
   for (std::size_t s = 0; s < batches.size(); ++s) {
     SCOPED_TRACE(::testing::Message() << "step " << s + 1);
@@ -70,10 +74,12 @@ TEST(DeviceState, IsBitIdenticalToTheHostUpdateWithFewerBytesThroughTheLink) {
     if (s > 0) {
       // Per step: the 18 944 bytes of fp32 weight gradients are no longer read back ...
       EXPECT_EQ(host_bytes.read - host_before.read - (device_bytes.read - device_before.read), 18944u);
-      // ... and the bf16 weights (w1 8 192, w2 2 048, w2ᵀ 1 280) no longer written, while the update
-      // of w2 in its second layout writes its gradient dot's operands again (hᵀ 4 096, δ 1 024).
+      // ... and the bf16 weights (w1 8 192, w2 2 048, w2ᵀ 1 280) and the replicated biases (b1
+      // 8 192, b2 2 048) no longer written, while the update of w2 in its second layout writes its
+      // gradient dot's operands again (hᵀ 4 096, δ 1 024) and the biases' gradients go down
+      // (fp32 rows of 16: 256 and 64 bytes).
       EXPECT_EQ(host_bytes.written - host_before.written - (device_bytes.written - device_before.written),
-                11520u - 5120u);
+                11520u + 10240u - 5120u - 320u);
     }
     host_before = host_bytes;
     device_before = device_bytes;
@@ -84,8 +90,9 @@ TEST(DeviceState, IsBitIdenticalToTheHostUpdateWithFewerBytesThroughTheLink) {
   for (std::size_t i = 0; i < host.state().size(); ++i) {
     EXPECT_EQ(resident.state()[i].values, host.state()[i].values) << "state value " << i;
   }
-  // Read once (w1, m1, w2, m2 in fp32, w2 padded to 16 columns), not again while no step ran.
-  EXPECT_EQ(device_bytes.read - read_before, 2u * (64 * 64 + 64 * 16) * 4);
+  // Read once (w1, m1, w2, m2 in fp32, w2 padded to 16 columns; b1, m1, b2, m2 as rows of 16),
+  // not again while no step ran.
+  EXPECT_EQ(device_bytes.read - read_before, 2u * (64 * 64 + 64 * 16) * 4 + 2u * (64 + 16) * 4);
   std::cout << "mlp_sgd_step.hlo on ref, per step: device state "
             << resident_result.stats.operand_bytes + resident_result.stats.result_bytes << " bytes through the link, "
             << resident_result.stats.cycles << " cycles; host state "
@@ -144,11 +151,11 @@ TEST(DeviceState, AFailedStepLeavesNoPartlyUpdatedStateToReadOrTrainFrom) {
   TrainingSession counted(step, counting_device, LoadState("mlp_sgd"));
   counted.Step(batches[0]);
   const std::uint64_t per_step = counter->waits();
-  ASSERT_EQ(UpdateSteps(*step), 3u);
-  ASSERT_GT(per_step, 3u);
+  ASSERT_EQ(UpdateSteps(*step), 5u);
+  ASSERT_GT(per_step, 5u);
 
-  // The second step fails at its last launch, an update (w2 in its second layout): w1's and
-  // w2's updates have run, that one has not.
+  // The second step fails at its last launch, an update (b2's): those of w1, b1 and w2 (in both
+  // its layouts) have run, that one has not.
   Device device(std::make_unique<FailingLink>(config, 2 * per_step));
   TrainingSession session(step, device, LoadState("mlp_sgd"));
   session.Step(batches[0]);
@@ -173,18 +180,19 @@ TEST(DeviceState, AFailedStepLeavesNoPartlyUpdatedStateToReadOrTrainFrom) {
   }
 }
 
-// Adam: p, m and v of w1 and of w2 in both layouts, and the bf16 weights (12 tensors); the step
-// size, computed on the host from the step count, goes down every step (4 bytes an update).
+// Adam: p, m and v of w1 and of w2 in both layouts, and the bf16 weights (12 tensors), and of
+// b1 and b2 with their replicas (8); the step size, computed on the host from the step count,
+// goes down every step (4 bytes an update).
 TEST(DeviceState, AdamKeepsBothMomentsOnTheDeviceBitIdentically) {
   const auto host_step = CompileFixture("mlp_adam_step.hlo");
   const auto device_step = CompileFixture("mlp_adam_step.hlo", "small", true);
-  EXPECT_EQ(device_step->state_tensors.size(), 12u);
-  EXPECT_EQ(UpdateSteps(*device_step), 3u);
+  EXPECT_EQ(device_step->state_tensors.size(), 20u);
+  EXPECT_EQ(UpdateSteps(*device_step), 5u);
   const auto batches = FirstBatches(*host_step, 5);
   Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
   TrainingSession host(host_step, a, LoadState("mlp_adam"));
   TrainingSession resident(device_step, b, LoadState("mlp_adam"));
-  EXPECT_EQ(resident.device_state_values(), 6u);  // w1, w2 and their two moments each
+  EXPECT_EQ(resident.device_state_values(), 12u);  // w1, b1, w2, b2 and their two moments each
   StepResult last;
   for (const auto& batch : batches) {
     last = resident.Step(batch);

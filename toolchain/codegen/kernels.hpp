@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "toolchain/codegen/implicit_gemm.hpp"
 #include "toolchain/codegen/program_builder.hpp"
@@ -128,14 +129,28 @@ void Unary(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::Vec
 void Activation(ProgramBuilder& builder, const Tensor& a, const Tensor& out, isa::ActFunc func,
                 std::uint16_t lo_bits = 0, std::uint16_t hi_bits = 0);
 
+// What an optimizer update writes from the new parameters besides its fp32 state: the
+// element-type copy the next step's dots load as weight tiles, and fp32 copies with every
+// parameter row replicated — a bias, [ceil(N/C), rows, C], as the next step's drains start from
+// it (lower_dot_conv.cpp). A replica's rows all equal their parameter row, so the update
+// subtracts the same step from each of them (ACCVEC with b broadcast) and they stay equal to the
+// new parameters bit for bit, without a row copy the ISA does not have.
+struct UpdateCopies {
+  UpdateCopies(std::optional<Tensor> weights_copy = std::nullopt, std::vector<Tensor> replicas = {})  // NOLINT: `{w}` reads as "the weights"
+      : weights(std::move(weights_copy)), replicated(std::move(replicas)) {}
+  std::optional<Tensor> weights;
+  std::vector<Tensor> replicated;
+};
+
 // One step of SGD with momentum on the accumulators, in place, for tensors of rows of C elements
 // (the column-blocked weight layout, [ceil(N/C), K, C]): m' = m·mu + g and p' = p − m'·lr in
 // IEEE binary32 (ACCVEC, the host interpreter's f32 arithmetic bit for bit), p' and m' stored
-// over p and m, and p' rounded to the element type (ACTIVATE) into `weights`: the tiles the next
-// step's dots load. bf16 configurations only. Rows go through the accumulators `rows_per_chunk`
+// over p and m, and p' rounded to the element type (ACTIVATE) into `copies.weights`: the tiles
+// the next step's dots load; each of `copies.replicated` updated likewise (above).
+// bf16 configurations only. Rows go through the accumulators `rows_per_chunk`
 // at a time (0: 32), two chunks in flight (at most an eighth of the accumulators each).
 void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& momentum,
-                       const Tensor& gradient, const Tensor& weights, float mu, float learning_rate,
+                       const Tensor& gradient, const UpdateCopies& copies, float mu, float learning_rate,
                        std::uint64_t rows_per_chunk = 0);
 
 // Adam's constants, each an fp32 immediate (optax writes 1 − b1 and 1 − b2 as constants of
@@ -146,10 +161,10 @@ struct AdamParams {
 // One Adam step on the accumulators, like SgdMomentumUpdate: m' = m·b1 + g·(1−b1),
 // v' = v·b2 + (g·(1−b2))·g, p' = p − (s·m') / (sqrt(v') + eps), with `step_size` s (one fp32
 // value: the learning rate and both bias corrections, which the host computes from the step
-// count) loaded into an accumulator row of its own; p', m', v' over p, m, v and p' in bf16 into
-// `weights`.
+// count) loaded into an accumulator row of its own; p', m', v' over p, m, v, and `copies` as
+// SgdMomentumUpdate writes them.
 void AdamUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& first_moment,
                 const Tensor& second_moment, const Tensor& gradient, const Tensor& step_size,
-                const Tensor& weights, const AdamParams& params, std::uint64_t rows_per_chunk = 0);
+                const UpdateCopies& copies, const AdamParams& params, std::uint64_t rows_per_chunk = 0);
 
 }  // namespace systole::codegen

@@ -25,7 +25,7 @@ using isa::MemSpace;
 struct UpdateTensors {
   std::vector<const Tensor*> state;  // parameters, then the optimizer's state, stored back in place
   const Tensor* gradient = nullptr;
-  const Tensor* weights = nullptr;
+  const UpdateCopies* copies = nullptr;
   const Tensor* scalar = nullptr;    // optional: one fp32 value loaded into its own row
   std::size_t temporaries = 1;       // accumulator slots the arithmetic needs besides those
 };
@@ -39,10 +39,11 @@ struct Slots {
 };
 
 // The chunked schedule both updates share: `arithmetic(slots, rows)` emits the ACCVECs of one
-// chunk of `rows` rows between its loads and its stores.
+// chunk of `rows` rows between its loads and its stores and returns the slot of the step it
+// subtracted from the parameters (p' = p − step), which the replicas subtract too.
 void EmitUpdate(ProgramBuilder& builder, const char* kernel, const UpdateTensors& tensors,
                 std::uint64_t rows_per_chunk,
-                const std::function<void(const Slots&, std::uint64_t)>& arithmetic) {
+                const std::function<std::uint64_t(const Slots&, std::uint64_t)>& arithmetic) {
   const std::uint64_t c = builder.C();
   const Tensor& parameters = *tensors.state.at(0);
   Require(kernel, builder.IsBf16(), "needs a bf16 configuration (ACCVEC is fp32)");
@@ -52,21 +53,32 @@ void EmitUpdate(ProgramBuilder& builder, const char* kernel, const UpdateTensors
     Require(kernel, t->dtype == DataType::kFp32, "parameters, optimizer state and gradient must be fp32");
     Require(kernel, t->shape == parameters.shape, "parameters, optimizer state and gradient must have one shape");
   }
-  Require(kernel, tensors.weights->dtype == builder.ElementType() &&
-                      tensors.weights->Elements() == parameters.Elements(),
+  const std::optional<Tensor>& weights = tensors.copies->weights;
+  Require(kernel, !weights || (weights->dtype == builder.ElementType() && weights->Elements() == parameters.Elements()),
           "the weights must be the parameters' elements in the element type");
   Require(kernel, !parameters.shape.empty() && parameters.shape.back() == c && parameters.Elements() > 0,
           fmt::format("tensors must be rows of C = {} elements", c));
+  const std::uint64_t total = parameters.Elements() / c;
+  for (const Tensor& replica : tensors.copies->replicated) {
+    Require(kernel, replica.dtype == DataType::kFp32 && replica.shape.size() == 3 && replica.shape[0] == total &&
+                        replica.shape[1] > 0 && replica.shape[2] == c,
+            fmt::format("a replica must be fp32 [{}, rows, {}]: each parameter row replicated", total, c));
+  }
   Require(kernel, tensors.scalar == nullptr || (tensors.scalar->dtype == DataType::kFp32 && tensors.scalar->Elements() == 1),
           "the scalar must be one fp32 value");
-  const std::uint64_t total = parameters.Elements() / c;
   const std::uint64_t slots = fp32.size() + tensors.temporaries;
   // Two sets of slots: one set's rows load while the other's compute (and a row for the scalar).
   const std::uint64_t chunk = std::min<std::uint64_t>({total, rows_per_chunk != 0 ? rows_per_chunk : 32,
                                                        (builder.AccRows() - 1) / (2 * slots), builder.UbRows() / 2, 0xFFFF});
   Require(kernel, chunk > 0, "the accumulators are too small");
-  const std::uint64_t fp32_row = c * 4, element_row = c * tensors.weights->ElementBytes();
+  const std::uint64_t fp32_row = c * 4, element_row = weights ? c * weights->ElementBytes() : 0;
   const std::uint64_t scalar_row = builder.AccRows() - 1;
+  // The replicas pass through the accumulators below the slots, `piece` rows at a time, in two
+  // alternating halves (one loads while the other is subtracted and stored).
+  const std::uint64_t below_slots = scalar_row - 2 * slots * chunk;
+  const std::uint64_t piece = std::min<std::uint64_t>(below_slots / 2, 0xFFFF);
+  Require(kernel, tensors.copies->replicated.empty() || piece > 0, "the accumulators are too small for the replicas");
+  std::uint64_t replica_pieces = 0;
   if (tensors.scalar != nullptr) {
     builder.Emit(LoadInsn(MemSpace::kAcc, tensors.scalar->address, 4, scalar_row, 0, 1, 1),
                  {{Space::kAcc, scalar_row, scalar_row + 1, true}, ReadOf(*tensors.scalar)});
@@ -96,16 +108,41 @@ void EmitUpdate(ProgramBuilder& builder, const char* kernel, const UpdateTensors
     };
     for (std::size_t i = 0; i < tensors.state.size(); ++i) load(*tensors.state[i], s.state[i]);
     load(*tensors.gradient, s.gradient);
-    arithmetic(s, rows);
+    const std::uint64_t step = arithmetic(s, rows);
     for (std::size_t i = 0; i < tensors.state.size(); ++i) {
       builder.Emit(StoreInsn(MemSpace::kAcc, tensors.state[i]->address + first * fp32_row, fp32_row, s.state[i], 0, rows, c),
                    {acc(s.state[i], false), bytes_of(*tensors.state[i], fp32_row, true)});
     }
-    // The element-type copy the next step's weight tiles load: ACTIVATE rounds to bf16 (RNE).
-    builder.Emit(isa::MakeInstruction(isa::Opcode::kActivate, {{Field::kAcc, s.state[0]}, {Field::kUb, ub}, {Field::kRows, rows}}),
-                 {acc(s.state[0], false), {Space::kUb, ub, ub + rows, true}});
-    builder.Emit(StoreInsn(MemSpace::kUb, tensors.weights->address + first * element_row, element_row, ub, 0, rows, c),
-                 {{Space::kUb, ub, ub + rows, false}, bytes_of(*tensors.weights, element_row, true)});
+    if (weights) {
+      // The element-type copy the next step's weight tiles load: ACTIVATE rounds to bf16 (RNE).
+      builder.Emit(isa::MakeInstruction(isa::Opcode::kActivate, {{Field::kAcc, s.state[0]}, {Field::kUb, ub}, {Field::kRows, rows}}),
+                   {acc(s.state[0], false), {Space::kUb, ub, ub + rows, true}});
+      builder.Emit(StoreInsn(MemSpace::kUb, weights->address + first * element_row, element_row, ub, 0, rows, c),
+                   {{Space::kUb, ub, ub + rows, false}, bytes_of(*weights, element_row, true)});
+    }
+    // Each replica of each parameter row of the chunk: R − step, the step's row broadcast.
+    for (const Tensor& replica : tensors.copies->replicated) {
+      const std::uint64_t replica_rows = replica.shape[1];
+      for (std::uint64_t r = 0; r < rows; ++r) {
+        for (std::uint64_t at = 0; at < replica_rows; at += piece, ++replica_pieces) {
+          const std::uint64_t n = std::min(piece, replica_rows - at);
+          const std::uint64_t base = (replica_pieces % 2) * piece;
+          const std::uint64_t address = replica.address + ((first + r) * replica_rows + at) * fp32_row;
+          const Access region{Space::kAcc, base, base + n, true};
+          const Access bytes{Space::kDram, address, address + n * fp32_row, false};
+          builder.Emit(LoadInsn(MemSpace::kAcc, address, fp32_row, base, 0, n, c), {region, bytes});
+          builder.Emit(isa::MakeInstruction(isa::Opcode::kAccVec, {{Field::kOp, static_cast<std::uint64_t>(AccOp::kSub)},
+                                                                   {Field::kA, base},
+                                                                   {Field::kB, step + r},
+                                                                   {Field::kDst, base},
+                                                                   {Field::kRows, n},
+                                                                   {Field::kBcast, 1}}),
+                       {{Space::kAcc, base, base + n, false}, region, {Space::kAcc, step + r, step + r + 1, false}});
+          builder.Emit(StoreInsn(MemSpace::kAcc, address, fp32_row, base, 0, n, c),
+                       {{Space::kAcc, base, base + n, false}, {Space::kDram, address, address + n * fp32_row, true}});
+        }
+      }
+    }
   }
 }
 
@@ -152,9 +189,9 @@ struct AccVec {
 }  // namespace
 
 void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& momentum,
-                       const Tensor& gradient, const Tensor& weights, float mu, float learning_rate,
+                       const Tensor& gradient, const UpdateCopies& copies, float mu, float learning_rate,
                        std::uint64_t rows_per_chunk) {
-  const UpdateTensors tensors{{&parameters, &momentum}, &gradient, &weights, nullptr, 1};
+  const UpdateTensors tensors{{&parameters, &momentum}, &gradient, &copies, nullptr, 1};
   EmitUpdate(builder, "sgd update", tensors, rows_per_chunk, [&](const Slots& s, std::uint64_t rows) {
     const AccVec v{builder, rows, s.scalar};
     const std::uint64_t p = s.state[0], m = s.state[1], g = s.gradient, t = s.temporary[0];
@@ -163,13 +200,14 @@ void SgdMomentumUpdate(ProgramBuilder& builder, const Tensor& parameters, const 
     v.Rows(AccOp::kAdd, m, m, g);
     v.Immediate(AccOp::kMul, t, m, learning_rate);
     v.Rows(AccOp::kSub, p, p, t);
+    return t;
   });
 }
 
 void AdamUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor& first_moment,
                 const Tensor& second_moment, const Tensor& gradient, const Tensor& step_size,
-                const Tensor& weights, const AdamParams& params, std::uint64_t rows_per_chunk) {
-  const UpdateTensors tensors{{&parameters, &first_moment, &second_moment}, &gradient, &weights, &step_size, 2};
+                const UpdateCopies& copies, const AdamParams& params, std::uint64_t rows_per_chunk) {
+  const UpdateTensors tensors{{&parameters, &first_moment, &second_moment}, &gradient, &copies, &step_size, 2};
   EmitUpdate(builder, "adam update", tensors, rows_per_chunk, [&](const Slots& s, std::uint64_t rows) {
     const AccVec v{builder, rows, s.scalar};
     const std::uint64_t p = s.state[0], m = s.state[1], w = s.state[2], g = s.gradient;
@@ -188,6 +226,7 @@ void AdamUpdate(ProgramBuilder& builder, const Tensor& parameters, const Tensor&
     v.Immediate(AccOp::kAdd, t, t, params.epsilon);
     v.Rows(AccOp::kDiv, u, u, t);
     v.Rows(AccOp::kSub, p, p, u);
+    return u;
   });
 }
 

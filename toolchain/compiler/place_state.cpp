@@ -13,6 +13,12 @@
 // bound state tensors. The update in each layout is the host's f32 update bit for bit: the
 // gradient's products are exact in fp32 and sum over the batch in the same order in either
 // layout, and ACCVEC is the interpreter's f32 arithmetic.
+//
+// A bias b (a vector) whose gradient is computed on the host (its sum over the batch) and whose
+// other readers are drains that start from it replicated over their rows stays in device memory
+// too: b and its moments as rows of C, and b replicated as each drain reads it. Its update step
+// takes the gradient from the host (ceil(n/C)·C fp32 values instead of the replicated bias) and
+// subtracts the same step from every replica row, so they stay b bit for bit.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -31,14 +37,16 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 bool IsF32Matrix(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 2; }
+bool IsF32Vector(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 1; }
 
 // One recognised update.
 struct Update {
   enum class Kind : std::uint8_t { kSgd, kAdam } kind = Kind::kSgd;
   const Instruction *parameter = nullptr, *new_parameter = nullptr;
   std::vector<const Instruction*> moments, new_moments;  // SGD: m; Adam: m, v (each replaced by its new value)
-  const Instruction* dot = nullptr;                       // the gradient's dot
+  const Instruction* dot = nullptr;                       // the gradient's dot (weights)
   const Instruction *rows = nullptr, *cols = nullptr;     // g[i][j] = Σ_b rows[b][i] · cols[b][j]
+  const Instruction* host_gradient = nullptr;             // a bias's gradient, computed on the host
   // What the update steps compute instead of the host (besides the dot), the splats included.
   std::vector<const Instruction*> chain;
   double mu = 0, learning_rate = 0;  // SGD
@@ -58,7 +66,14 @@ std::optional<std::pair<const Instruction*, const Instruction*>> Split(const Ins
 
 // The gradient g: a dot over the batch (dimension 0 of both operands), or its transpose, shaped
 // as the parameter. Sets the update's dot, rows and cols and adds the transpose to the chain.
+// A bias's gradient (a sum over the batch, on the host like the rest of its backward pass) is
+// any f32 value of its shape: the update step reads it as an input.
 bool MatchGradient(const Instruction* gradient, Update& u) {
+  if (IsF32Vector(u.parameter)) {
+    if (gradient->shape.type != hlo::ElementType::kF32 || gradient->shape.dims != u.parameter->shape.dims) return false;
+    u.host_gradient = gradient;
+    return true;
+  }
   const bool transposed = gradient->opcode == Opcode::kTranspose && gradient->dimensions == std::vector<std::int64_t>{1, 0};
   const Instruction* dot = transposed ? gradient->operands[0] : gradient;
   const hlo::DotDimensionNumbers& d = dot->dot_dims;
@@ -85,7 +100,8 @@ std::optional<Update> MatchSgd(const Instruction* new_parameter, const Instructi
   Update u;
   u.parameter = parameter;
   u.new_parameter = new_parameter;
-  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter || !IsF32Matrix(parameter)) {
+  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter ||
+      !(IsF32Matrix(parameter) || IsF32Vector(parameter))) {
     return std::nullopt;
   }
   const auto step = Split(new_parameter->operands[1], Opcode::kMultiply, [](const Instruction* i) { return !kIsSplat(i); });
@@ -114,7 +130,8 @@ std::optional<Update> MatchAdam(const Instruction* new_parameter, const Instruct
   u.kind = Update::Kind::kAdam;
   u.parameter = parameter;
   u.new_parameter = new_parameter;
-  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter || !IsF32Matrix(parameter)) {
+  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter ||
+      !(IsF32Matrix(parameter) || IsF32Vector(parameter))) {
     return std::nullopt;
   }
   const Instruction* quotient = new_parameter->operands[1];
@@ -183,6 +200,11 @@ std::string StateName(const Instruction& parameter, std::string_view what, const
   return fmt::format("{} {} [{}]", parameter.name, what, fmt::join(permutation, ","));
 }
 
+// A bias replicated as a drain starts from it: "params_1_.1 bias [4,32,16]".
+std::string ReplicaName(const Instruction& parameter, const std::vector<std::uint64_t>& shape) {
+  return fmt::format("{} bias [{}]", parameter.name, fmt::join(shape, ","));
+}
+
 // The update step of one weight layout: the gradient in that layout (rows·cols over the
 // batch, raw fp32, into scratch, zero-padded where n is not whole blocks), then the update.
 DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permutation, const Config& config) {
@@ -216,9 +238,9 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
     codegen::Gemm(builder, a, b, std::nullopt, g, {}, n);
     builder.BeginKernel(fmt::format("{} update {} rows", name, blocks * k));
     if (adam) {
-      codegen::AdamUpdate(builder, p, m, *v, g, *step_size, w, u.adam, chunk);
+      codegen::AdamUpdate(builder, p, m, *v, g, *step_size, {w}, u.adam, chunk);
     } else {
-      codegen::SgdMomentumUpdate(builder, p, m, g, w, static_cast<float>(u.mu), static_cast<float>(u.learning_rate), chunk);
+      codegen::SgdMomentumUpdate(builder, p, m, g, {w}, static_cast<float>(u.mu), static_cast<float>(u.learning_rate), chunk);
     }
   };
   std::uint64_t best_chunk = 0, best_cycles = UINT64_MAX;
@@ -260,6 +282,68 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
   return step;
 }
 
+// The update step of a bias: its gradient (from the host) in, the update on its rows
+// ([ceil(n/C), 1, C]), and each replicated copy that device drains start from ([ceil(n/C), rows,
+// C], one per shape they read) updated with it, so no drain needs the host's replication.
+DeviceStep LowerBiasUpdate(const Update& u, const std::vector<std::vector<std::uint64_t>>& replicas, const Config& config) {
+  const bool adam = u.kind == Update::Kind::kAdam;
+  const auto n = static_cast<std::uint64_t>(u.parameter->shape.dims.at(0));
+  const std::uint64_t c = config.cols;
+  const std::vector<std::uint64_t> rows{(n + c - 1) / c, 1, c};
+  const char* name = adam ? "adam" : "sgd-momentum";
+  codegen::ProgramBuilder builder(config);
+  const codegen::Tensor g = builder.AddInput("g", image::DataType::kFp32, rows);
+  const codegen::Tensor p = builder.AddInput("p", image::DataType::kFp32, rows);
+  const codegen::Tensor m = builder.AddInput("m", image::DataType::kFp32, rows);
+  const std::optional<codegen::Tensor> v =
+      adam ? std::optional(builder.AddInput("v", image::DataType::kFp32, rows)) : std::nullopt;
+  const std::optional<codegen::Tensor> step_size =
+      adam ? std::optional(builder.AddInput("s", image::DataType::kFp32, {1})) : std::nullopt;
+  std::vector<codegen::Tensor> copies;
+  for (std::size_t i = 0; i < replicas.size(); ++i) {
+    copies.push_back(builder.AddInput(fmt::format("r{}", i), image::DataType::kFp32, replicas[i]));
+  }
+  builder.BeginKernel(fmt::format("{} update of a bias, {} rows", name, rows[0]));
+  if (adam) {
+    codegen::AdamUpdate(builder, p, m, *v, g, *step_size, {std::nullopt, copies}, u.adam);
+  } else {
+    codegen::SgdMomentumUpdate(builder, p, m, g, {std::nullopt, copies}, static_cast<float>(u.mu),
+                               static_cast<float>(u.learning_rate));
+  }
+  DeviceStep step;
+  step.kernel = fmt::format("{} update {} [{}] (bias, {} replicated for the drains)", name, u.parameter->name, n,
+                            replicas.size());
+  using K = Binding::Kind;
+  // In the program's input order: g, p, m, [v, s,] the replicas.
+  step.inputs.push_back({K::kValue, u.host_gradient->name, {0}, image::DataType::kFp32, rows, c, 0});
+  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", {0}), {}, image::DataType::kFp32, rows});
+  for (const Instruction* moment : u.moments) {
+    step.inputs.push_back({K::kState, StateName(*moment, "fp32", {0}), {}, image::DataType::kFp32, rows});
+  }
+  if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
+  for (const std::vector<std::uint64_t>& shape : replicas) {
+    step.inputs.push_back({K::kState, ReplicaName(*u.parameter, shape), {}, image::DataType::kFp32, shape});
+  }
+  for (const Instruction* i : u.chain) {
+    if (i != u.new_parameter) step.covers.push_back(i->name);
+  }
+  step.covers.push_back(u.new_parameter->name);
+  step.resident_outputs = {u.new_parameter->name};
+  for (const Instruction* i : u.new_moments) step.resident_outputs.push_back(i->name);
+  FinishStep(step, builder, config);
+  return step;
+}
+
+// Data movement that keeps a vector's elements in order: a reshape, a copy, or a broadcast that
+// only adds dimensions of size one (b → [1, n] → [n] on the way to a drain's bias).
+bool KeepsElementOrder(const Instruction* i) {
+  if (i->operands.size() != 1 || i->shape.type != hlo::ElementType::kF32 || !i->shape.IsArray()) return false;
+  if (i->opcode == Opcode::kReshape || i->opcode == Opcode::kCopy) return true;
+  return i->opcode == Opcode::kBroadcast && i->shape.Elements() == i->operands[0]->shape.Elements() &&
+         std::is_sorted(i->dimensions.begin(), i->dimensions.end()) &&
+         std::adjacent_find(i->dimensions.begin(), i->dimensions.end()) == i->dimensions.end();
+}
+
 }  // namespace
 
 void PlaceStateUpdates(CompiledModel& model, const Config& config) {
@@ -282,6 +366,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> host_readers;
   std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> device_bindings;  // step, input
   std::unordered_map<std::string, std::size_t> epilogue_reads, device_step_of;  // covers.back() -> step
+  std::unordered_map<std::string, std::vector<std::size_t>> epilogue_steps;      // operand -> steps
   for (std::size_t s = 0; s < model.steps.size(); ++s) {
     const Step& step = model.steps[s];
     if (step.kind == Step::Kind::kHost) {
@@ -289,7 +374,10 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       for (const Instruction* operand : i->operands) host_readers[operand].push_back(i);
     } else if (step.kind == Step::Kind::kDevice) {
       for (std::size_t b = 0; b < step.device->inputs.size(); ++b) device_bindings[step.device->inputs[b].value].push_back({s, b});
-      for (const EpilogueTerm& term : step.device->epilogue) ++epilogue_reads[term.operand];
+      for (const EpilogueTerm& term : step.device->epilogue) {
+        ++epilogue_reads[term.operand];
+        epilogue_steps[term.operand].push_back(s);
+      }
       device_step_of[step.device->covers.back()] = s;
     } else {
       return;  // a loop or conditional reads values in ways not tracked here: keep the state on the host
@@ -301,6 +389,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
   std::vector<std::pair<std::size_t, Binding>> rebound;  // (step, the state binding), parallel to rebound_at
   std::vector<std::pair<std::size_t, std::size_t>> rebound_at;  // (step, input index)
   std::vector<std::shared_ptr<const DeviceStep>> updates;
+  std::unordered_set<std::size_t> drains_from_state;  // steps whose bias is now a state tensor: no epilogue
   for (const auto& [output, parameter] : aliases) {
     std::optional<Update> u = MatchSgd(output, parameter, alias_of_output);
     if (!u) u = MatchAdam(output, parameter, alias_of_output);
@@ -317,13 +406,84 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       }
       return !device_bindings.contains(value->name) && !epilogue_reads.contains(value->name);
     };
-    bool private_chain = private_value(u->dot, false);
+    bool private_chain = true;
     for (const Instruction* i : u->chain) {
       const bool new_state = i == u->new_parameter ||
                              std::find(u->new_moments.begin(), u->new_moments.end(), i) != u->new_moments.end();
       private_chain = private_chain && private_value(i, new_state);
     }
     for (const Instruction* moment : u->moments) private_chain = private_chain && private_value(moment, false);
+    // The chain's steps, and the splats where they are host steps read by the chain alone.
+    const auto remove_chain = [&] {
+      for (const Instruction* i : u->chain) removed.insert(i->name);
+      for (const Instruction* i : u->chain) {
+        for (const Instruction* operand : i->operands) {
+          if (UniformConstant(*operand) && private_value(operand, false)) removed.insert(operand->name);
+        }
+      }
+    };
+    if (u->host_gradient != nullptr) {
+      // A bias. Its other readers: copies that keep its elements in order (reshapes, broadcasts
+      // that add unit dimensions), ending in the bias terms of device drains that start from
+      // it alone, replicated over their rows ([N/C, rows, C], lower_dot_conv.cpp).
+      if (!private_chain) continue;
+      const auto n = static_cast<std::uint64_t>(u->parameter->shape.dims[0]);
+      const std::uint64_t blocks = (n + config.cols - 1) / config.cols;
+      std::vector<const Instruction*> copies, todo{u->parameter};
+      std::vector<std::pair<std::size_t, std::size_t>> drains;  // (step, its bias input)
+      bool movable = true;
+      while (movable && !todo.empty()) {
+        const Instruction* value = todo.back();
+        todo.pop_back();
+        movable = !device_bindings.contains(value->name);
+        if (const auto it = host_readers.find(value); movable && it != host_readers.end()) {
+          for (const Instruction* reader : it->second) {
+            if (value == u->parameter && reader == u->new_parameter) continue;
+            movable = movable && reader != root && KeepsElementOrder(reader);
+            copies.push_back(reader);
+            todo.push_back(reader);
+          }
+        }
+        if (const auto it = epilogue_steps.find(value->name); movable && it != epilogue_steps.end()) {
+          for (const std::size_t step : it->second) {
+            const DeviceStep& drain = *model.steps[step].device;
+            const auto bias = std::find_if(drain.inputs.begin(), drain.inputs.end(),
+                                           [](const Binding& b) { return b.kind == Binding::Kind::kBias; });
+            movable = movable && drain.epilogue.size() == 1 && drain.epilogue[0].op == EpilogueTerm::Op::kAdd &&
+                      bias != drain.inputs.end() && bias->dtype == image::DataType::kFp32 && bias->shape.size() == 3 &&
+                      bias->shape[0] == blocks && bias->shape[2] == config.cols;
+            if (movable) drains.push_back({step, static_cast<std::size_t>(bias - drain.inputs.begin())});
+          }
+        }
+      }
+      if (!movable || drains.empty()) continue;
+      std::vector<std::vector<std::uint64_t>> replicas;  // one per shape the drains read
+      for (const auto& [step, input] : drains) {
+        const std::vector<std::uint64_t>& shape = model.steps[step].device->inputs[input].shape;
+        if (std::find(replicas.begin(), replicas.end(), shape) == replicas.end()) replicas.push_back(shape);
+        rebound_at.push_back({step, input});
+        rebound.push_back({step, {Binding::Kind::kState, ReplicaName(*u->parameter, shape), {}, image::DataType::kFp32, shape}});
+        drains_from_state.insert(step);
+      }
+      const std::vector<std::uint64_t> rows{blocks, 1, config.cols};
+      const auto vector_state = [&](const Instruction& value, const Instruction& out) {
+        model.state_tensors.push_back({StateName(value, "fp32", {0}),
+                                       {Binding::Kind::kValue, value.name, {0}, image::DataType::kFp32, rows, config.cols, 0},
+                                       out.name});
+      };
+      vector_state(*u->parameter, *u->new_parameter);
+      for (std::size_t i = 0; i < u->moments.size(); ++i) vector_state(*u->moments[i], *u->new_moments[i]);
+      for (const std::vector<std::uint64_t>& shape : replicas) {
+        model.state_tensors.push_back({ReplicaName(*u->parameter, shape),
+                                       {Binding::Kind::kBias, u->parameter->name, {0}, image::DataType::kFp32, shape, config.cols, 0},
+                                       ""});
+      }
+      updates.push_back(std::make_shared<const DeviceStep>(LowerBiasUpdate(*u, replicas, config)));
+      for (const Instruction* copy : copies) removed.insert(copy->name);
+      remove_chain();
+      continue;
+    }
+    private_chain = private_chain && private_value(u->dot, false);
     const auto dot_step = device_step_of.find(u->dot->name);
     private_chain = private_chain && dot_step != device_step_of.end() &&
                     model.steps[dot_step->second].device->covers.size() == 1;
@@ -369,13 +529,8 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       rebound.push_back({s, {Binding::Kind::kState, StateName(*u->parameter, "weights", binding.permutation), {},
                              binding.dtype, binding.shape}});
     }
-    for (const Instruction* i : u->chain) removed.insert(i->name);
     removed.insert(u->dot->name);
-    for (const Instruction* i : u->chain) {  // the splats, where they are host steps read by the chain alone
-      for (const Instruction* operand : i->operands) {
-        if (UniformConstant(*operand) && private_value(operand, false)) removed.insert(operand->name);
-      }
-    }
+    remove_chain();
   }
   if (updates.empty()) return;
 
@@ -383,6 +538,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
     Step& step = model.steps[rebound_at[r].first];
     auto copy = std::make_shared<DeviceStep>(*step.device);
     copy->inputs[rebound_at[r].second] = rebound[r].second;
+    if (drains_from_state.contains(rebound_at[r].first)) copy->epilogue.clear();  // the bias is bound state now
     step.device = std::move(copy);
   }
   std::vector<Step> steps;
