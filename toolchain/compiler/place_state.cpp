@@ -205,6 +205,19 @@ std::string ReplicaName(const Instruction& parameter, const std::vector<std::uin
   return fmt::format("{} bias [{}]", parameter.name, fmt::join(shape, ","));
 }
 
+// The step's covers after what the caller put there (the gradient's dot, if any): the chain and
+// last the new parameter, the step's name in listings and messages; the new state it leaves in
+// device memory.
+void FinishUpdateStep(const Update& u, DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {
+  for (const Instruction* i : u.chain) {
+    if (i != u.new_parameter) step.covers.push_back(i->name);
+  }
+  step.covers.push_back(u.new_parameter->name);
+  step.resident_outputs = {u.new_parameter->name};
+  for (const Instruction* i : u.new_moments) step.resident_outputs.push_back(i->name);
+  FinishStep(step, builder, config);
+}
+
 // The update step of one weight layout: the gradient in that layout (rows·cols over the
 // batch, raw fp32, into scratch, zero-padded where n is not whole blocks), then the update.
 DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permutation, const Config& config) {
@@ -270,15 +283,8 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
   }
   if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
   step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", permutation), {}, element, state_shape});
-  // The dot, the chain, and last the new parameter: the step's name in listings and messages.
   step.covers.push_back(u.dot->name);
-  for (const Instruction* i : u.chain) {
-    if (i != u.new_parameter) step.covers.push_back(i->name);
-  }
-  step.covers.push_back(u.new_parameter->name);
-  step.resident_outputs = {u.new_parameter->name};
-  for (const Instruction* i : u.new_moments) step.resident_outputs.push_back(i->name);
-  FinishStep(step, builder, config);
+  FinishUpdateStep(u, step, builder, config);
   return step;
 }
 
@@ -324,13 +330,7 @@ DeviceStep LowerBiasUpdate(const Update& u, const std::vector<std::vector<std::u
   for (const std::vector<std::uint64_t>& shape : replicas) {
     step.inputs.push_back({K::kState, ReplicaName(*u.parameter, shape), {}, image::DataType::kFp32, shape});
   }
-  for (const Instruction* i : u.chain) {
-    if (i != u.new_parameter) step.covers.push_back(i->name);
-  }
-  step.covers.push_back(u.new_parameter->name);
-  step.resident_outputs = {u.new_parameter->name};
-  for (const Instruction* i : u.new_moments) step.resident_outputs.push_back(i->name);
-  FinishStep(step, builder, config);
+  FinishUpdateStep(u, step, builder, config);
   return step;
 }
 
