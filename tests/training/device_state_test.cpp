@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 
 #include <iostream>
+#include <set>
 
 #include "toolchain/compiler/model_file.hpp"
 #include "tests/training/training_test_util.hpp"
@@ -207,18 +208,25 @@ TEST(DeviceState, AdamKeepsBothMomentsOnTheDeviceBitIdentically) {
 
 class Cnns : public ::testing::TestWithParam<std::string> {};
 
-// The CNNs' dense layer keeps its state on the device; their convolutions' updates stay on the
-// host (their gradients are convolutions, not dots over the batch).
-TEST_P(Cnns, KeepTheDenseLayerOnTheDeviceBitIdentically) {
+// The CNNs' dense layer and every bias (the convolutions' too: their drains start from them)
+// keep their state on the device; the convolutions' weights stay on the host (their gradients
+// are convolutions, not dots over the batch).
+TEST_P(Cnns, KeepTheDenseLayerAndTheBiasesOnTheDeviceBitIdentically) {
   const std::string model = GetParam();
   const auto host_step = CompileFixture(model + "_step.hlo");
   const auto device_step = CompileFixture(model + "_step.hlo", "small", true);
-  EXPECT_GE(UpdateSteps(*device_step), 1u);
+  // The dense layer's weights in two layouts, its bias and the two convolutions' biases.
+  EXPECT_EQ(UpdateSteps(*device_step), 5u);
+  std::set<std::string> biases;  // the parameters held as replicated biases
+  for (const compiler::StateTensor& t : device_step->state_tensors) {
+    if (t.layout.kind == compiler::Binding::Kind::kBias) biases.insert(t.layout.value);
+  }
+  EXPECT_EQ(biases.size(), 3u);
   const auto batches = FirstBatches(*host_step, 2);
   Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
   TrainingSession host(host_step, a, LoadState(model));
   TrainingSession resident(device_step, b, LoadState(model));
-  EXPECT_GE(resident.device_state_values(), 2u);
+  EXPECT_EQ(resident.device_state_values(), 8u);  // w, b and the two convolutions' biases, with their momenta
   for (const auto& batch : batches) EXPECT_EQ(resident.Step(batch).metrics, host.Step(batch).metrics);
   for (std::size_t i = 0; i < host.state().size(); ++i) {
     EXPECT_EQ(resident.state()[i].values, host.state()[i].values) << "state value " << i;
