@@ -11,6 +11,8 @@
 
 #include "toolchain/compiler/model_file.hpp"
 #include "tests/training/training_test_util.hpp"
+#include "tests/util/test_seed.hpp"
+#include "toolchain/hlo/io.hpp"
 
 namespace systole::runtime {
 namespace {
@@ -234,6 +236,70 @@ TEST_P(Cnns, KeepTheDenseLayerAndTheBiasesOnTheDeviceBitIdentically) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Cnns, ::testing::Values("cnn_sgd", "pool_cnn_sgd"));
+
+// One bias added to two dots of different row counts: two replicas ([1, 4, 16] and [1, 40, 16]),
+// both updated with it; its gradient, the sum of both outputs over their rows, comes from the
+// host. Three runs of the step, each from the last one's state, equal the host update bit for
+// bit (random inputs, seed printed).
+TEST(DeviceState, ABiasTwoDrainsReadKeepsAReplicaForEach) {
+  constexpr const char* kStep = R"(HloModule bias_two_drains, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+region_add {
+  lhs = f32[] parameter(0)
+  rhs = f32[] parameter(1)
+  ROOT sum = f32[] add(lhs, rhs)
+}
+
+ENTRY main {
+  b = f32[16]{0} parameter(0)
+  m = f32[16]{0} parameter(1)
+  w = f32[8,16]{1,0} parameter(2)
+  x1 = f32[4,8]{1,0} parameter(3)
+  x2 = f32[40,8]{1,0} parameter(4)
+  d1 = f32[4,16]{1,0} dot(x1, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb1 = f32[4,16]{1,0} broadcast(b), dimensions={1}
+  y1 = f32[4,16]{1,0} add(d1, bb1)
+  d2 = f32[40,16]{1,0} dot(x2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb2 = f32[40,16]{1,0} broadcast(b), dimensions={1}
+  y2 = f32[40,16]{1,0} add(d2, bb2)
+  zero = f32[] constant(0)
+  g1 = f32[16]{0} reduce(y1, zero), dimensions={0}, to_apply=region_add
+  g2 = f32[16]{0} reduce(y2, zero), dimensions={0}, to_apply=region_add
+  g = f32[16]{0} add(g1, g2)
+  mu = f32[] constant(0.9)
+  mub = f32[16]{0} broadcast(mu), dimensions={}
+  mm = f32[16]{0} multiply(m, mub)
+  m2 = f32[16]{0} add(mm, g)
+  lr = f32[] constant(0.01)
+  lrb = f32[16]{0} broadcast(lr), dimensions={}
+  step = f32[16]{0} multiply(m2, lrb)
+  b2 = f32[16]{0} subtract(b, step)
+  ROOT t = (f32[16]{0}, f32[16]{0}, f32[16]{0}) tuple(b2, m2, g)
+}
+)";
+  const Config config = LoadConfig("small");
+  compiler::CompileOptions options;
+  const CompiledModel host_step = compiler::Compile(kStep, "bias_two_drains.hlo", config, options);
+  options.device_state = true;
+  const CompiledModel device_step = compiler::Compile(kStep, "bias_two_drains.hlo", config, options);
+  std::vector<std::string> names;
+  for (const compiler::StateTensor& t : device_step.state_tensors) names.push_back(t.name);
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("b fp32 [0]", "m fp32 [0]", "b bias [1,4,16]", "b bias [1,40,16]"));
+  const std::uint64_t seed = systole::test::Seed();
+  std::vector<hlo::Literal> host_arguments = hlo::RandomInputs(*host_step.module, seed);
+  std::vector<hlo::Literal> device_arguments = host_arguments;
+  Device a = Device::Open("ref", config), b = Device::Open("ref", config);
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE(::testing::Message() << "run " << run + 1);
+    const RunResult host = Execute(host_step, a, host_arguments);
+    const RunResult device = Execute(device_step, b, device_arguments);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(device.result.elements[i].values, host.result.elements[i].values) << i;
+    for (std::size_t i = 0; i < 2; ++i) {
+      host_arguments[i] = host.result.elements[i];
+      device_arguments[i] = device.result.elements[i];
+    }
+  }
+}
 
 TEST(DeviceState, ARunOnItsOwnWritesTheStateAndReadsTheNewStateBack) {
   const auto host_step = CompileFixture("mlp_sgd_step.hlo");
