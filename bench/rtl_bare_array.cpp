@@ -19,7 +19,7 @@ namespace systole::rtl::bench {
 namespace {
 
 template <class Model>
-BareArraySpeed Measure(const char* dtype, std::uint64_t cycles) {
+BareArraySpeed Measure(const char* dtype, std::uint64_t cycles, const std::function<void()>& beside) {
   Harness<Model> sim(std::string("bare array ") + dtype);
   // A pool of random rows (the same bytes serve as input rows and weight rows), drawn before
   // timing so that the random generator is not what is measured.
@@ -39,6 +39,7 @@ BareArraySpeed Measure(const char* dtype, std::uint64_t cycles) {
     sim->wload_bank = ~(i >> 5) & 1u;
     SetSignalBytes(sim->wload_row, std::span(pool[(i + 7) % kPool]).first(weight_bytes));
     sim.Tick();
+    if (beside) beside();
   }
   BareArraySpeed speed;
   speed.seconds = CpuSeconds() - start;
@@ -53,11 +54,12 @@ BareArraySpeed Measure(const char* dtype, std::uint64_t cycles) {
 
 }  // namespace
 
-BareArraySpeed MeasureBareArray(const Config& config, std::uint64_t cycles) {
+BareArraySpeed MeasureBareArray(const Config& config, std::uint64_t cycles,
+                                const std::function<void()>& beside) {
   const bool tiny_shape = config.dtype == DType::kInt8 && config.rows == 4 && config.cols == 4;
-  const BareArraySpeed speed = config.dtype == DType::kBf16 ? Measure<Vvl_bench_array_bf16>("bf16", cycles)
-                               : tiny_shape                 ? Measure<Vvl_bench_array_tiny>("int8", cycles)
-                                                            : Measure<Vvl_bench_array_int8>("int8", cycles);
+  const BareArraySpeed speed = config.dtype == DType::kBf16 ? Measure<Vvl_bench_array_bf16>("bf16", cycles, beside)
+                               : tiny_shape                 ? Measure<Vvl_bench_array_tiny>("int8", cycles, beside)
+                                                            : Measure<Vvl_bench_array_int8>("int8", cycles, beside);
   // The array's context is gone: models destroyed later must not reach it (verilator_context.hpp).
   ForgetThreadContext();
   return speed;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "arch/config/config.hpp"
@@ -22,6 +23,11 @@ struct BareArraySpeed {
 // input row every cycle and a weight tile row shifting in every other cycle (so both banks and
 // both skews are live). Built: 16x16 int8, 16x16 bf16 and 4x4 int8; another shape gets the
 // 16x16 array of its element type, and `shape` says which was measured.
-BareArraySpeed MeasureBareArray(const Config& config, std::uint64_t cycles);
+//
+// `beside`, when given, runs after every cycle of the array (the bench passes one idle cycle of
+// the whole core): the array's code and data then share the caches with the core's, as its
+// copy inside the core does. `seconds` is the time of both together.
+BareArraySpeed MeasureBareArray(const Config& config, std::uint64_t cycles,
+                                const std::function<void()>& beside = {});
 
 }  // namespace systole::rtl::bench

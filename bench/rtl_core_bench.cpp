@@ -8,6 +8,7 @@
 //   build/bench/rtl_core_bench --config small --layers 8
 //   build/bench/rtl_core_bench --config small --onchip   # operands on chip: steady-state util
 //   build/bench/rtl_core_bench --speed-only           # simulation speed, bare array beside
+//   build/bench/rtl_core_bench --speed-only --speed-beside   # ... and the bare array sharing the caches with the core
 //
 // MXU util = useful MACs (M*K*N) / (R*C*RTL cycles); RTL cycles = PERF_CYCLES of the launch;
 // model cycles = the golden model's analytic estimate (PERF_CYCLES).
@@ -254,13 +255,20 @@ void GemmTable(const Config& config, const std::vector<Shape>& shapes, const std
 // times on the same core (each launch checked against the golden model) and the two baselines
 // run as many cycles as all launches together: one launch of `small-int8` is 0.05 CPU-s, too
 // short for a figure that the machine's noise does not move.
-void SpeedTable(const Shape& shape, unsigned repeats) {
+//
+// `beside` adds the bare array clocked again with one idle cycle of the core after each of its
+// cycles; its time is the pair's less the idle core's. The array's code and data then share the
+// caches with the rest of the core's, as its copy inside the core does: what the array costs
+// there, with nothing in its RTL or its inputs different (rtl/README.md, "Why the array costs
+// more inside the core").
+void SpeedTable(const Shape& shape, unsigned repeats, bool beside) {
   fmt::print("\n### Verilator simulation speed ({} GEMM M={} K={} N={}, {} launches; idle: the core "
-             "clocked with no launch; bare array: the systolic array alone, busy every cycle)\n\n"
+             "clocked with no launch; bare array: the systolic array alone, busy every cycle{})\n\n"
              "| core | cycles | CPU s | cycles/s | PE-updates/s | idle cycles/s | bare array | "
-             "bare array PE-updates/s | vs bare array |\n"
-             "|---|---:|---:|---:|---:|---:|---|---:|---:|\n", shape.name, shape.m, shape.k, shape.n,
-             repeats);
+             "bare array PE-updates/s | vs bare array |{}\n"
+             "|---|---:|---:|---:|---:|---:|---|---:|---:|{}\n", shape.name, shape.m, shape.k, shape.n,
+             repeats, beside ? "; beside: the bare array with an idle core cycle after each of its own" : "",
+             beside ? " beside: bare array PE-updates/s | vs beside |" : "", beside ? "---:|---:|" : "");
   for (const std::string& name : BuiltRtlConfigs(MemoryBackend::kIdeal)) {
     if (name == "v2") continue;  // minutes per GEMM: the long test covers it
     const Config config = LoadConfig(name);
@@ -277,9 +285,16 @@ void SpeedTable(const Shape& shape, unsigned repeats) {
     const double rate = double(cycles) / seconds;
     const double pe_rate = rate * config.rows * config.cols;
     const BareArraySpeed bare = MeasureBareArray(config, cycles);
-    fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} | {} | {:.3g} | {:.3f} |\n", name,
-               cycles, seconds, rate, pe_rate, double(cycles) / idle, bare.shape,
-               bare.pe_updates_per_second, pe_rate / bare.pe_updates_per_second);
+    fmt::print("| {} | {} | {:.2f} | {:.0f} | {:.3g} | {:.0f} | {} | {:.3g} | {:.3f} |", name, cycles,
+               seconds, rate, pe_rate, double(cycles) / idle, bare.shape, bare.pe_updates_per_second,
+               pe_rate / bare.pe_updates_per_second);
+    if (beside) {
+      const BareArraySpeed pair = MeasureBareArray(config, cycles, [&] { rtl->Run(1); });
+      const double array_seconds = pair.seconds - idle;
+      const double beside_rate = pair.pe_updates_per_second * pair.seconds / array_seconds;
+      fmt::print(" {:.3g} | {:.3f} |", beside_rate, pe_rate / beside_rate);
+    }
+    fmt::print("\n");
     std::fflush(stdout);
   }
 }
@@ -295,6 +310,7 @@ int main(int argc, char** argv) {
   std::size_t layers = 0;
   bool skip_speed = false, skip_topology = false, units = false, onchip = false, speed_only = false;
   unsigned speed_repeats = 10;
+  bool speed_beside = false;
   app.add_option("--config", config_name, "configuration for the GEMM tables")->capture_default_str();
   app.add_option("--topology", topology, "SCALE-Sim topology CSV")->capture_default_str();
   app.add_option("--layers", layers, "only the first N layers of the topology (0: all)");
@@ -306,6 +322,8 @@ int main(int argc, char** argv) {
   app.add_option("--speed-repeats", speed_repeats, "launches of the speed GEMM per core (CPU time summed)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1000u));
+  app.add_flag("--speed-beside", speed_beside,
+               "also the bare array with an idle core cycle after each of its own (cache sharing)");
   CLI11_PARSE(app, argc, argv);
   try {
     const Config config = LoadConfig(config_name);
@@ -317,7 +335,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (speed_only) {
-      rtl::bench::SpeedTable({"speed", 512, 128, 64}, speed_repeats);
+      rtl::bench::SpeedTable({"speed", 512, 128, 64}, speed_repeats, speed_beside);
       return 0;
     }
     if (units) rtl::bench::UnitTable(config);
@@ -330,7 +348,7 @@ int main(int argc, char** argv) {
       if (layers != 0 && layers < shapes.size()) shapes.resize(layers);
       rtl::bench::GemmTable(config, shapes, "Every layer of " + topology.substr(topology.rfind('/') + 1));
     }
-    if (!skip_speed) rtl::bench::SpeedTable({"speed", 512, 128, 64}, speed_repeats);
+    if (!skip_speed) rtl::bench::SpeedTable({"speed", 512, 128, 64}, speed_repeats, speed_beside);
   } catch (const std::exception& error) {
     fmt::print(stderr, "rtl_core_bench: {}\n", error.what());
     return 1;

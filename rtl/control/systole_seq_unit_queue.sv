@@ -82,7 +82,7 @@ module systole_seq_unit_queue #(
   logic [IAW-1:0] if_wr_q, if_wr_d, if_rd_q, if_rd_d;
   logic [ICW-1:0] if_cnt_q, if_cnt_d;   // accepted, signals not sent
   logic [ICW-1:0] done_cnt_q, done_cnt_d;  // of these, done
-  logic [NU*8-1:0] tok_q, tok_d;        // [p*8 +: 8]: tokens p -> UNIT
+  logic [NU*8-1:0] tok_q;               // [p*8 +: 8]: tokens p -> UNIT
   logic [255:0]   mem_q [QDEPTH];       // storage: written, never reset
   logic [NU-1:0]  sig_q [INFLIGHT];     // storage: signal masks of accepted instructions
 
@@ -128,10 +128,6 @@ module systole_seq_unit_queue #(
     else if (take) taken_d = 1'b1;
     if (accept) if_wr_d = (if_wr_q == IAW'(INFLIGHT - 1)) ? '0 : if_wr_q + 1'b1;
     if (sig_send_o) if_rd_d = (if_rd_q == IAW'(INFLIGHT - 1)) ? '0 : if_rd_q + 1'b1;
-    for (int p = 0; p < NU; p++) begin
-      if (p == UNIT || launch_i) tok_d[p * 8 +: 8] = 8'd0;
-      else tok_d[p * 8 +: 8] = tok_q[p * 8 +: 8] + 8'(tok_in_i[p]) - 8'(take && head_wait[p]);
-    end
   end
 
   always_ff @(posedge clk) begin
@@ -144,7 +140,6 @@ module systole_seq_unit_queue #(
       if_rd_q <= '0;
       if_cnt_q <= '0;
       done_cnt_q <= '0;
-      tok_q <= '0;
     end else begin
       wr_q <= wr_d;
       rd_q <= rd_d;
@@ -154,7 +149,17 @@ module systole_seq_unit_queue #(
       if_rd_q <= if_rd_d;
       if_cnt_q <= if_cnt_d;
       done_cnt_q <= done_cnt_d;
-      tok_q <= tok_d;
+    end
+  end
+
+  // The token counters' next values are computed here, not in a _d signal of the block above:
+  // the same circuit, but Verilator evaluates logic fed by the core's inputs (tok_in_i and
+  // take are) at every eval() and again after the edge, and a register's update only at the
+  // edge (rtl/README.md, "Logic that simulates well").
+  always_ff @(posedge clk) begin
+    for (int p = 0; p < NU; p++) begin
+      if (rst || soft_reset || p == UNIT || launch_i) tok_q[p * 8 +: 8] <= 8'd0;
+      else tok_q[p * 8 +: 8] <= tok_q[p * 8 +: 8] + 8'(tok_in_i[p]) - 8'(take && head_wait[p]);
     end
   end
 

@@ -3,7 +3,8 @@
 // DEPTH rows of LANES lanes of LANE_BITS bits. One write port with a per-lane enable (LOAD
 // writes part of a row), READ_PORTS read ports. Each read port is its own copy of the array
 // sharing the write port, so every copy is a simple dual-port RAM (one write, one read) that
-// FPGA tools map onto block RAM; two readers cost two copies, never a stall.
+// FPGA tools map onto block RAM; two readers cost two copies, never a stall. (Simulation keeps
+// one array for all read ports, which reads the same: see below.)
 //
 // Reads are synchronous: rd_data holds the row addressed at the previous rising edge with
 // rd_en high, and keeps it while rd_en is low. Contents start as zero, as docs/ISA.md says
@@ -43,6 +44,7 @@ module systole_row_ram #(
     systole_param_error_row_ram_LANES_LANE_BITS_READ_PORTS_must_be_at_least_1 u_error ();
   end
 
+`ifdef SYNTHESIS
   for (genvar p = 0; p < READ_PORTS; p++) begin : g_copy
     (* no_rw_check *) logic [W-1:0] rows [DEPTH];
     logic [W-1:0] q;
@@ -57,19 +59,47 @@ module systole_row_ram #(
           if (wr_lanes[l]) rows[wr_addr][l*LANE_BITS +: LANE_BITS] <= wr_data[l*LANE_BITS +: LANE_BITS];
         end
       end
-`ifdef SYNTHESIS
       if (rd_en[p]) q <= rows[rd_addr[p*AW +: AW]];
+    end
+
+    assign rd_data[p*W +: W] = q;
+  end
 `else
+  // Simulation: the same contents in one array that every read port reads (the copies above
+  // always hold the same rows), written as one whole row under a lane mask. Verilator defers
+  // every write of an array element to the end of the cycle, and set and tested a deferral
+  // flag per lane and per copy every cycle (2 x 16 for the accumulators and the unified
+  // buffer each): one flag for the row instead (rtl/README.md, "Logic that simulates well").
+  // The mask is built inside the write, so that it costs nothing in the cycles without one.
+  logic [W-1:0] rows [DEPTH];
+
+  function automatic logic [W-1:0] merged(input logic [W-1:0] old_row, input logic [W-1:0] data,
+                                          input logic [LANES-1:0] lanes);
+    logic [W-1:0] mask;
+    for (int l = 0; l < LANES; l++) mask[l*LANE_BITS +: LANE_BITS] = {LANE_BITS{lanes[l]}};
+    return (old_row & ~mask) | (data & mask);
+  endfunction
+
+  initial begin
+    for (int r = 0; r < DEPTH; r++) rows[r] = '0;
+  end
+
+  always_ff @(posedge clk) begin
+    if (wr_en) rows[wr_addr] <= merged(rows[wr_addr], wr_data, wr_lanes);
+  end
+
+  for (genvar p = 0; p < READ_PORTS; p++) begin : g_copy
+    logic [W-1:0] q;
+
+    always_ff @(posedge clk) begin
       if (rd_en[p]) begin
         if (wr_en && rd_addr[p*AW +: AW] == wr_addr) q <= ~rows[rd_addr[p*AW +: AW]];  // undefined
         else q <= rows[rd_addr[p*AW +: AW]];
       end
-`endif
     end
 
     assign rd_data[p*W +: W] = q;
 
-`ifndef SYNTHESIS
     always_ff @(posedge clk) begin
       if (rd_en[p]) begin
         assert (32'(rd_addr[p*AW +: AW]) < DEPTH)
@@ -77,8 +107,8 @@ module systole_row_ram #(
                     rd_addr[p*AW +: AW], DEPTH);
       end
     end
-`endif
   end
+`endif
 
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
