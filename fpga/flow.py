@@ -464,6 +464,33 @@ def pack_check(board: dict, out: Path, mhz: float, timeout: int) -> dict:
     return {"wall_s": round(wall, 1), "utilization": util, "resources": used}
 
 
+def gowin_unpaired_ffs(netlist: Path, top: str) -> dict[str, int]:
+    """The flip-flops of a Gowin netlist (synth.json) whose D input no LUT or ALU drives. A
+    slice's two flip-flops take D only from its own two LUTs (nextpnr-himbaechel-gowin: "The
+    DFF can currently only connect to a neighbouring LUT"), so nextpnr gives each of these a
+    pass-through LUT of its own: a LUT position the packer's LUT4 count does not show
+    (docs/FPGA.md, Tang Nano 20K). Those a LUT RAM (RAM16SDP4) drives count apart: nextpnr
+    may place them in the RAM's own slices, whose flip-flops the RAM leaves partly free."""
+    modules = json.loads(netlist.read_text()).get("modules", {})
+    cells = modules.get(top, {}).get("cells", {})
+    driver = {}
+    for c in cells.values():
+        for port, direction in c.get("port_directions", {}).items():
+            if direction == "output":
+                for bit in c["connections"].get(port, []):
+                    driver[bit] = c["type"]
+    counts = {"other": 0, "from_lut_ram": 0}
+    for c in cells.values():
+        if not c["type"].startswith("DFF"):
+            continue
+        d = c["connections"].get("D", ["x"])[0]
+        source = driver.get(d, "") if isinstance(d, int) else "constant"
+        if source.startswith(("LUT", "MUX2_LUT")) or source == "ALU":  # a slice's own outputs
+            continue
+        counts["from_lut_ram" if source == "RAM16SDP4" else "other"] += 1
+    return counts
+
+
 def place_and_route(board: dict, out: Path, seed: int, mhz: float, timeout: int) -> dict:
     family = board["family"]
     fam = FAMILIES[family]
@@ -629,6 +656,21 @@ def build(args) -> int:
                 if k in report["resources"]:
                     report["resources"][k]["used"] = v
             over = fits(board, packed["resources"])
+            if board["family"] == "gowin" and not over:
+                # LUT positions: the packed LUT4s and a pass-through LUT for every flip-flop
+                # no LUT feeds (a lower bound: those LUT RAM feeds are left out).
+                ffs = gowin_unpaired_ffs(out / "synth.json", board["top"])
+                lut4, avail = packed["resources"].get("LUT", 0), board["available"]["LUT"]
+                packed["lut_positions"] = {
+                    "lut4_sites": lut4, "ffs_without_lut": ffs["other"],
+                    "ffs_from_lut_ram": ffs["from_lut_ram"],
+                    "needed_at_least": lut4 + ffs["other"], "available": avail}
+                if lut4 + ffs["other"] > avail:
+                    over = [f"LUT positions {lut4 + ffs['other']} of {avail} "
+                            f"({(lut4 + ffs['other']) / avail:.2f}x: {lut4} LUT4 sites and "
+                            f"{ffs['other']} flip-flops fed by no LUT, each of which needs a "
+                            f"LUT position of its own; {ffs['from_lut_ram']} more fed by LUT "
+                            f"RAM not counted)"]
             report["fits"] = not over
             if over:
                 msg = (f"{board['name']}: the design does not fit the {board['device']}: "
