@@ -466,11 +466,12 @@ def pack_check(board: dict, out: Path, mhz: float, timeout: int) -> dict:
 
 def gowin_unpaired_ffs(netlist: Path, top: str) -> dict[str, int]:
     """The flip-flops of a Gowin netlist (synth.json) whose D input no LUT or ALU drives. A
-    slice's two flip-flops take D only from its own two LUTs (nextpnr-himbaechel-gowin: "The
-    DFF can currently only connect to a neighbouring LUT"), so nextpnr gives each of these a
+    flip-flop takes D only from the LUT at its own position (nextpnr-himbaechel-gowin: "The DFF
+    can currently only connect to a neighbouring LUT"), so nextpnr gives each of these a
     pass-through LUT of its own: a LUT position the packer's LUT4 count does not show
-    (docs/FPGA.md, Tang Nano 20K). Those a LUT RAM (RAM16SDP4) drives count apart: nextpnr
-    may place them in the RAM's own slices, whose flip-flops the RAM leaves partly free."""
+    (docs/FPGA.md, Tang Nano 20K). That holds for those a LUT RAM (RAM16SDP4) drives too, as
+    nextpnr places no flip-flop in a tile with LUT RAM; they are counted apart, as the part
+    the netlist's memories decide."""
     modules = json.loads(netlist.read_text()).get("modules", {})
     cells = modules.get(top, {}).get("cells", {})
     driver = {}
@@ -658,19 +659,20 @@ def build(args) -> int:
             over = fits(board, packed["resources"])
             if board["family"] == "gowin" and not over:
                 # LUT positions: the packed LUT4s and a pass-through LUT for every flip-flop
-                # no LUT feeds (a lower bound: those LUT RAM feeds are left out).
+                # no LUT feeds. A lower bound: placement also needs the flip-flops that share a
+                # slice to share their clock, enable and reset.
                 ffs = gowin_unpaired_ffs(out / "synth.json", board["top"])
                 lut4, avail = packed["resources"].get("LUT", 0), board["available"]["LUT"]
+                unpaired = ffs["other"] + ffs["from_lut_ram"]
                 packed["lut_positions"] = {
-                    "lut4_sites": lut4, "ffs_without_lut": ffs["other"],
-                    "ffs_from_lut_ram": ffs["from_lut_ram"],
-                    "needed_at_least": lut4 + ffs["other"], "available": avail}
-                if lut4 + ffs["other"] > avail:
-                    over = [f"LUT positions {lut4 + ffs['other']} of {avail} "
-                            f"({(lut4 + ffs['other']) / avail:.2f}x: {lut4} LUT4 sites and "
-                            f"{ffs['other']} flip-flops fed by no LUT, each of which needs a "
-                            f"LUT position of its own; {ffs['from_lut_ram']} more fed by LUT "
-                            f"RAM not counted)"]
+                    "lut4_sites": lut4, "ffs_without_lut": unpaired,
+                    "of_which_from_lut_ram": ffs["from_lut_ram"],
+                    "needed_at_least": lut4 + unpaired, "available": avail}
+                if lut4 + unpaired > avail:
+                    over = [f"LUT positions {lut4 + unpaired} of {avail} "
+                            f"({(lut4 + unpaired) / avail:.2f}x: {lut4} LUT4 sites and "
+                            f"{unpaired} flip-flops fed by no LUT ({ffs['from_lut_ram']} of "
+                            f"them by LUT RAM), each of which needs a LUT position of its own)"]
             report["fits"] = not over
             if over:
                 msg = (f"{board['name']}: the design does not fit the {board['device']}: "
