@@ -464,6 +464,34 @@ def pack_check(board: dict, out: Path, mhz: float, timeout: int) -> dict:
     return {"wall_s": round(wall, 1), "utilization": util, "resources": used}
 
 
+def gowin_unpaired_ffs(netlist: Path, top: str) -> dict[str, int]:
+    """The flip-flops of a Gowin netlist (synth.json) whose D input no LUT or ALU drives. A
+    flip-flop takes D only from the LUT at its own position (nextpnr-himbaechel-gowin: "The DFF
+    can currently only connect to a neighbouring LUT"), so nextpnr gives each of these a
+    pass-through LUT of its own: a LUT position the packer's LUT4 count does not show
+    (docs/FPGA.md, Tang Nano 20K). That holds for those a LUT RAM (RAM16SDP4) drives too, as
+    nextpnr places no flip-flop in a tile with LUT RAM; they are counted apart, as the part
+    the netlist's memories decide."""
+    modules = json.loads(netlist.read_text()).get("modules", {})
+    cells = modules.get(top, {}).get("cells", {})
+    driver = {}
+    for c in cells.values():
+        for port, direction in c.get("port_directions", {}).items():
+            if direction == "output":
+                for bit in c["connections"].get(port, []):
+                    driver[bit] = c["type"]
+    counts = {"other": 0, "from_lut_ram": 0}
+    for c in cells.values():
+        if not c["type"].startswith("DFF"):
+            continue
+        d = c["connections"].get("D", ["x"])[0]
+        source = driver.get(d, "") if isinstance(d, int) else "constant"
+        if source.startswith(("LUT", "MUX2_LUT")) or source == "ALU":  # a slice's own outputs
+            continue
+        counts["from_lut_ram" if source == "RAM16SDP4" else "other"] += 1
+    return counts
+
+
 def place_and_route(board: dict, out: Path, seed: int, mhz: float, timeout: int) -> dict:
     family = board["family"]
     fam = FAMILIES[family]
@@ -629,6 +657,22 @@ def build(args) -> int:
                 if k in report["resources"]:
                     report["resources"][k]["used"] = v
             over = fits(board, packed["resources"])
+            if board["family"] == "gowin" and not over:
+                # LUT positions: the packed LUT4s and a pass-through LUT for every flip-flop
+                # no LUT feeds. A lower bound: placement also needs the flip-flops that share a
+                # slice to share their clock, enable and reset.
+                ffs = gowin_unpaired_ffs(out / "synth.json", board["top"])
+                lut4, avail = packed["resources"].get("LUT", 0), board["available"]["LUT"]
+                unpaired = ffs["other"] + ffs["from_lut_ram"]
+                packed["lut_positions"] = {
+                    "lut4_sites": lut4, "ffs_without_lut": unpaired,
+                    "of_which_from_lut_ram": ffs["from_lut_ram"],
+                    "needed_at_least": lut4 + unpaired, "available": avail}
+                if lut4 + unpaired > avail:
+                    over = [f"LUT positions {lut4 + unpaired} of {avail} "
+                            f"({(lut4 + unpaired) / avail:.2f}x: {lut4} LUT4 sites and "
+                            f"{unpaired} flip-flops fed by no LUT ({ffs['from_lut_ram']} of "
+                            f"them by LUT RAM), each of which needs a LUT position of its own)"]
             report["fits"] = not over
             if over:
                 msg = (f"{board['name']}: the design does not fit the {board['device']}: "

@@ -205,7 +205,7 @@ class PackerFitCheck(unittest.TestCase):
     --pack-only reported), so a design the packer does not fit fails although synthesis
     counted it in."""
 
-    def build(self, packed_luts: int) -> tuple[int | None, dict]:
+    def build(self, packed_luts: int, netlist: dict | None = None) -> tuple[int | None, dict]:
         cells = {"LUT4": 20000, "DFF": 100, "SDPX9B": 40}  # fits by the synthesis counts
         def fake_pack_check(board, out, mhz, timeout):
             util = {"LUT4": {"used": packed_luts, "available": 20736},
@@ -218,7 +218,7 @@ class PackerFitCheck(unittest.TestCase):
             out = Path(d) / "tangnano20k"
             out.mkdir()
             (out / "synth_stat.json").write_text(json.dumps({"design": {"num_cells_by_type": cells}}))
-            (out / "synth.json").write_text("{}")
+            (out / "synth.json").write_text(json.dumps(netlist or {}))
             args = type("Args", (), {"board": "tangnano20k", "out": d, "from_synth": True,
                                      "synth_only": True, "extra_source": [], "timeout": 60,
                                      "seed": 1, "seeds": 0})
@@ -248,6 +248,44 @@ class PackerFitCheck(unittest.TestCase):
         self.assertTrue(report["fits"])
         self.assertEqual(report["pack_check"]["resources"]["LUT"], 20500)
         self.assertEqual(report["synthesis"]["resources"]["LUT"], 20000)
+
+
+    @staticmethod
+    def netlist(ffs_from_ff: int) -> dict:
+        """A Gowin top: a LUT feeding one DFF, a LUT RAM feeding another, then a chain of
+        ffs_from_ff DFFs each fed by the one before (the first by the LUT's DFF)."""
+        def cell(kind, outputs, inputs):
+            dirs = {p: "output" for p in outputs} | {p: "input" for p in inputs}
+            return {"type": kind, "port_directions": dirs, "connections": outputs | inputs}
+        cells = {"lut": cell("LUT2", {"F": [10]}, {"I0": [2], "I1": [3]}),
+                 "ram": cell("RAM16SDP4", {"DO": [11, 12, 13, 14]}, {"DI": [2, 3, 4, 5]}),
+                 "ff_lut": cell("DFF", {"Q": [20]}, {"D": [10], "CLK": [1]}),
+                 "ff_ram": cell("DFFE", {"Q": [21]}, {"D": [11], "CE": [3], "CLK": [1]})}
+        for i in range(ffs_from_ff):
+            cells[f"ff{i}"] = cell("DFFR", {"Q": [100 + i]}, {"D": [20 if i == 0 else 99 + i],
+                                                               "RESET": [2], "CLK": [1]})
+        return {"modules": {"tangnano20k_top": {"cells": cells}}}
+
+    def test_flip_flops_fed_by_no_lut_count(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "synth.json"
+            path.write_text(json.dumps(self.netlist(3)))
+            self.assertEqual(flow.gowin_unpaired_ffs(path, "tangnano20k_top"),
+                             {"other": 3, "from_lut_ram": 1})
+
+    def test_flip_flops_fed_by_no_lut_take_lut_positions(self):
+        # 20 700 LUT4 sites fit the packer's count; with 40 flip-flops fed by flip-flops and
+        # one by LUT RAM they need 20 741 LUT positions of 20 736: does not fit. 30 fit (20 731).
+        rc, report = self.build(packed_luts=20700, netlist=self.netlist(40))
+        self.assertEqual(rc, 0)
+        self.assertEqual(report["status"], "does_not_fit")
+        self.assertFalse(report["fits"])
+        self.assertIn("LUT positions 20741 of 20736", report["message"])
+        self.assertEqual(report["pack_check"]["lut_positions"]["of_which_from_lut_ram"], 1)
+        rc, report = self.build(packed_luts=20700, netlist=self.netlist(30))
+        self.assertEqual(report["status"], "synthesized")
+        self.assertTrue(report["fits"])
+        self.assertEqual(report["pack_check"]["lut_positions"]["needed_at_least"], 20731)
 
 
 class Counting(unittest.TestCase):

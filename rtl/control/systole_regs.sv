@@ -20,7 +20,9 @@
 //   irq = |(IRQ_STATUS & IRQ_ENABLE).
 // * 14 64-bit PERF counters, each adding its 32-bit lane of perf_inc every cycle (lanes in
 //   regs::Counters() order). Reading _LO returns the low half and latches the high half,
-//   which _HI returns (the last latched value).
+//   which _HI returns (the last latched value). Each counter's upper 28 bits and the latched
+//   halves live in small memories (LUT RAM on FPGAs: docs/FPGA.md, Tang Nano 20K), see
+//   "Performance counters" below.
 // * STATUS.BUSY: a launch executes, or one waits in the queue while no error blocks it (so a
 //   poller sees BUSY right after its doorbell). STATUS.CMDQ_LEVEL: launches in the queue.
 //
@@ -117,6 +119,10 @@ module systole_regs #(
   if (PERF_LANES != 14) begin : g_lanes_check
     systole_param_error_perf_inc_has_14_lanes_but_PERF_LANES_differs u_error ();
   end
+  // The counters' exactness argument (below) needs at most 16 visit slots.
+  if (PERF_LANE_BITS > 4 || PERF_LANES > 2 ** PERF_LANE_BITS) begin : g_lane_bits_check
+    systole_param_error_PERF_LANE_BITS_must_be_at_most_4_and_index_every_lane u_error ();
+  end
 
   localparam integer NPERF = PERF_LANES;
   localparam integer QAW = (CMDQ_DEPTH > 1) ? $clog2(CMDQ_DEPTH) : 1;
@@ -134,8 +140,6 @@ module systole_regs #(
   logic [31:0]        launches_done_q, launches_done_d;
   logic [2:0]         irq_enable_q, irq_enable_d, irq_status_q, irq_status_d;
   logic [31:0]        irq_code_q, irq_code_d;
-  logic [NPERF*64-1:0] perf_q, perf_d;        // [i*64 +: 64]: counter i
-  logic [NPERF*32-1:0] perf_hi_q, perf_hi_d;  // [i*32 +: 32]: its high half, latched
   logic               rvalid_q, rvalid_d;
   logic [31:0]        rdata_q, rdata_d;
   logic [95:0]        q_head;                 // the oldest queued launch: {count, pc}
@@ -257,15 +261,71 @@ module systole_regs #(
   assign perf_hi_sel = perf_half[PERF_LANE_BITS];
   assign perf_idx = perf_half[PERF_LANE_BITS-1:0];
 
+  // Counter i is {hi_i + pend_i, lo_i}. Its low PLO_W = 36 bits are flip-flops with their own
+  // adder. Its high PHI_W = 28 bits, hi_i, are an entry of a small memory that one shared
+  // incrementer brings up to date: it visits one slot a cycle (slot_q, all NSLOT = 16 in turn)
+  // and adds pend_i, a carry out of lo_i that no visit has added yet. An increment is below
+  // 2^32, so the increments of the 16 cycles between two visits add less than 2^36: lo_i wraps
+  // at most once between visits and one pending bit is exact (asserted below). An entry reads
+  // 0 until a visit writes it after reset or CLEAR_COUNTERS (live_valid_q). The memory has two
+  // copies for its two readers, the visit (slot_q) and the host's _LO read (perf_idx). On the
+  // Tang Nano 20K this keeps 14 x 28 bits of adders and their flip-flops, and the 28-bit read
+  // mux of the latch, out of the LUTs (docs/FPGA.md).
+  localparam integer NSLOT = 2 ** PERF_LANE_BITS;
+  localparam integer PLO_W = 32 + PERF_LANE_BITS;
+  localparam integer PHI_W = 64 - PLO_W;
+
+  logic [NPERF*PLO_W-1:0]    lo_q, lo_d;        // [i*PLO_W +: PLO_W]: counter i's low bits
+  logic [NSLOT-1:0]          carry;             // lo_i wraps in this cycle
+  logic [NSLOT-1:0]          pend_q, pend_d;    // a wrap of lo_i that hi_i does not hold yet
+  logic [NSLOT-1:0]          live_valid_q;      // hi_i written since CLEAR_COUNTERS
+  logic [PERF_LANE_BITS-1:0] slot_q;            // the slot the incrementer visits
+  logic [PHI_W-1:0]          live_a [NSLOT];    // hi_i, read by the visit
+  logic [PHI_W-1:0]          live_b [NSLOT];    // the same, read for the host's latch
+  logic [PHI_W-1:0]          visit_next;
+  logic                      visit_wr;
+
   always_comb begin
-    perf_hi_d = perf_hi_q;
+    logic [PLO_W:0] sum;
+    carry = '0;
+    lo_d = lo_q;
     for (int i = 0; i < NPERF; i++) begin
-      perf_d[i * 64 +: 64] = perf_q[i * 64 +: 64] + 64'(perf_inc[i * 32 +: 32]);
-      if (rd && perf_sel && !perf_hi_sel && perf_idx == PERF_LANE_BITS'(i)) begin
-        perf_hi_d[i * 32 +: 32] = perf_q[i * 64 + 32 +: 32];
-      end
+      sum = {1'b0, lo_q[i * PLO_W +: PLO_W]} + (PLO_W + 1)'(perf_inc[i * 32 +: 32]);
+      lo_d[i * PLO_W +: PLO_W] = sum[PLO_W-1:0];
+      carry[i] = sum[PLO_W];
+    end
+    pend_d = pend_q | carry;
+    pend_d[slot_q] = carry[slot_q];  // the visit adds pend_q's bit now
+  end
+
+  // The visit writes only a pending carry: hi_i + 1 (an unwritten entry is 0).
+  assign visit_wr = pend_q[slot_q];
+  assign visit_next = (live_valid_q[slot_q] ? live_a[slot_q] : '0) + PHI_W'(1);
+  always_ff @(posedge clk) begin
+    if (visit_wr) begin
+      live_a[slot_q] <= visit_next;
+      live_b[slot_q] <= visit_next;
     end
   end
+
+  // The latched high halves: reading counter i's _LO writes entry i of latch_mem with bits
+  // 63:32 of its value before this cycle's edge (hi_i + pend_i and lo_i's top bits; the
+  // memory's read is asynchronous, so a visit writing the entry at the same edge is not seen)
+  // and sets its valid bit; an entry whose bit is clear reads 0 (CLEAR_COUNTERS, reset). A
+  // latch and a _HI read never meet in one cycle (one host request per cycle).
+  logic                      hi_latch;
+  logic [NSLOT-1:0]          latch_valid_q;
+  logic [31:0]               latch_mem [NSLOT];
+  logic [PLO_W-1:0]          idx_lo;
+  logic [PHI_W-1:0]          idx_hi;
+  logic [31:0]               hi_rdata;
+  assign hi_latch = rd && perf_sel && !perf_hi_sel;
+  assign idx_lo = lo_q[perf_idx * PLO_W +: PLO_W];
+  assign idx_hi = (live_valid_q[perf_idx] ? live_b[perf_idx] : '0) + PHI_W'(pend_q[perf_idx]);
+  always_ff @(posedge clk) begin
+    if (hi_latch) latch_mem[perf_idx] <= {idx_hi, idx_lo[PLO_W-1:32]};
+  end
+  assign hi_rdata = latch_valid_q[perf_idx] ? latch_mem[perf_idx] : 32'd0;
 
   // ---- Host reads ----------------------------------------------------------------------------
   // Identity values.
@@ -303,7 +363,7 @@ module systole_regs #(
     logic [31:0] value;
     value = id_value;
     if (perf_sel) begin
-      value = perf_hi_sel ? perf_hi_q[perf_idx * 32 +: 32] : perf_q[perf_idx * 64 +: 32];
+      value = perf_hi_sel ? hi_rdata : idx_lo[31:0];
     end else begin
       case (reg_addr)
         REG_STATUS:
@@ -371,36 +431,44 @@ module systole_regs #(
   // CTRL.CLEAR_COUNTERS zeroes the counters.
   always_ff @(posedge clk) begin
     if (rst || do_clear_counters) begin
-      perf_q <= '0;
-      perf_hi_q <= '0;
+      lo_q <= '0;
+      pend_q <= '0;
+      live_valid_q <= '0;
+      latch_valid_q <= '0;
     end else begin
-      perf_q <= perf_d;
-      perf_hi_q <= perf_hi_d;
+      lo_q <= lo_d;
+      pend_q <= pend_d;
+      if (visit_wr) live_valid_q[slot_q] <= 1'b1;
+      if (hi_latch) latch_valid_q[perf_idx] <= 1'b1;
     end
   end
 
-  // The launch queue's storage: written, never reset. Two entries are flip-flops and a 2-to-1
-  // read mux (96 LUT4s on the Tang Nano 20K, where LUT RAM took 24 RAM16SDP4 = 192 LUT4
-  // sites: docs/FPGA.md); deeper queues are left to the tools (LUT RAM where there is some).
-  if (CMDQ_DEPTH <= 2) begin : g_q_ff
-    (* ram_style = "logic" *) logic [95:0] q_mem [CMDQ_DEPTH];
-    always_ff @(posedge clk) begin
-      if (q_push) q_mem[q_wr_q] <= {cmd_count_q, cmd_pc_q};
-    end
-    assign q_head = q_mem[q_rd_q];
-  end else begin : g_q_ram
-    logic [95:0] q_mem [CMDQ_DEPTH];
-    always_ff @(posedge clk) begin
-      if (q_push) q_mem[q_wr_q] <= {cmd_count_q, cmd_pc_q};
-    end
-    assign q_head = q_mem[q_rd_q];
+  // The incrementer's visits go round all slots, whatever else happens.
+  always_ff @(posedge clk) begin
+    if (rst) slot_q <= '0;
+    else slot_q <= slot_q + PERF_LANE_BITS'(1);
   end
+
+  // The launch queue's storage: written, never reset; LUT RAM where there is some. (Two
+  // entries in flip-flops took fewer LUT4s on the Tang Nano 20K but more slices: a flip-flop
+  // fed by a flip-flop still takes a LUT position there; docs/FPGA.md.)
+  logic [95:0] q_mem [CMDQ_DEPTH];
+  always_ff @(posedge clk) begin
+    if (q_push) q_mem[q_wr_q] <= {cmd_count_q, cmd_pc_q};
+  end
+  assign q_head = q_mem[q_rd_q];
 
   // ---- Assertions --------------------------------------------------------------------------
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
     if (!rst) begin
       assert (!(q_pop && q_empty)) else $error("regs: launch from an empty queue");
+    end
+    if (!rst && !do_clear_counters) begin
+      for (int i = 0; i < NPERF; i++) begin
+        assert (!(pend_q[i] && carry[i] && slot_q != PERF_LANE_BITS'(i)))
+        else $error("regs: counter %0d wrapped its low %0d bits twice between two visits", i, PLO_W);
+      end
     end
   end
 `endif
