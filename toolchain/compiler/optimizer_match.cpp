@@ -52,6 +52,12 @@ bool MatchGradient(const Instruction* gradient, Update& u) {
 // UniformConstant): the optimizers' hyperparameters.
 const auto kIsSplat = [](const Instruction* i) { return UniformConstant(*i).has_value(); };
 
+// Both optimizers end in p' = p − step, for an f32 matrix (weights) or vector (a bias).
+bool SubtractsFrom(const Instruction* new_parameter, const Instruction* parameter) {
+  return new_parameter->opcode == Opcode::kSubtract && new_parameter->operands[0] == parameter &&
+         (IsF32Matrix(parameter) || IsF32Vector(parameter));
+}
+
 }  // namespace
 
 // p' = p − (m' ·lr), m' = (m·mu) + g.
@@ -59,10 +65,7 @@ std::optional<Update> MatchSgd(const Instruction* new_parameter, const Instructi
   Update u;
   u.parameter = parameter;
   u.new_parameter = new_parameter;
-  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter ||
-      !(IsF32Matrix(parameter) || IsF32Vector(parameter))) {
-    return std::nullopt;
-  }
+  if (!SubtractsFrom(new_parameter, parameter)) return std::nullopt;
   const auto step = Split(new_parameter->operands[1], Opcode::kMultiply, [](const Instruction* i) { return !kIsSplat(i); });
   if (!step || !kIsSplat(step->second)) return std::nullopt;
   u.learning_rate = *UniformConstant(*step->second);
@@ -89,10 +92,7 @@ std::optional<Update> MatchAdam(const Instruction* new_parameter, const Instruct
   u.kind = Update::Kind::kAdam;
   u.parameter = parameter;
   u.new_parameter = new_parameter;
-  if (new_parameter->opcode != Opcode::kSubtract || new_parameter->operands[0] != parameter ||
-      !(IsF32Matrix(parameter) || IsF32Vector(parameter))) {
-    return std::nullopt;
-  }
+  if (!SubtractsFrom(new_parameter, parameter)) return std::nullopt;
   const Instruction* quotient = new_parameter->operands[1];
   if (quotient->opcode != Opcode::kDivide) return std::nullopt;
   const auto replaces_a_parameter = [&](const Instruction* i) {

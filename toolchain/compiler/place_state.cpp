@@ -185,6 +185,84 @@ bool KeepsElementOrder(const Instruction* i) {
          std::adjacent_find(i->dimensions.begin(), i->dimensions.end()) == i->dimensions.end();
 }
 
+// Who reads each value of the entry: host steps (by instruction, the root included), device
+// steps by input binding (step, input) and by epilogue term (steps); each device step by the
+// value it computes last.
+struct Readers {
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> host;
+  std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> device_bindings;
+  std::unordered_map<std::string, std::vector<std::size_t>> epilogue_steps;
+  std::unordered_map<std::string, std::size_t> device_step_of;  // covers.back() -> step
+};
+
+// Nothing when a step is a loop or a conditional, whose reads are not tracked here.
+std::optional<Readers> FindReaders(const CompiledModel& model) {
+  const hlo::Computation& entry = *model.module->entry;
+  Readers readers;
+  for (std::size_t s = 0; s < model.steps.size(); ++s) {
+    const Step& step = model.steps[s];
+    if (step.kind == Step::Kind::kHost) {
+      const Instruction* i = entry.Find(step.instruction);
+      for (const Instruction* operand : i->operands) readers.host[operand].push_back(i);
+    } else if (step.kind == Step::Kind::kDevice) {
+      for (std::size_t b = 0; b < step.device->inputs.size(); ++b) {
+        readers.device_bindings[step.device->inputs[b].value].push_back({s, b});
+      }
+      for (const EpilogueTerm& term : step.device->epilogue) readers.epilogue_steps[term.operand].push_back(s);
+      readers.device_step_of[step.device->covers.back()] = s;
+    } else {
+      return std::nullopt;
+    }
+  }
+  for (const Instruction* operand : entry.root->operands) readers.host[operand].push_back(entry.root);
+  return readers;
+}
+
+// A bias's readers besides its update: the copies that keep its elements in order (reshapes,
+// broadcasts that add unit dimensions) and the drains that start from it alone, replicated
+// over their rows ([N/C, rows, C], lower_dot_conv.cpp): (step, its bias input).
+struct BiasReaders {
+  std::vector<const Instruction*> copies;
+  std::vector<std::pair<std::size_t, std::size_t>> drains;
+};
+
+// Nothing when anything else reads the bias or a copy of it, or no drain does.
+std::optional<BiasReaders> FindBiasDrains(const Update& u, const Readers& readers, const CompiledModel& model,
+                                          const Config& config) {
+  const auto n = static_cast<std::uint64_t>(u.parameter->shape.dims[0]);
+  const std::uint64_t blocks = (n + config.cols - 1) / config.cols;
+  BiasReaders found;
+  std::vector<const Instruction*> todo{u.parameter};
+  while (!todo.empty()) {
+    const Instruction* value = todo.back();
+    todo.pop_back();
+    if (readers.device_bindings.contains(value->name)) return std::nullopt;
+    if (const auto it = readers.host.find(value); it != readers.host.end()) {
+      for (const Instruction* reader : it->second) {
+        if (value == u.parameter && reader == u.new_parameter) continue;
+        if (reader == model.module->entry->root || !KeepsElementOrder(reader)) return std::nullopt;
+        found.copies.push_back(reader);
+        todo.push_back(reader);
+      }
+    }
+    if (const auto it = readers.epilogue_steps.find(value->name); it != readers.epilogue_steps.end()) {
+      for (const std::size_t step : it->second) {
+        const DeviceStep& drain = *model.steps[step].device;
+        const auto bias = std::find_if(drain.inputs.begin(), drain.inputs.end(),
+                                       [](const Binding& b) { return b.kind == Binding::Kind::kBias; });
+        if (drain.epilogue.size() != 1 || drain.epilogue[0].op != EpilogueTerm::Op::kAdd || bias == drain.inputs.end() ||
+            bias->dtype != image::DataType::kFp32 || bias->shape.size() != 3 || bias->shape[0] != blocks ||
+            bias->shape[2] != config.cols) {
+          return std::nullopt;
+        }
+        found.drains.push_back({step, static_cast<std::size_t>(bias - drain.inputs.begin())});
+      }
+    }
+  }
+  if (found.drains.empty()) return std::nullopt;
+  return found;
+}
+
 }  // namespace
 
 void PlaceStateUpdates(CompiledModel& model, const Config& config) {
@@ -203,28 +281,13 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
     aliases.emplace_back(root->operands[output], parameters[parameter]);
     alias_of_output[root->operands[output]] = parameters[parameter];
   }
-  // Who reads each value: host steps (by instruction) and device steps (by binding or epilogue).
-  std::unordered_map<const Instruction*, std::vector<const Instruction*>> host_readers;
-  std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> device_bindings;  // step, input
-  std::unordered_map<std::string, std::size_t> epilogue_reads, device_step_of;  // covers.back() -> step
-  std::unordered_map<std::string, std::vector<std::size_t>> epilogue_steps;      // operand -> steps
-  for (std::size_t s = 0; s < model.steps.size(); ++s) {
-    const Step& step = model.steps[s];
-    if (step.kind == Step::Kind::kHost) {
-      const Instruction* i = entry.Find(step.instruction);
-      for (const Instruction* operand : i->operands) host_readers[operand].push_back(i);
-    } else if (step.kind == Step::Kind::kDevice) {
-      for (std::size_t b = 0; b < step.device->inputs.size(); ++b) device_bindings[step.device->inputs[b].value].push_back({s, b});
-      for (const EpilogueTerm& term : step.device->epilogue) {
-        ++epilogue_reads[term.operand];
-        epilogue_steps[term.operand].push_back(s);
-      }
-      device_step_of[step.device->covers.back()] = s;
-    } else {
-      return;  // a loop or conditional reads values in ways not tracked here: keep the state on the host
-    }
-  }
-  for (const Instruction* operand : root->operands) host_readers[operand].push_back(root);
+  std::optional<Readers> found = FindReaders(model);
+  if (!found) return;  // a loop or conditional reads values in ways not tracked here: keep the state on the host
+  const Readers& readers = *found;
+  const auto& host_readers = readers.host;
+  const auto& device_bindings = readers.device_bindings;
+  const auto& epilogue_steps = readers.epilogue_steps;
+  const auto& device_step_of = readers.device_step_of;
 
   std::unordered_set<std::string> removed;
   std::vector<std::pair<std::size_t, Binding>> rebound;  // (step, the state binding), parallel to rebound_at
@@ -245,7 +308,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
           if (!inside.contains(reader) && !(root_may_read && reader == root)) return false;
         }
       }
-      return !device_bindings.contains(value->name) && !epilogue_reads.contains(value->name);
+      return !device_bindings.contains(value->name) && !epilogue_steps.contains(value->name);
     };
     bool private_chain = true;
     for (const Instruction* i : u->chain) {
@@ -264,40 +327,12 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       }
     };
     if (u->host_gradient != nullptr) {
-      // A bias. Its other readers: copies that keep its elements in order (reshapes, broadcasts
-      // that add unit dimensions), ending in the bias terms of device drains that start from
-      // it alone, replicated over their rows ([N/C, rows, C], lower_dot_conv.cpp).
+      // A bias, read otherwise only on the way to drains that start from it (FindBiasDrains).
       if (!private_chain) continue;
-      const auto n = static_cast<std::uint64_t>(u->parameter->shape.dims[0]);
-      const std::uint64_t blocks = (n + config.cols - 1) / config.cols;
-      std::vector<const Instruction*> copies, todo{u->parameter};
-      std::vector<std::pair<std::size_t, std::size_t>> drains;  // (step, its bias input)
-      bool movable = true;
-      while (movable && !todo.empty()) {
-        const Instruction* value = todo.back();
-        todo.pop_back();
-        movable = !device_bindings.contains(value->name);
-        if (const auto it = host_readers.find(value); movable && it != host_readers.end()) {
-          for (const Instruction* reader : it->second) {
-            if (value == u->parameter && reader == u->new_parameter) continue;
-            movable = movable && reader != root && KeepsElementOrder(reader);
-            copies.push_back(reader);
-            todo.push_back(reader);
-          }
-        }
-        if (const auto it = epilogue_steps.find(value->name); movable && it != epilogue_steps.end()) {
-          for (const std::size_t step : it->second) {
-            const DeviceStep& drain = *model.steps[step].device;
-            const auto bias = std::find_if(drain.inputs.begin(), drain.inputs.end(),
-                                           [](const Binding& b) { return b.kind == Binding::Kind::kBias; });
-            movable = movable && drain.epilogue.size() == 1 && drain.epilogue[0].op == EpilogueTerm::Op::kAdd &&
-                      bias != drain.inputs.end() && bias->dtype == image::DataType::kFp32 && bias->shape.size() == 3 &&
-                      bias->shape[0] == blocks && bias->shape[2] == config.cols;
-            if (movable) drains.push_back({step, static_cast<std::size_t>(bias - drain.inputs.begin())});
-          }
-        }
-      }
-      if (!movable || drains.empty()) continue;
+      const std::optional<BiasReaders> bias = FindBiasDrains(*u, readers, model, config);
+      if (!bias) continue;
+      const auto& [copies, drains] = *bias;
+      const std::uint64_t blocks = (static_cast<std::uint64_t>(u->parameter->shape.dims[0]) + config.cols - 1) / config.cols;
       std::vector<std::vector<std::uint64_t>> replicas;  // one per shape the drains read
       for (const auto& [step, input] : drains) {
         const std::vector<std::uint64_t>& shape = model.steps[step].device->inputs[input].shape;
@@ -330,7 +365,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
                     model.steps[dot_step->second].device->covers.size() == 1;
     // The parameter: read by the subtraction and by device dots as column-blocked weights only.
     const auto host = host_readers.find(u->parameter);
-    private_chain = private_chain && !epilogue_reads.contains(u->parameter->name) &&
+    private_chain = private_chain && !epilogue_steps.contains(u->parameter->name) &&
                     (host == host_readers.end() ||
                      std::all_of(host->second.begin(), host->second.end(), [&](const Instruction* r) { return r == u->new_parameter; }));
     const auto weights = device_bindings.find(u->parameter->name);
