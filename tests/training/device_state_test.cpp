@@ -210,25 +210,34 @@ TEST(DeviceState, AdamKeepsBothMomentsOnTheDeviceBitIdentically) {
 
 class Cnns : public ::testing::TestWithParam<std::string> {};
 
-// The CNNs' dense layer and every bias (the convolutions' too: their drains start from them)
-// keep their state on the device; the convolutions' weights stay on the host (their gradients
-// are convolutions, not dots over the batch).
-TEST_P(Cnns, KeepTheDenseLayerAndTheBiasesOnTheDeviceBitIdentically) {
+// The CNNs' dense layer, every bias (the convolutions' too: their drains start from them) and the
+// first convolution's weights keep their state on the device. The first convolution's gradient is
+// a convolution over the batch that the update takes as an input in the layout the forward
+// convolution loads. The second convolution's weights stay on the host: the input gradient's
+// convolution reads them reversed, a layout no binding expresses.
+TEST_P(Cnns, KeepTheDenseLayerTheBiasesAndTheFirstConvolutionOnTheDeviceBitIdentically) {
   const std::string model = GetParam();
   const auto host_step = CompileFixture(model + "_step.hlo");
   const auto device_step = CompileFixture(model + "_step.hlo", "small", true);
-  // The dense layer's weights in two layouts, its bias and the two convolutions' biases.
-  EXPECT_EQ(UpdateSteps(*device_step), 5u);
+  // The dense layer's weights in two layouts, its bias, the two convolutions' biases and the
+  // first convolution's weights.
+  EXPECT_EQ(UpdateSteps(*device_step), 6u);
   std::set<std::string> biases;  // the parameters held as replicated biases
+  std::vector<std::string> kernels;
   for (const compiler::StateTensor& t : device_step->state_tensors) {
     if (t.layout.kind == compiler::Binding::Kind::kBias) biases.insert(t.layout.value);
+    if (t.layout.shape.size() == 5) kernels.push_back(t.name);
   }
   EXPECT_EQ(biases.size(), 3u);
-  const auto batches = FirstBatches(*host_step, 2);
+  // Its value, momentum and bf16 copy, in the forward convolution's layout ([KH,KW,Cin,Cout]).
+  EXPECT_THAT(kernels, ::testing::UnorderedElementsAre(::testing::EndsWith(" fp32 [0,1,2,3]"),
+                                                       ::testing::EndsWith(" fp32 [0,1,2,3]"),
+                                                       ::testing::EndsWith(" weights [0,1,2,3]")));
+  const auto batches = FirstBatches(*host_step, 3);
   Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
   TrainingSession host(host_step, a, LoadState(model));
   TrainingSession resident(device_step, b, LoadState(model));
-  EXPECT_EQ(resident.device_state_values(), 8u);  // w, b and the two convolutions' biases, with their momenta
+  EXPECT_EQ(resident.device_state_values(), 10u);  // w, b, the convolutions' biases, w0, with their momenta
   for (const auto& batch : batches) EXPECT_EQ(resident.Step(batch).metrics, host.Step(batch).metrics);
   for (std::size_t i = 0; i < host.state().size(); ++i) {
     EXPECT_EQ(resident.state()[i].values, host.state()[i].values) << "state value " << i;

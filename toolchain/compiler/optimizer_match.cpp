@@ -12,6 +12,8 @@ namespace {
 
 bool IsF32Matrix(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 2; }
 bool IsF32Vector(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 1; }
+// Convolution weights, [KH, KW, Cin, Cout] in some order.
+bool IsF32Kernel(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 4; }
 
 // `i` = op(x, y) with x satisfying `first`: (x, y); either operand order.
 template <class Predicate>
@@ -25,10 +27,11 @@ std::optional<std::pair<const Instruction*, const Instruction*>> Split(const Ins
 
 // The gradient g: a dot over the batch (dimension 0 of both operands), or its transpose, shaped
 // as the parameter. Sets the update's dot, rows and cols and adds the transpose to the chain.
-// A bias's gradient (a sum over the batch, on the host like the rest of its backward pass) is
-// any f32 value of its shape: the update step reads it as an input.
+// A bias's gradient (a sum over the batch, on the host like the rest of its backward pass) and a
+// convolution's (a convolution over the batch, which the update does not recompute) are any f32
+// value of the parameter's shape: the update step reads it as an input.
 bool MatchGradient(const Instruction* gradient, Update& u) {
-  if (IsF32Vector(u.parameter)) {
+  if (IsF32Vector(u.parameter) || IsF32Kernel(u.parameter)) {
     if (gradient->shape.type != hlo::ElementType::kF32 || gradient->shape.dims != u.parameter->shape.dims) return false;
     u.host_gradient = gradient;
     return true;
@@ -52,10 +55,11 @@ bool MatchGradient(const Instruction* gradient, Update& u) {
 // UniformConstant): the optimizers' hyperparameters.
 const auto kIsSplat = [](const Instruction* i) { return UniformConstant(*i).has_value(); };
 
-// Both optimizers end in p' = p − step, for an f32 matrix (weights) or vector (a bias).
+// Both optimizers end in p' = p − step, for an f32 matrix (weights), vector (a bias) or rank-4
+// array (convolution weights).
 bool SubtractsFrom(const Instruction* new_parameter, const Instruction* parameter) {
   return new_parameter->opcode == Opcode::kSubtract && new_parameter->operands[0] == parameter &&
-         (IsF32Matrix(parameter) || IsF32Vector(parameter));
+         (IsF32Matrix(parameter) || IsF32Vector(parameter) || IsF32Kernel(parameter));
 }
 
 }  // namespace

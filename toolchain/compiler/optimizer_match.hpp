@@ -20,7 +20,7 @@ struct Update {
   std::vector<const hlo::Instruction*> moments, new_moments;  // SGD: m; Adam: m, v (each replaced by its new value)
   const hlo::Instruction* dot = nullptr;                       // the gradient's dot (weights)
   const hlo::Instruction *rows = nullptr, *cols = nullptr;     // g[i][j] = Σ_b rows[b][i] · cols[b][j]
-  const hlo::Instruction* host_gradient = nullptr;             // a bias's gradient, computed on the host
+  const hlo::Instruction* host_gradient = nullptr;             // a bias's or a convolution's gradient, an input
   // What the update steps compute instead of the host (besides the dot), the splats included.
   std::vector<const hlo::Instruction*> chain;
   double mu = 0, learning_rate = 0;  // SGD
@@ -33,7 +33,7 @@ using AliasMap = std::unordered_map<const hlo::Instruction*, const hlo::Instruct
 // The update of `parameter` whose new value is `new_parameter` (its root operand), or nothing
 // when the chain is not SGD with momentum (MatchSgd) or Adam (MatchAdam) as place_state.cpp's
 // header writes them, or its gradient is neither a dot over the batch (or its transpose) nor,
-// for a vector, a value of its shape.
+// for a vector or convolution weights, a value of its shape.
 std::optional<Update> MatchSgd(const hlo::Instruction* new_parameter, const hlo::Instruction* parameter,
                                const AliasMap& alias_of_output);
 std::optional<Update> MatchAdam(const hlo::Instruction* new_parameter, const hlo::Instruction* parameter,

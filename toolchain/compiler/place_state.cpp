@@ -129,47 +129,57 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
   return step;
 }
 
-// The update step of a bias: its gradient (from the host) in, the update on its rows
-// ([ceil(n/C), 1, C]), and each replicated copy that device drains start from ([ceil(n/C), rows,
-// C], one per shape they read) updated with it, so no drain needs the host's replication.
-DeviceStep LowerBiasUpdate(const Update& u, const std::vector<std::vector<std::uint64_t>>& replicas, const Config& config) {
+// The update step of a parameter whose gradient is an input (computed before it, on the host or
+// by a device step): the gradient in, the update, and the copies. For a bias (`layout` {0}), its
+// rows [ceil(n/C), 1, C] and each replicated copy that device drains start from
+// ([ceil(n/C), rows, C], one per shape they read), so no drain needs the host's replication. For
+// convolution weights, the tensors in the layout one convolution reads them
+// ([ceil(Cout/C), KH, KW, Cin, C] in that reader's order; `layout` its permutation) and the
+// element-type copy it loads.
+DeviceStep LowerInputGradientUpdate(const Update& u, const std::vector<std::int64_t>& layout,
+                                    const std::vector<std::uint64_t>& shape,
+                                    const std::vector<std::vector<std::uint64_t>>& replicas, const Config& config) {
   const bool adam = u.kind == Update::Kind::kAdam;
-  const auto n = static_cast<std::uint64_t>(u.parameter->shape.dims.at(0));
+  const bool bias = u.parameter->shape.Rank() == 1;
   const std::uint64_t c = config.cols;
-  const std::vector<std::uint64_t> rows{(n + c - 1) / c, 1, c};
   const char* name = adam ? "adam" : "sgd-momentum";
   codegen::ProgramBuilder builder(config);
-  const codegen::Tensor g = builder.AddInput("g", image::DataType::kFp32, rows);
-  const codegen::Tensor p = builder.AddInput("p", image::DataType::kFp32, rows);
-  const codegen::Tensor m = builder.AddInput("m", image::DataType::kFp32, rows);
+  const image::DataType element = builder.ElementType();
+  const codegen::Tensor g = builder.AddInput("g", image::DataType::kFp32, shape);
+  const codegen::Tensor p = builder.AddInput("p", image::DataType::kFp32, shape);
+  const codegen::Tensor m = builder.AddInput("m", image::DataType::kFp32, shape);
   const std::optional<codegen::Tensor> v =
-      adam ? std::optional(builder.AddInput("v", image::DataType::kFp32, rows)) : std::nullopt;
+      adam ? std::optional(builder.AddInput("v", image::DataType::kFp32, shape)) : std::nullopt;
   const std::optional<codegen::Tensor> step_size =
       adam ? std::optional(builder.AddInput("s", image::DataType::kFp32, {1})) : std::nullopt;
+  const std::optional<codegen::Tensor> w = bias ? std::nullopt : std::optional(builder.AddInput("w", element, shape));
   std::vector<codegen::Tensor> copies;
   for (std::size_t i = 0; i < replicas.size(); ++i) {
     copies.push_back(builder.AddInput(fmt::format("r{}", i), image::DataType::kFp32, replicas[i]));
   }
-  builder.BeginKernel(fmt::format("{} update of a bias, {} rows", name, rows[0]));
+  const std::uint64_t rows = g.Elements() / c;
+  builder.BeginKernel(fmt::format("{} update of {}, {} rows", name, bias ? "a bias" : "convolution weights", rows));
   if (adam) {
-    codegen::AdamUpdate(builder, p, m, *v, g, *step_size, {std::nullopt, copies}, u.adam);
+    codegen::AdamUpdate(builder, p, m, *v, g, *step_size, {w, copies}, u.adam);
   } else {
-    codegen::SgdMomentumUpdate(builder, p, m, g, {std::nullopt, copies}, static_cast<float>(u.mu),
-                               static_cast<float>(u.learning_rate));
+    codegen::SgdMomentumUpdate(builder, p, m, g, {w, copies}, static_cast<float>(u.mu), static_cast<float>(u.learning_rate));
   }
   DeviceStep step;
-  step.kernel = fmt::format("{} update {} [{}] (bias, {} replicated for the drains)", name, u.parameter->name, n,
-                            replicas.size());
+  step.kernel = bias ? fmt::format("{} update {} [{}] (bias, {} replicated for the drains)", name, u.parameter->name,
+                                   u.parameter->shape.dims[0], replicas.size())
+                     : fmt::format("{} update {} [{}] (convolution weights in layout [{}], gradient in)", name,
+                                   u.parameter->name, fmt::join(u.parameter->shape.dims, ","), fmt::join(layout, ","));
   using K = Binding::Kind;
-  // In the program's input order: g, p, m, [v, s,] the replicas.
-  step.inputs.push_back({K::kValue, u.host_gradient->name, {0}, image::DataType::kFp32, rows, c, 0});
-  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", {0}), {}, image::DataType::kFp32, rows});
+  // In the program's input order: g, p, m, [v, s,] [w,] the replicas.
+  step.inputs.push_back({K::kValue, u.host_gradient->name, layout, image::DataType::kFp32, shape, c, 0});
+  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", layout), {}, image::DataType::kFp32, shape});
   for (const Instruction* moment : u.moments) {
-    step.inputs.push_back({K::kState, StateName(*moment, "fp32", {0}), {}, image::DataType::kFp32, rows});
+    step.inputs.push_back({K::kState, StateName(*moment, "fp32", layout), {}, image::DataType::kFp32, shape});
   }
   if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
-  for (const std::vector<std::uint64_t>& shape : replicas) {
-    step.inputs.push_back({K::kState, ReplicaName(*u.parameter, shape), {}, image::DataType::kFp32, shape});
+  if (w) step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", layout), {}, element, shape});
+  for (const std::vector<std::uint64_t>& replica : replicas) {
+    step.inputs.push_back({K::kState, ReplicaName(*u.parameter, replica), {}, image::DataType::kFp32, replica});
   }
   FinishUpdateStep(u, step, builder, config);
   return step;
@@ -326,7 +336,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
         }
       }
     };
-    if (u->host_gradient != nullptr) {
+    if (u->parameter->shape.Rank() == 1) {
       // A bias, read otherwise only on the way to drains that start from it (FindBiasDrains).
       if (!private_chain) continue;
       const std::optional<BiasReaders> bias = FindBiasDrains(*u, readers, model, config);
@@ -354,16 +364,21 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
                                        {Binding::Kind::kBias, u->parameter->name, {0}, image::DataType::kFp32, shape, config.cols, 0},
                                        ""});
       }
-      updates.push_back(std::make_shared<const DeviceStep>(LowerBiasUpdate(*u, replicas, config)));
+      updates.push_back(std::make_shared<const DeviceStep>(LowerInputGradientUpdate(*u, {0}, rows, replicas, config)));
       for (const Instruction* copy : copies) removed.insert(copy->name);
       remove_chain();
       continue;
     }
-    private_chain = private_chain && private_value(u->dot, false);
-    const auto dot_step = device_step_of.find(u->dot->name);
-    private_chain = private_chain && dot_step != device_step_of.end() &&
-                    model.steps[dot_step->second].device->covers.size() == 1;
-    // The parameter: read by the subtraction and by device dots as column-blocked weights only.
+    // Weights: read by the subtraction and by device dots (matrices) or convolutions (rank 4) as
+    // column-blocked bf16 weights only; a dot's gradient is recomputed in each layout the dots
+    // read, a convolution's comes in.
+    const bool convolution = u->parameter->shape.Rank() == 4;
+    if (!convolution) {
+      private_chain = private_chain && private_value(u->dot, false);
+      const auto dot_step = device_step_of.find(u->dot->name);
+      private_chain = private_chain && dot_step != device_step_of.end() &&
+                      model.steps[dot_step->second].device->covers.size() == 1;
+    }
     const auto host = host_readers.find(u->parameter);
     private_chain = private_chain && !epilogue_steps.contains(u->parameter->name) &&
                     (host == host_readers.end() ||
@@ -371,25 +386,32 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
     const auto weights = device_bindings.find(u->parameter->name);
     private_chain = private_chain && weights != device_bindings.end();
     if (!private_chain) continue;
-    std::vector<std::vector<std::int64_t>> layouts;
+    std::vector<const Binding*> layouts;  // the first reader of each permutation
     bool blocked = true;
     for (const auto& [s, b] : weights->second) {
       const Binding& binding = model.steps[s].device->inputs[b];
+      const std::vector<std::int64_t>& order = binding.permutation;
       blocked = blocked && binding.kind == Binding::Kind::kValue && binding.block_columns == config.cols &&
                 binding.block_outer == 0 && binding.dtype == image::DataType::kBf16 &&
-                (binding.permutation == std::vector<std::int64_t>{0, 1} || binding.permutation == std::vector<std::int64_t>{1, 0});
-      if (blocked && std::find(layouts.begin(), layouts.end(), binding.permutation) == layouts.end()) layouts.push_back(binding.permutation);
+                (convolution ? order.size() == 4 && binding.shape.size() == 5
+                             : order == std::vector<std::int64_t>{0, 1} || order == std::vector<std::int64_t>{1, 0});
+      if (blocked && std::none_of(layouts.begin(), layouts.end(), [&](const Binding* l) { return l->permutation == order; })) {
+        layouts.push_back(&binding);
+      }
     }
     if (!blocked) continue;
-    for (const std::vector<std::int64_t>& layout : layouts) {
-      const auto dims = [&](const Instruction& value) {
-        const auto k = static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(layout[0])]);
-        const auto n = static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(layout[1])]);
-        return std::vector<std::uint64_t>{(n + config.cols - 1) / config.cols, k, config.cols};
-      };
+    for (const Binding* reader : layouts) {
+      const std::vector<std::int64_t>& layout = reader->permutation;
+      // A dot's tensors [ceil(N/C), K, C]; a convolution's as its reader loads them.
+      std::vector<std::uint64_t> shape = reader->shape;
+      if (!convolution) {
+        const auto k = static_cast<std::uint64_t>(u->parameter->shape.dims[static_cast<std::size_t>(layout[0])]);
+        const auto n = static_cast<std::uint64_t>(u->parameter->shape.dims[static_cast<std::size_t>(layout[1])]);
+        shape = {(n + config.cols - 1) / config.cols, k, config.cols};
+      }
       const auto state = [&](const Instruction& value, std::string_view what, image::DataType dtype, const Instruction* out) {
         model.state_tensors.push_back({StateName(value, what, layout),
-                                       {Binding::Kind::kValue, value.name, layout, dtype, dims(value), config.cols, 0},
+                                       {Binding::Kind::kValue, value.name, layout, dtype, shape, config.cols, 0},
                                        out != nullptr ? out->name : ""});
       };
       state(*u->parameter, "fp32", image::DataType::kFp32, u->new_parameter);
@@ -397,7 +419,8 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
         state(*u->moments[i], "fp32", image::DataType::kFp32, u->new_moments[i]);
       }
       state(*u->parameter, "weights", image::DataType::kBf16, nullptr);
-      updates.push_back(std::make_shared<const DeviceStep>(LowerUpdate(*u, layout, config)));
+      updates.push_back(std::make_shared<const DeviceStep>(convolution ? LowerInputGradientUpdate(*u, layout, shape, {}, config)
+                                                                       : LowerUpdate(*u, layout, config)));
     }
     for (const auto& [s, b] : weights->second) {
       const Binding& binding = model.steps[s].device->inputs[b];
@@ -405,7 +428,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       rebound.push_back({s, {Binding::Kind::kState, StateName(*u->parameter, "weights", binding.permutation), {},
                              binding.dtype, binding.shape}});
     }
-    removed.insert(u->dot->name);
+    if (!convolution) removed.insert(u->dot->name);
     remove_chain();
   }
   if (updates.empty()) return;
