@@ -348,6 +348,25 @@ std::vector<double> Permute(const std::vector<double>& data, const std::vector<s
   return out;
 }
 
+std::vector<double> Reverse(const std::vector<double>& data, const std::vector<std::int64_t>& dims,
+                            const std::vector<std::int64_t>& reversed) {
+  if (reversed.empty()) return data;
+  std::vector<bool> flip(dims.size(), false);
+  for (std::int64_t d : reversed) flip.at(static_cast<std::size_t>(d)) = true;
+  const std::vector<std::int64_t> strides = hlo::RowMajorStrides(dims);
+  std::vector<double> out(data.size());
+  for (std::size_t n = 0; n < out.size(); ++n) {
+    std::int64_t source = 0, rest = static_cast<std::int64_t>(n);
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      const std::int64_t index = rest / strides[d];
+      rest %= strides[d];
+      source += (flip[d] ? dims[d] - 1 - index : index) * strides[d];
+    }
+    out[n] = data[static_cast<std::size_t>(source)];
+  }
+  return out;
+}
+
 std::vector<double> ReplicatedBias(const std::vector<double>& bias, const std::vector<std::uint64_t>& shape) {
   const std::uint64_t rows = shape.at(1), cols = shape.at(2);
   std::vector<double> data(shape.at(0) * rows * cols, 0.0);
@@ -367,7 +386,8 @@ std::vector<std::uint8_t> EncodeValue(const Binding& binding, const hlo::Literal
     }
     return ElementBytes(binding.dtype, ReplicatedBias(value.values, binding.shape));
   }
-  std::vector<double> data = Permute(value.values, value.shape.dims, binding.permutation);
+  std::vector<double> data =
+      Permute(Reverse(value.values, value.shape.dims, binding.reversed), value.shape.dims, binding.permutation);
   std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
   for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));
   return ElementBytes(binding.dtype, BlockColumns(binding, std::move(data), dims));
@@ -385,7 +405,7 @@ hlo::Literal DecodeValue(const Binding& binding, const std::vector<std::uint8_t>
   }
   data = UnblockColumns(binding, std::move(data), unsigned_dims);
   hlo::Literal value(shape);
-  value.values = Permute(data, permuted_dims, Inverse(binding.permutation));
+  value.values = Reverse(Permute(data, permuted_dims, Inverse(binding.permutation)), shape.dims, binding.reversed);
   hlo::RoundAll(shape.type, value.values);
   return value;
 }

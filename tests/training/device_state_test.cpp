@@ -6,6 +6,7 @@
 // their gradients no longer come up (bytes counted on a link wrapped around the golden model's).
 #include <gmock/gmock.h>
 
+#include <cstring>
 #include <iostream>
 #include <set>
 
@@ -208,37 +209,78 @@ TEST(DeviceState, AdamKeepsBothMomentsOnTheDeviceBitIdentically) {
             << " bytes through the link, " << last.stats.cycles << " cycles\n";
 }
 
+// A binding that reads a value's dimensions reversed before permuting them (the input
+// gradient's view of a convolution's weights, [KH,KW,Cin,Cout] -> [KH,KW,Cout,Cin] reversed in
+// KH and KW): each device element from the value's mirrored position, and back.
+TEST(DeviceState, ABindingReadsAValueReversedAndBack) {
+  const hlo::Shape shape{hlo::ElementType::kF32, {2, 3, 1, 2}};
+  hlo::Literal value(shape);
+  for (std::size_t i = 0; i < value.values.size(); ++i) value.values[i] = static_cast<double>(i);
+  const compiler::Binding binding{compiler::Binding::Kind::kValue, "w", {0, 1, 3, 2}, image::DataType::kFp32,
+                                  {2, 3, 2, 1}, 0, 0, {0, 1}};
+  const std::vector<std::uint8_t> bytes = EncodeValue(binding, value);
+  ASSERT_EQ(bytes.size(), 12u * 4u);
+  for (std::size_t kh = 0; kh < 2; ++kh) {
+    for (std::size_t kw = 0; kw < 3; ++kw) {
+      for (std::size_t co = 0; co < 2; ++co) {
+        float device = 0;
+        std::memcpy(&device, &bytes[((kh * 3 + kw) * 2 + co) * 4], 4);
+        // value[1 - kh][2 - kw][0][co], row-major [2, 3, 1, 2]
+        EXPECT_EQ(device, static_cast<float>(((1 - kh) * 3 + (2 - kw)) * 2 + co)) << kh << "," << kw << "," << co;
+      }
+    }
+  }
+  EXPECT_EQ(DecodeValue(binding, bytes, shape).values, value.values);
+}
+
 class Cnns : public ::testing::TestWithParam<std::string> {};
 
-// The CNNs' dense layer, every bias (the convolutions' too: their drains start from them) and the
-// first convolution's weights keep their state on the device. The first convolution's gradient is
-// a convolution over the batch that the update takes as an input in the layout the forward
-// convolution loads. The second convolution's weights stay on the host: the input gradient's
-// convolution reads them reversed, a layout no binding expresses.
-TEST_P(Cnns, KeepTheDenseLayerTheBiasesAndTheFirstConvolutionOnTheDeviceBitIdentically) {
+// Every parameter of the CNNs keeps its state on the device: the dense layer, every bias (the
+// convolutions' too: their drains start from them) and both convolutions' weights. A
+// convolution's gradient is a convolution over the batch that the update takes as an input, in
+// each layout the convolutions load: the forward's, and for the second convolution also the
+// input gradient's, which reads the weights spatially reversed with Cin and Cout swapped.
+TEST_P(Cnns, KeepEveryParameterOnTheDeviceBitIdentically) {
   const std::string model = GetParam();
   const auto host_step = CompileFixture(model + "_step.hlo");
   const auto device_step = CompileFixture(model + "_step.hlo", "small", true);
-  // The dense layer's weights in two layouts, its bias, the two convolutions' biases and the
-  // first convolution's weights.
-  EXPECT_EQ(UpdateSteps(*device_step), 6u);
+  // The dense layer's weights in two layouts, the three biases, the first convolution's weights
+  // in one layout and the second's in two.
+  EXPECT_EQ(UpdateSteps(*device_step), 8u);
   std::set<std::string> biases;  // the parameters held as replicated biases
   std::vector<std::string> kernels;
   for (const compiler::StateTensor& t : device_step->state_tensors) {
     if (t.layout.kind == compiler::Binding::Kind::kBias) biases.insert(t.layout.value);
-    if (t.layout.shape.size() == 5) kernels.push_back(t.name);
+    if (t.layout.shape.size() == 5) kernels.push_back(t.name.substr(t.name.find(' ') + 1));
   }
   EXPECT_EQ(biases.size(), 3u);
-  // Its value, momentum and bf16 copy, in the forward convolution's layout ([KH,KW,Cin,Cout]).
-  EXPECT_THAT(kernels, ::testing::UnorderedElementsAre(::testing::EndsWith(" fp32 [0,1,2,3]"),
-                                                       ::testing::EndsWith(" fp32 [0,1,2,3]"),
-                                                       ::testing::EndsWith(" weights [0,1,2,3]")));
+  // Value, momentum and bf16 copy in each layout: [KH,KW,Cin,Cout], and [KH,KW,Cout,Cin] reversed.
+  EXPECT_THAT(kernels, ::testing::UnorderedElementsAre(
+                           "fp32 [0,1,2,3]", "fp32 [0,1,2,3]", "weights [0,1,2,3]",  // the first convolution
+                           "fp32 [0,1,2,3]", "fp32 [0,1,2,3]", "weights [0,1,2,3]",  // the second
+                           "fp32 [0,1,3,2] reversed [0,1]", "fp32 [0,1,3,2] reversed [0,1]",
+                           "weights [0,1,3,2] reversed [0,1]"));
+  // No reverse of the weights is left to the host.
+  for (const compiler::Step& step : device_step->steps) {
+    if (step.kind == compiler::Step::Kind::kHost) {
+      EXPECT_NE(device_step->module->entry->Find(step.instruction)->opcode, hlo::Opcode::kReverse) << step.instruction;
+    }
+  }
   const auto batches = FirstBatches(*host_step, 3);
   Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
   TrainingSession host(host_step, a, LoadState(model));
   TrainingSession resident(device_step, b, LoadState(model));
-  EXPECT_EQ(resident.device_state_values(), 10u);  // w, b, the convolutions' biases, w0, with their momenta
-  for (const auto& batch : batches) EXPECT_EQ(resident.Step(batch).metrics, host.Step(batch).metrics);
+  EXPECT_EQ(resident.device_state_values(), 12u);  // every parameter and its momentum
+  StepResult last;
+  for (const auto& batch : batches) {
+    const StepResult host_result = host.Step(batch);
+    last = resident.Step(batch);
+    EXPECT_EQ(last.metrics, host_result.metrics);
+    std::cout << model << " per step: device state " << last.stats.operand_bytes + last.stats.result_bytes
+              << " bytes through the link, " << last.stats.cycles << " cycles; host state "
+              << host_result.stats.operand_bytes + host_result.stats.result_bytes << " bytes, " << host_result.stats.cycles
+              << " cycles\n";
+  }
   for (std::size_t i = 0; i < host.state().size(); ++i) {
     EXPECT_EQ(resident.state()[i].values, host.state()[i].values) << "state value " << i;
   }

@@ -52,6 +52,10 @@ struct Binding {
   // is then one contiguous DMA burst.
   std::uint64_t block_columns = 0;
   std::size_t block_outer = 0;
+  // Value dimensions read back to front, before the permutation (kValue; empty: none): a
+  // convolution's weights as the input gradient's convolution reads them, in a state tensor
+  // (place_state.cpp; model files do not store models with state tensors, so neither this).
+  std::vector<std::int64_t> reversed = {};
 };
 
 // The elements of `data` (a value transposed by `binding.permutation`, dims `dims`) in the

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,7 +38,12 @@ namespace {
 using hlo::Instruction;
 using hlo::Opcode;
 
-std::string StateName(const Instruction& parameter, std::string_view what, const std::vector<std::int64_t>& permutation) {
+// "params_0_.1 fp32 [0,1]"; with the dimensions a layout reverses, "params_2_.1 weights [0,1,3,2] reversed [0,1]".
+std::string StateName(const Instruction& parameter, std::string_view what, const std::vector<std::int64_t>& permutation,
+                      const std::vector<std::int64_t>& reversed = {}) {
+  if (!reversed.empty()) {
+    return fmt::format("{} {} [{}] reversed [{}]", parameter.name, what, fmt::join(permutation, ","), fmt::join(reversed, ","));
+  }
   return fmt::format("{} {} [{}]", parameter.name, what, fmt::join(permutation, ","));
 }
 
@@ -137,7 +143,7 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
 // ([ceil(Cout/C), KH, KW, Cin, C] in that reader's order; `layout` its permutation) and the
 // element-type copy it loads.
 DeviceStep LowerInputGradientUpdate(const Update& u, const std::vector<std::int64_t>& layout,
-                                    const std::vector<std::uint64_t>& shape,
+                                    const std::vector<std::int64_t>& reversed, const std::vector<std::uint64_t>& shape,
                                     const std::vector<std::vector<std::uint64_t>>& replicas, const Config& config) {
   const bool adam = u.kind == Update::Kind::kAdam;
   const bool bias = u.parameter->shape.Rank() == 1;
@@ -167,17 +173,18 @@ DeviceStep LowerInputGradientUpdate(const Update& u, const std::vector<std::int6
   DeviceStep step;
   step.kernel = bias ? fmt::format("{} update {} [{}] (bias, {} replicated for the drains)", name, u.parameter->name,
                                    u.parameter->shape.dims[0], replicas.size())
-                     : fmt::format("{} update {} [{}] (convolution weights in layout [{}], gradient in)", name,
-                                   u.parameter->name, fmt::join(u.parameter->shape.dims, ","), fmt::join(layout, ","));
+                     : fmt::format("{} update {} [{}] (convolution weights in layout [{}]{}, gradient in)", name,
+                                   u.parameter->name, fmt::join(u.parameter->shape.dims, ","), fmt::join(layout, ","),
+                                   reversed.empty() ? "" : fmt::format(" reversed [{}]", fmt::join(reversed, ",")));
   using K = Binding::Kind;
   // In the program's input order: g, p, m, [v, s,] [w,] the replicas.
-  step.inputs.push_back({K::kValue, u.host_gradient->name, layout, image::DataType::kFp32, shape, c, 0});
-  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", layout), {}, image::DataType::kFp32, shape});
+  step.inputs.push_back({K::kValue, u.host_gradient->name, layout, image::DataType::kFp32, shape, c, 0, reversed});
+  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", layout, reversed), {}, image::DataType::kFp32, shape});
   for (const Instruction* moment : u.moments) {
-    step.inputs.push_back({K::kState, StateName(*moment, "fp32", layout), {}, image::DataType::kFp32, shape});
+    step.inputs.push_back({K::kState, StateName(*moment, "fp32", layout, reversed), {}, image::DataType::kFp32, shape});
   }
   if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
-  if (w) step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", layout), {}, element, shape});
+  if (w) step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", layout, reversed), {}, element, shape});
   for (const std::vector<std::uint64_t>& replica : replicas) {
     step.inputs.push_back({K::kState, ReplicaName(*u.parameter, replica), {}, image::DataType::kFp32, replica});
   }
@@ -364,7 +371,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
                                        {Binding::Kind::kBias, u->parameter->name, {0}, image::DataType::kFp32, shape, config.cols, 0},
                                        ""});
       }
-      updates.push_back(std::make_shared<const DeviceStep>(LowerInputGradientUpdate(*u, {0}, rows, replicas, config)));
+      updates.push_back(std::make_shared<const DeviceStep>(LowerInputGradientUpdate(*u, {0}, {}, rows, replicas, config)));
       for (const Instruction* copy : copies) removed.insert(copy->name);
       remove_chain();
       continue;
@@ -379,29 +386,51 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       private_chain = private_chain && dot_step != device_step_of.end() &&
                       model.steps[dot_step->second].device->covers.size() == 1;
     }
+    // Its reverses that device convolutions alone read: jax.grad's input gradient of a
+    // convolution reads the weights spatially reversed (rev(w), a host step otherwise), a layout
+    // of their own.
+    const auto read_by_convolutions_alone = [&](const Instruction* r) {
+      return convolution && r->opcode == Opcode::kReverse && !host_readers.contains(r) &&
+             !epilogue_steps.contains(r->name) && device_bindings.contains(r->name);
+    };
     const auto host = host_readers.find(u->parameter);
-    private_chain = private_chain && !epilogue_steps.contains(u->parameter->name) &&
-                    (host == host_readers.end() ||
-                     std::all_of(host->second.begin(), host->second.end(), [&](const Instruction* r) { return r == u->new_parameter; }));
-    const auto weights = device_bindings.find(u->parameter->name);
-    private_chain = private_chain && weights != device_bindings.end();
+    std::vector<const Instruction*> reverses;
+    if (host != host_readers.end()) {
+      for (const Instruction* r : host->second) {
+        if (r == u->new_parameter) continue;
+        if (!read_by_convolutions_alone(r)) private_chain = false;
+        reverses.push_back(r);
+      }
+    }
+    private_chain = private_chain && !epilogue_steps.contains(u->parameter->name);
+    // The weight readers: (step, input, the dimensions they read reversed).
+    std::vector<std::tuple<std::size_t, std::size_t, std::vector<std::int64_t>>> weight_readers;
+    if (const auto it = device_bindings.find(u->parameter->name); it != device_bindings.end()) {
+      for (const auto& [s, b] : it->second) weight_readers.emplace_back(s, b, std::vector<std::int64_t>{});
+    }
+    for (const Instruction* r : reverses) {
+      for (const auto& [s, b] : device_bindings.at(r->name)) weight_readers.emplace_back(s, b, r->dimensions);
+    }
+    private_chain = private_chain && !weight_readers.empty();
     if (!private_chain) continue;
-    std::vector<const Binding*> layouts;  // the first reader of each permutation
+    // The first reader of each layout (reversed dimensions, permutation).
+    std::vector<std::pair<const Binding*, std::vector<std::int64_t>>> layouts;
     bool blocked = true;
-    for (const auto& [s, b] : weights->second) {
+    for (const auto& [s, b, reversed_dims] : weight_readers) {
       const Binding& binding = model.steps[s].device->inputs[b];
       const std::vector<std::int64_t>& order = binding.permutation;
+      const std::vector<std::int64_t>& reversed = reversed_dims;  // a lambda cannot capture a structured binding in C++20
       blocked = blocked && binding.kind == Binding::Kind::kValue && binding.block_columns == config.cols &&
                 binding.block_outer == 0 && binding.dtype == image::DataType::kBf16 &&
                 (convolution ? order.size() == 4 && binding.shape.size() == 5
                              : order == std::vector<std::int64_t>{0, 1} || order == std::vector<std::int64_t>{1, 0});
-      if (blocked && std::none_of(layouts.begin(), layouts.end(), [&](const Binding* l) { return l->permutation == order; })) {
-        layouts.push_back(&binding);
-      }
+      const auto same = [&](const auto& l) { return l.first->permutation == order && l.second == reversed; };
+      if (blocked && std::none_of(layouts.begin(), layouts.end(), same)) layouts.emplace_back(&binding, reversed);
     }
     if (!blocked) continue;
-    for (const Binding* reader : layouts) {
+    for (const auto& [reader, reversed_dims] : layouts) {
       const std::vector<std::int64_t>& layout = reader->permutation;
+      const std::vector<std::int64_t>& reversed = reversed_dims;
       // A dot's tensors [ceil(N/C), K, C]; a convolution's as its reader loads them.
       std::vector<std::uint64_t> shape = reader->shape;
       if (!convolution) {
@@ -410,8 +439,8 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
         shape = {(n + config.cols - 1) / config.cols, k, config.cols};
       }
       const auto state = [&](const Instruction& value, std::string_view what, image::DataType dtype, const Instruction* out) {
-        model.state_tensors.push_back({StateName(value, what, layout),
-                                       {Binding::Kind::kValue, value.name, layout, dtype, shape, config.cols, 0},
+        model.state_tensors.push_back({StateName(value, what, layout, reversed),
+                                       {Binding::Kind::kValue, value.name, layout, dtype, shape, config.cols, 0, reversed},
                                        out != nullptr ? out->name : ""});
       };
       state(*u->parameter, "fp32", image::DataType::kFp32, u->new_parameter);
@@ -419,15 +448,16 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
         state(*u->moments[i], "fp32", image::DataType::kFp32, u->new_moments[i]);
       }
       state(*u->parameter, "weights", image::DataType::kBf16, nullptr);
-      updates.push_back(std::make_shared<const DeviceStep>(convolution ? LowerInputGradientUpdate(*u, layout, shape, {}, config)
-                                                                       : LowerUpdate(*u, layout, config)));
+      updates.push_back(std::make_shared<const DeviceStep>(
+          convolution ? LowerInputGradientUpdate(*u, layout, reversed, shape, {}, config) : LowerUpdate(*u, layout, config)));
     }
-    for (const auto& [s, b] : weights->second) {
+    for (const auto& [s, b, reversed] : weight_readers) {
       const Binding& binding = model.steps[s].device->inputs[b];
       rebound_at.push_back({s, b});
-      rebound.push_back({s, {Binding::Kind::kState, StateName(*u->parameter, "weights", binding.permutation), {},
+      rebound.push_back({s, {Binding::Kind::kState, StateName(*u->parameter, "weights", binding.permutation, reversed), {},
                              binding.dtype, binding.shape}});
     }
+    for (const Instruction* r : reverses) removed.insert(r->name);
     if (!convolution) removed.insert(u->dot->name);
     remove_chain();
   }
