@@ -2,10 +2,10 @@
 8x8 digits as HLO text, the data set, the initial state and JAX's own training on the CPU from
 the same initialization and the same batches (the reference `systole train` is checked against).
 
-    .venv/bin/python examples/training/make_fixtures.py [pool_cnn | loops]
+    .venv/bin/python examples/training/make_fixtures.py [pool_cnn | loops | cnn_adam]
 
-(with `pool_cnn`, only the pooled CNN's files are written, with `loops` only the loops' files;
-the others are left as they are)
+(with `pool_cnn`, only the pooled CNN's files are written, with `loops` only the loops' files,
+with `cnn_adam` only the CNN's Adam step and its initial state; the others are left as they are)
 
 Files (docs/TRAINING.md describes them):
   digits.npz               arr_0 … arr_3: x_train [1437, 64], y_train [1437, 10] (one-hot),
@@ -28,6 +28,9 @@ Files (docs/TRAINING.md describes them):
                            a CNN with a 2x2 max pool between its convolutions (3x3, 8 then 16
                            channels), SGD with momentum, CNN_EPOCHS epochs of reference: the
                            pool's gradient is select-and-scatter
+  cnn_adam_step.hlo,       the CNN's step with Adam, and its initial state (params, m, v, count):
+  cnn_adam_init.npz        no JAX run of its own; the convolutions' Adam update in device memory
+                           is checked against the host's update (device_state_test.cpp)
   mlp_sgd_loop.hlo,        several training steps in one program, as a `while` loop: the MLP's
   cnn_sgd_scan.hlo         SGD step LOOP_STEPS times in a `lax.fori_loop` over stacked batches
                            (params, momentum, xs [steps, BATCH, 64], ys [steps, BATCH, 10]) ->
@@ -248,6 +251,18 @@ def write_pool_cnn(here, data, write):
     np.savez(os.path.join(here, "pool_cnn_sgd_jax.npz"), losses, accuracies, *early)
 
 
+def write_cnn_adam(here, write):
+    """The CNN's Adam step and its initial state: the convolutions' Adam update in device memory
+    (tests/training/device_state_test.cpp); no JAX training run of its own."""
+    cnn = init_cnn()
+    zeros = jax.tree.map(jnp.zeros_like, cnn)
+    state = (cnn, zeros, zeros, jnp.zeros((), jnp.float32))
+    x = jnp.zeros((BATCH, 64), jnp.float32)
+    y = jnp.zeros((BATCH, 10), jnp.float32)
+    write("cnn_adam_step.hlo", adam_step, (*state, x, y), donate=(0, 1, 2, 3))
+    np.savez(os.path.join(here, "cnn_adam_init.npz"), *flat(state))
+
+
 LOOP_STEPS = 8
 SCAN_STEPS = 8
 
@@ -304,8 +319,11 @@ def main():
     if sys.argv[1:] == ["loops"]:
         write_loops(here, data, write)
         return
+    if sys.argv[1:] == ["cnn_adam"]:
+        write_cnn_adam(here, write)
+        return
     if sys.argv[1:]:
-        sys.exit(f"usage: {sys.argv[0]} [pool_cnn | loops]")
+        sys.exit(f"usage: {sys.argv[0]} [pool_cnn | loops | cnn_adam]")
     np.savez_compressed(os.path.join(here, "digits.npz"), *(data[k] for k in DATA_ARRAYS))
     params = init_params()
     zeros = jax.tree.map(jnp.zeros_like, params)
@@ -338,6 +356,7 @@ def main():
     write("mlp_eval.hlo", eval_accuracy, (params, jnp.zeros((360, 64), jnp.float32), jnp.zeros((360, 10), jnp.float32)))
     write_pool_cnn(here, data, write)
     write_loops(here, data, write)
+    write_cnn_adam(here, write)
 
 
 if __name__ == "__main__":
