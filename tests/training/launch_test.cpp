@@ -6,6 +6,8 @@
 // docs/TRAINING.md, "Several steps per launch".
 #include <gmock/gmock.h>
 
+#include <iostream>
+
 #include "tests/training/training_test_util.hpp"
 #include "toolchain/hlo/parser.hpp"
 
@@ -79,8 +81,9 @@ struct TrainedRun {
   std::vector<hlo::Literal> state;
 };
 
-TrainedRun Train(const std::string& program, std::uint64_t steps, std::optional<Checkpoint> resume = std::nullopt) {
-  const auto model = testing::CompileFixture(program);
+TrainedRun Train(const std::string& program, std::uint64_t steps, std::optional<Checkpoint> resume = std::nullopt,
+                 bool device_state = false) {
+  const auto model = testing::CompileFixture(program, "small", device_state);
   Device device = Device::Open("ref", LoadConfig("small"));
   DeviceTrainer trainer(model, nullptr, device, testing::LoadState("mlp_sgd"));
   TrainLoopOptions options;
@@ -132,6 +135,39 @@ TEST(StepsPerLaunch, AResumedLoopIsBitIdenticalToOneThatNeverStopped) {
   const TrainedRun from44 = Train("mlp_sgd_loop.hlo", 52, Checkpoint{44, 0, step44.state});
   const TrainedRun step52 = Train("mlp_sgd_step.hlo", 52, Checkpoint{44, 0, step44.state});
   ExpectSameState(from44.state, step52.state);
+}
+
+// With the state in device memory (systole train's default), the loop's body updates the
+// weights, biases and momenta on the device every iteration (docs/TRAINING.md, "State in device
+// memory"): the same losses and state as the loop updating them on the host, and as the single
+// step with its state in device memory, with fewer bytes through the link.
+TEST(StepsPerLaunch, TheLoopKeepsItsStateInDeviceMemoryBitIdentically) {
+  const auto compiled = testing::CompileFixture("mlp_sgd_loop.hlo", "small", true);
+  std::vector<std::string> names;
+  for (const compiler::StateTensor& t : compiled->state_tensors) names.push_back(t.name);
+  // Named by the entry parameters that start the loop, read back as the loop's results.
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
+                         "params_0_.1 fp32 [0,1]", "momentum_0_.1 fp32 [0,1]", "params_0_.1 weights [0,1]",
+                         "params_2_.1 fp32 [0,1]", "momentum_2_.1 fp32 [0,1]", "params_2_.1 weights [0,1]",
+                         "params_2_.1 fp32 [1,0]", "momentum_2_.1 fp32 [1,0]", "params_2_.1 weights [1,0]",
+                         "params_1_.1 fp32 [0]", "momentum_1_.1 fp32 [0]", "params_1_.1 bias [4,32,16]",
+                         "params_3_.1 fp32 [0]", "momentum_3_.1 fp32 [0]", "params_3_.1 bias [1,32,16]"));
+  std::size_t updates = 0;
+  for (const compiler::DeviceStep* step : compiled->DeviceSteps()) updates += step->resident_outputs.empty() ? 0 : 1;
+  EXPECT_EQ(updates, 5u);  // in the body, run every iteration
+  const TrainedRun device = Train("mlp_sgd_loop.hlo", 48, std::nullopt, true);
+  const TrainedRun host = Train("mlp_sgd_loop.hlo", 48);
+  const TrainedRun step = Train("mlp_sgd_step.hlo", 48, std::nullopt, true);
+  EXPECT_EQ(device.summary.losses, host.summary.losses);
+  EXPECT_EQ(device.summary.losses, step.summary.losses);
+  ExpectSameState(device.state, host.state);
+  ExpectSameState(device.state, step.state);
+  const auto bytes = [](const TrainSummary& s) { return s.link_bytes.operand_bytes + s.link_bytes.result_bytes; };
+  EXPECT_LT(bytes(device.summary), bytes(host.summary));
+  std::cout << "mlp_sgd_loop.hlo, 48 steps: operand and result bytes " << bytes(device.summary)
+            << " with the state in device memory, " << bytes(host.summary) << " on the host (the single step in device "
+            << "memory: " << bytes(step.summary) << "); device cycles " << device.summary.device_cycles << ", "
+            << host.summary.device_cycles << " (" << step.summary.device_cycles << ")\n";
 }
 
 TEST(StepsPerLaunch, ARunOfPartialLaunchesIsRefusedBeforeItStarts) {

@@ -25,6 +25,7 @@ struct LoopCase {
   const char* loop;   // <loop>.hlo and JAX's run of it, <loop>_jax.npz
   std::size_t steps;  // the batches the loop takes (make_fixtures.py's LOOP_STEPS, SCAN_STEPS)
   std::size_t dots_and_convolutions;  // of one step (TrainingStep/EveryDot)
+  std::size_t updates;                // update steps of the body with the state in device memory
 };
 void PrintTo(const LoopCase& c, std::ostream* os) { *os << c.loop; }
 class InOneProgram : public ::testing::TestWithParam<LoopCase> {};
@@ -92,9 +93,37 @@ TEST_P(InOneProgram, FollowsJaxAndTheSingleStepBitForBit) {
             << " cycles; state within " << worst << " of JAX's\n";
 }
 
+// With the state in device memory the body's updates run on the device every iteration and the
+// state stays there between them (docs/TRAINING.md, "State in device memory"): the loop's
+// outputs, losses and every state value, equal the host update's bit for bit.
+TEST_P(InOneProgram, WithItsStateInDeviceMemoryIsBitIdenticalToTheHostUpdate) {
+  const LoopCase& c = GetParam();
+  const auto step = CompileFixture(std::string(c.model) + "_step.hlo");
+  const auto host = CompileFixture(std::string(c.loop) + ".hlo");
+  const auto resident = CompileFixture(std::string(c.loop) + ".hlo", "small", true);
+  std::size_t updates = 0;
+  for (const compiler::DeviceStep* s : resident->DeviceSteps()) updates += s->resident_outputs.empty() ? 0 : 1;
+  EXPECT_EQ(updates, c.updates);
+  const std::vector<hlo::Literal> arguments = LoopArguments(*host, LoadState(c.model), FirstBatches(*step, c.steps));
+  Device a = Device::Open("ref", LoadConfig("small")), b = Device::Open("ref", LoadConfig("small"));
+  const RunResult expected = Execute(*host, a, arguments);
+  const RunResult run = Execute(*resident, b, arguments);  // the state goes down first and comes back after
+  ASSERT_EQ(run.result.elements.size(), expected.result.elements.size());
+  for (std::size_t i = 0; i < run.result.elements.size(); ++i) {
+    EXPECT_EQ(run.result.elements[i].values, expected.result.elements[i].values) << "output " << i;
+  }
+  const auto bytes = [](const RunStats& s) { return s.operand_bytes + s.result_bytes; };
+  // The MLP's iterations no longer move its weights; the CNN's save less than its state costs to
+  // write and read back once in a run of 8 (its convolutions' gradients go down every iteration).
+  if (std::string(c.model) == "mlp_sgd") EXPECT_LT(bytes(run.stats), bytes(expected.stats));
+  std::cout << c.loop << ", " << c.steps << " steps in one run: " << bytes(run.stats) << " operand and result bytes with "
+            << "the state in device memory (written once and read back once), " << bytes(expected.stats)
+            << " with the host's update; " << run.stats.cycles << " and " << expected.stats.cycles << " cycles\n";
+}
+
 INSTANTIATE_TEST_SUITE_P(Training, InOneProgram,
-                         ::testing::Values(LoopCase{"mlp_sgd", "mlp_sgd_loop", 8, 5},
-                                           LoopCase{"cnn_sgd", "cnn_sgd_scan", 8, 8}),
+                         ::testing::Values(LoopCase{"mlp_sgd", "mlp_sgd_loop", 8, 5, 5},
+                                           LoopCase{"cnn_sgd", "cnn_sgd_scan", 8, 8, 8}),
                          [](const ::testing::TestParamInfo<LoopCase>& param) { return std::string(param.param.loop); });
 
 }  // namespace

@@ -15,6 +15,12 @@ bool IsF32Vector(const Instruction* i) { return i->shape.IsArray() && i->shape.t
 // Convolution weights, [KH, KW, Cin, Cout] in some order.
 bool IsF32Kernel(const Instruction* i) { return i->shape.IsArray() && i->shape.type == hlo::ElementType::kF32 && i->shape.Rank() == 4; }
 
+// A state input: a parameter, or (in a loop's body) a get-tuple-element of the tuple parameter.
+bool IsStateInput(const Instruction* i) {
+  return i->opcode == Opcode::kParameter ||
+         (i->opcode == Opcode::kGetTupleElement && i->operands[0]->opcode == Opcode::kParameter);
+}
+
 // `i` = op(x, y) with x satisfying `first`: (x, y); either operand order.
 template <class Predicate>
 std::optional<std::pair<const Instruction*, const Instruction*>> Split(const Instruction* i, Opcode op, Predicate first) {
@@ -75,13 +81,13 @@ std::optional<Update> MatchSgd(const Instruction* new_parameter, const Instructi
   u.learning_rate = *UniformConstant(*step->second);
   const Instruction* new_momentum = step->first;
   const auto is_decay = [&](const Instruction* i) {
-    const auto decay = Split(i, Opcode::kMultiply, [](const Instruction* x) { return x->opcode == Opcode::kParameter; });
+    const auto decay = Split(i, Opcode::kMultiply, IsStateInput);
     const auto alias = alias_of_output.find(new_momentum);
     return decay && kIsSplat(decay->second) && alias != alias_of_output.end() && alias->second == decay->first;
   };
   const auto terms = Split(new_momentum, Opcode::kAdd, is_decay);
   if (!terms) return std::nullopt;
-  const auto decay = Split(terms->first, Opcode::kMultiply, [](const Instruction* x) { return x->opcode == Opcode::kParameter; });
+  const auto decay = Split(terms->first, Opcode::kMultiply, IsStateInput);
   u.mu = *UniformConstant(*decay->second);
   u.moments = {decay->first};
   u.new_moments = {new_momentum};
@@ -123,7 +129,7 @@ std::optional<Update> MatchAdam(const Instruction* new_parameter, const Instruct
     return std::make_pair(split->first, static_cast<float>(*UniformConstant(*split->second)));
   };
   const auto moment_of = [&](const Instruction* new_moment) { return alias_of_output.at(new_moment); };
-  const auto is_parameter = [](const Instruction* x) { return x->opcode == Opcode::kParameter; };
+  const auto is_parameter = IsStateInput;
   const auto anything = [](const Instruction*) { return true; };
   // m' = m·b1 + g·(1−b1)
   const auto first_terms = Split(new_first, Opcode::kAdd, [&](const Instruction* i) {

@@ -52,6 +52,35 @@ std::string ReplicaName(const Instruction& parameter, const std::vector<std::uin
   return fmt::format("{} bias [{}]", parameter.name, fmt::join(shape, ","));
 }
 
+// The computation a placement looks into, and how its state is named outside it: the entry
+// (the state inputs are its donated parameters, the new values the root operands they alias),
+// or the body of a while loop that carries donated state (the state inputs are the body's
+// get-tuple-elements of it, named by the entry parameters that start the loop; the new values
+// the body root's operands, named by the entry root operands that the loop's results reach).
+struct StateScope {
+  std::vector<Step>* steps = nullptr;
+  const hlo::Computation* computation = nullptr;
+  std::vector<std::pair<const Instruction*, const Instruction*>> aliases;  // new value -> state input, in order
+  AliasMap alias_of_output;                                                // the same, as a map
+  std::unordered_map<const Instruction*, const Instruction*> entry_parameter;  // state input -> entry parameter
+  std::unordered_map<const Instruction*, const Instruction*> entry_output;     // new value -> entry root operand
+  // Tuples that carry new values on their way to the root (an inlined call's result), which may
+  // read them as the root may.
+  std::unordered_set<const Instruction*> forwards;
+
+  // The entry parameter a state input stands for (the state tensor's name and the value it is
+  // written from).
+  const Instruction& Parameter(const Instruction* input) const {
+    const auto it = entry_parameter.find(input);
+    return it == entry_parameter.end() ? *input : *it->second;
+  }
+  // The entry root operand a new value reaches (the state tensor is read back as it).
+  const Instruction& Output(const Instruction* value) const {
+    const auto it = entry_output.find(value);
+    return it == entry_output.end() ? *value : *it->second;
+  }
+};
+
 // The step's covers after what the caller put there (the gradient's dot, if any): the chain and
 // last the new parameter, the step's name in listings and messages; the new state it leaves in
 // device memory.
@@ -67,7 +96,8 @@ void FinishUpdateStep(const Update& u, DeviceStep& step, codegen::ProgramBuilder
 
 // The update step of one weight layout: the gradient in that layout (rows·cols over the
 // batch, raw fp32, into scratch, zero-padded where n is not whole blocks), then the update.
-DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permutation, const Config& config) {
+DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permutation, const StateScope& scope,
+                       const Config& config) {
   const bool transposed = permutation == std::vector<std::int64_t>{1, 0};
   const bool adam = u.kind == Update::Kind::kAdam;
   const Instruction& rows = transposed ? *u.cols : *u.rows;
@@ -118,18 +148,20 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
   const image::DataType element = builder.ElementType();
   const std::vector<std::uint64_t> state_shape{blocks, k, c};
   DeviceStep step;
-  step.kernel = fmt::format("{} update {} {}x{} (gradient {}x{}x{})", name, u.parameter->name, transposed ? n : k,
+  step.kernel = fmt::format("{} update {} {}x{} (gradient {}x{}x{})", name, scope.Parameter(u.parameter).name, transposed ? n : k,
                             transposed ? k : n, k, batch, n);
   using K = Binding::Kind;
   // In the program's input order: a, b, p, m, [v, s,] w.
   step.inputs.push_back({K::kValue, rows.name, {1, 0}, element, {k, batch}});
   step.inputs.push_back({K::kValue, cols.name, {0, 1}, element, {blocks, batch, c}, c, 0});
-  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", permutation), {}, image::DataType::kFp32, state_shape});
+  step.inputs.push_back({K::kState, StateName(scope.Parameter(u.parameter), "fp32", permutation), {}, image::DataType::kFp32,
+                         state_shape});
   for (const Instruction* moment : u.moments) {
-    step.inputs.push_back({K::kState, StateName(*moment, "fp32", permutation), {}, image::DataType::kFp32, state_shape});
+    step.inputs.push_back({K::kState, StateName(scope.Parameter(moment), "fp32", permutation), {}, image::DataType::kFp32,
+                           state_shape});
   }
   if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
-  step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", permutation), {}, element, state_shape});
+  step.inputs.push_back({K::kState, StateName(scope.Parameter(u.parameter), "weights", permutation), {}, element, state_shape});
   step.covers.push_back(u.dot->name);
   FinishUpdateStep(u, step, builder, config);
   return step;
@@ -144,7 +176,8 @@ DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permuta
 // element-type copy it loads.
 DeviceStep LowerInputGradientUpdate(const Update& u, const std::vector<std::int64_t>& layout,
                                     const std::vector<std::int64_t>& reversed, const std::vector<std::uint64_t>& shape,
-                                    const std::vector<std::vector<std::uint64_t>>& replicas, const Config& config) {
+                                    const std::vector<std::vector<std::uint64_t>>& replicas, const StateScope& scope,
+                                    const Config& config) {
   const bool adam = u.kind == Update::Kind::kAdam;
   const bool bias = u.parameter->shape.Rank() == 1;
   const std::uint64_t c = config.cols;
@@ -171,22 +204,24 @@ DeviceStep LowerInputGradientUpdate(const Update& u, const std::vector<std::int6
     codegen::SgdMomentumUpdate(builder, p, m, g, {w, copies}, static_cast<float>(u.mu), static_cast<float>(u.learning_rate));
   }
   DeviceStep step;
-  step.kernel = bias ? fmt::format("{} update {} [{}] (bias, {} replicated for the drains)", name, u.parameter->name,
+  step.kernel = bias ? fmt::format("{} update {} [{}] (bias, {} replicated for the drains)", name, scope.Parameter(u.parameter).name,
                                    u.parameter->shape.dims[0], replicas.size())
                      : fmt::format("{} update {} [{}] (convolution weights in layout [{}]{}, gradient in)", name,
-                                   u.parameter->name, fmt::join(u.parameter->shape.dims, ","), fmt::join(layout, ","),
+                                   scope.Parameter(u.parameter).name, fmt::join(u.parameter->shape.dims, ","), fmt::join(layout, ","),
                                    reversed.empty() ? "" : fmt::format(" reversed [{}]", fmt::join(reversed, ",")));
   using K = Binding::Kind;
   // In the program's input order: g, p, m, [v, s,] [w,] the replicas.
   step.inputs.push_back({K::kValue, u.host_gradient->name, layout, image::DataType::kFp32, shape, c, 0, reversed});
-  step.inputs.push_back({K::kState, StateName(*u.parameter, "fp32", layout, reversed), {}, image::DataType::kFp32, shape});
+  const Instruction& parameter = scope.Parameter(u.parameter);
+  step.inputs.push_back({K::kState, StateName(parameter, "fp32", layout, reversed), {}, image::DataType::kFp32, shape});
   for (const Instruction* moment : u.moments) {
-    step.inputs.push_back({K::kState, StateName(*moment, "fp32", layout, reversed), {}, image::DataType::kFp32, shape});
+    step.inputs.push_back({K::kState, StateName(scope.Parameter(moment), "fp32", layout, reversed), {}, image::DataType::kFp32,
+                           shape});
   }
   if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
-  if (w) step.inputs.push_back({K::kState, StateName(*u.parameter, "weights", layout, reversed), {}, element, shape});
+  if (w) step.inputs.push_back({K::kState, StateName(parameter, "weights", layout, reversed), {}, element, shape});
   for (const std::vector<std::uint64_t>& replica : replicas) {
-    step.inputs.push_back({K::kState, ReplicaName(*u.parameter, replica), {}, image::DataType::kFp32, replica});
+    step.inputs.push_back({K::kState, ReplicaName(parameter, replica), {}, image::DataType::kFp32, replica});
   }
   FinishUpdateStep(u, step, builder, config);
   return step;
@@ -202,7 +237,7 @@ bool KeepsElementOrder(const Instruction* i) {
          std::adjacent_find(i->dimensions.begin(), i->dimensions.end()) == i->dimensions.end();
 }
 
-// Who reads each value of the entry: host steps (by instruction, the root included), device
+// Who reads each value of a computation: host steps (by instruction, the root included), device
 // steps by input binding (step, input) and by epilogue term (steps); each device step by the
 // value it computes last.
 struct Readers {
@@ -213,13 +248,12 @@ struct Readers {
 };
 
 // Nothing when a step is a loop or a conditional, whose reads are not tracked here.
-std::optional<Readers> FindReaders(const CompiledModel& model) {
-  const hlo::Computation& entry = *model.module->entry;
+std::optional<Readers> FindReaders(const std::vector<Step>& steps, const hlo::Computation& computation) {
   Readers readers;
-  for (std::size_t s = 0; s < model.steps.size(); ++s) {
-    const Step& step = model.steps[s];
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const Step& step = steps[s];
     if (step.kind == Step::Kind::kHost) {
-      const Instruction* i = entry.Find(step.instruction);
+      const Instruction* i = computation.Find(step.instruction);
       for (const Instruction* operand : i->operands) readers.host[operand].push_back(i);
     } else if (step.kind == Step::Kind::kDevice) {
       for (std::size_t b = 0; b < step.device->inputs.size(); ++b) {
@@ -231,7 +265,7 @@ std::optional<Readers> FindReaders(const CompiledModel& model) {
       return std::nullopt;
     }
   }
-  for (const Instruction* operand : entry.root->operands) readers.host[operand].push_back(entry.root);
+  for (const Instruction* operand : computation.root->operands) readers.host[operand].push_back(computation.root);
   return readers;
 }
 
@@ -244,7 +278,7 @@ struct BiasReaders {
 };
 
 // Nothing when anything else reads the bias or a copy of it, or no drain does.
-std::optional<BiasReaders> FindBiasDrains(const Update& u, const Readers& readers, const CompiledModel& model,
+std::optional<BiasReaders> FindBiasDrains(const Update& u, const Readers& readers, const StateScope& scope,
                                           const Config& config) {
   const auto n = static_cast<std::uint64_t>(u.parameter->shape.dims[0]);
   const std::uint64_t blocks = (n + config.cols - 1) / config.cols;
@@ -257,14 +291,14 @@ std::optional<BiasReaders> FindBiasDrains(const Update& u, const Readers& reader
     if (const auto it = readers.host.find(value); it != readers.host.end()) {
       for (const Instruction* reader : it->second) {
         if (value == u.parameter && reader == u.new_parameter) continue;
-        if (reader == model.module->entry->root || !KeepsElementOrder(reader)) return std::nullopt;
+        if (reader == scope.computation->root || !KeepsElementOrder(reader)) return std::nullopt;
         found.copies.push_back(reader);
         todo.push_back(reader);
       }
     }
     if (const auto it = readers.epilogue_steps.find(value->name); it != readers.epilogue_steps.end()) {
       for (const std::size_t step : it->second) {
-        const DeviceStep& drain = *model.steps[step].device;
+        const DeviceStep& drain = *(*scope.steps)[step].device;
         const auto bias = std::find_if(drain.inputs.begin(), drain.inputs.end(),
                                        [](const Binding& b) { return b.kind == Binding::Kind::kBias; });
         if (drain.epilogue.size() != 1 || drain.epilogue[0].op != EpilogueTerm::Op::kAdd || bias == drain.inputs.end() ||
@@ -280,26 +314,14 @@ std::optional<BiasReaders> FindBiasDrains(const Update& u, const Readers& reader
   return found;
 }
 
-}  // namespace
-
-void PlaceStateUpdates(CompiledModel& model, const Config& config) {
-  if (config.dtype != DType::kBf16) return;  // ACCVEC is fp32 on bf16 configurations only
-  const hlo::Computation& entry = *model.module->entry;
-  const Instruction* root = entry.root;
-  if (root->opcode != Opcode::kTuple) return;
-  const std::vector<Instruction*> parameters = entry.Parameters();
-  std::unordered_map<const Instruction*, const Instruction*> alias_of_output;  // root operand -> parameter
-  std::vector<std::pair<const Instruction*, const Instruction*>> aliases;     // the same, in text order
-  for (const hlo::InputOutputAlias& alias : model.module->input_output_aliases) {
-    if (alias.output_index.size() != 1 || !alias.parameter_index.empty()) return;
-    const auto output = static_cast<std::size_t>(alias.output_index[0]);
-    const auto parameter = static_cast<std::size_t>(alias.parameter);
-    if (output >= root->operands.size() || parameter >= parameters.size() || parameters[parameter] == nullptr) return;
-    aliases.emplace_back(root->operands[output], parameters[parameter]);
-    alias_of_output[root->operands[output]] = parameters[parameter];
-  }
-  std::optional<Readers> found = FindReaders(model);
-  if (!found) return;  // a loop or conditional reads values in ways not tracked here: keep the state on the host
+// Places the updates of `scope`'s state (PlaceStateUpdates): returns whether any was placed.
+bool PlaceUpdatesIn(CompiledModel& model, const StateScope& scope, const Config& config) {
+  std::vector<Step>& scope_steps = *scope.steps;
+  const Instruction* root = scope.computation->root;
+  const auto& aliases = scope.aliases;
+  const auto& alias_of_output = scope.alias_of_output;
+  std::optional<Readers> found = FindReaders(scope_steps, *scope.computation);
+  if (!found) return false;  // a loop or conditional reads values in ways not tracked here: keep the state on the host
   const Readers& readers = *found;
   const auto& host_readers = readers.host;
   const auto& device_bindings = readers.device_bindings;
@@ -322,7 +344,9 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       const auto it = host_readers.find(value);
       if (it != host_readers.end()) {
         for (const Instruction* reader : it->second) {
-          if (!inside.contains(reader) && !(root_may_read && reader == root)) return false;
+          if (!inside.contains(reader) && !(root_may_read && (reader == root || scope.forwards.contains(reader)))) {
+            return false;
+          }
         }
       }
       return !device_bindings.contains(value->name) && !epilogue_steps.contains(value->name);
@@ -346,32 +370,36 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
     if (u->parameter->shape.Rank() == 1) {
       // A bias, read otherwise only on the way to drains that start from it (FindBiasDrains).
       if (!private_chain) continue;
-      const std::optional<BiasReaders> bias = FindBiasDrains(*u, readers, model, config);
+      const std::optional<BiasReaders> bias = FindBiasDrains(*u, readers, scope, config);
       if (!bias) continue;
       const auto& [copies, drains] = *bias;
       const std::uint64_t blocks = (static_cast<std::uint64_t>(u->parameter->shape.dims[0]) + config.cols - 1) / config.cols;
       std::vector<std::vector<std::uint64_t>> replicas;  // one per shape the drains read
       for (const auto& [step, input] : drains) {
-        const std::vector<std::uint64_t>& shape = model.steps[step].device->inputs[input].shape;
+        const std::vector<std::uint64_t>& shape = scope_steps[step].device->inputs[input].shape;
         if (std::find(replicas.begin(), replicas.end(), shape) == replicas.end()) replicas.push_back(shape);
         rebound_at.push_back({step, input});
-        rebound.push_back({step, {Binding::Kind::kState, ReplicaName(*u->parameter, shape), {}, image::DataType::kFp32, shape}});
+        rebound.push_back({step, {Binding::Kind::kState, ReplicaName(scope.Parameter(u->parameter), shape), {},
+                                  image::DataType::kFp32, shape}});
         drains_from_state.insert(step);
       }
       const std::vector<std::uint64_t> rows{blocks, 1, config.cols};
-      const auto vector_state = [&](const Instruction& value, const Instruction& out) {
+      const auto vector_state = [&](const Instruction* input, const Instruction* out) {
+        const Instruction& value = scope.Parameter(input);
         model.state_tensors.push_back({StateName(value, "fp32", {0}),
                                        {Binding::Kind::kValue, value.name, {0}, image::DataType::kFp32, rows, config.cols, 0},
-                                       out.name});
+                                       scope.Output(out).name});
       };
-      vector_state(*u->parameter, *u->new_parameter);
-      for (std::size_t i = 0; i < u->moments.size(); ++i) vector_state(*u->moments[i], *u->new_moments[i]);
+      vector_state(u->parameter, u->new_parameter);
+      for (std::size_t i = 0; i < u->moments.size(); ++i) vector_state(u->moments[i], u->new_moments[i]);
       for (const std::vector<std::uint64_t>& shape : replicas) {
-        model.state_tensors.push_back({ReplicaName(*u->parameter, shape),
-                                       {Binding::Kind::kBias, u->parameter->name, {0}, image::DataType::kFp32, shape, config.cols, 0},
+        const Instruction& value = scope.Parameter(u->parameter);
+        model.state_tensors.push_back({ReplicaName(value, shape),
+                                       {Binding::Kind::kBias, value.name, {0}, image::DataType::kFp32, shape, config.cols, 0},
                                        ""});
       }
-      updates.push_back(std::make_shared<const DeviceStep>(LowerInputGradientUpdate(*u, {0}, {}, rows, replicas, config)));
+      updates.push_back(
+          std::make_shared<const DeviceStep>(LowerInputGradientUpdate(*u, {0}, {}, rows, replicas, scope, config)));
       for (const Instruction* copy : copies) removed.insert(copy->name);
       remove_chain();
       continue;
@@ -384,7 +412,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
       private_chain = private_chain && private_value(u->dot, false);
       const auto dot_step = device_step_of.find(u->dot->name);
       private_chain = private_chain && dot_step != device_step_of.end() &&
-                      model.steps[dot_step->second].device->covers.size() == 1;
+                      scope_steps[dot_step->second].device->covers.size() == 1;
     }
     // Its reverses that device convolutions alone read: jax.grad's input gradient of a
     // convolution reads the weights spatially reversed (rev(w), a host step otherwise), a layout
@@ -417,7 +445,7 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
     std::vector<std::pair<const Binding*, std::vector<std::int64_t>>> layouts;
     bool blocked = true;
     for (const auto& [s, b, reversed_dims] : weight_readers) {
-      const Binding& binding = model.steps[s].device->inputs[b];
+      const Binding& binding = scope_steps[s].device->inputs[b];
       const std::vector<std::int64_t>& order = binding.permutation;
       const std::vector<std::int64_t>& reversed = reversed_dims;  // a lambda cannot capture a structured binding in C++20
       blocked = blocked && binding.kind == Binding::Kind::kValue && binding.block_columns == config.cols &&
@@ -438,49 +466,172 @@ void PlaceStateUpdates(CompiledModel& model, const Config& config) {
         const auto n = static_cast<std::uint64_t>(u->parameter->shape.dims[static_cast<std::size_t>(layout[1])]);
         shape = {(n + config.cols - 1) / config.cols, k, config.cols};
       }
-      const auto state = [&](const Instruction& value, std::string_view what, image::DataType dtype, const Instruction* out) {
+      const auto state = [&](const Instruction* input, std::string_view what, image::DataType dtype, const Instruction* out) {
+        const Instruction& value = scope.Parameter(input);
         model.state_tensors.push_back({StateName(value, what, layout, reversed),
                                        {Binding::Kind::kValue, value.name, layout, dtype, shape, config.cols, 0, reversed},
-                                       out != nullptr ? out->name : ""});
+                                       out != nullptr ? scope.Output(out).name : ""});
       };
-      state(*u->parameter, "fp32", image::DataType::kFp32, u->new_parameter);
+      state(u->parameter, "fp32", image::DataType::kFp32, u->new_parameter);
       for (std::size_t i = 0; i < u->moments.size(); ++i) {
-        state(*u->moments[i], "fp32", image::DataType::kFp32, u->new_moments[i]);
+        state(u->moments[i], "fp32", image::DataType::kFp32, u->new_moments[i]);
       }
-      state(*u->parameter, "weights", image::DataType::kBf16, nullptr);
-      updates.push_back(std::make_shared<const DeviceStep>(
-          convolution ? LowerInputGradientUpdate(*u, layout, reversed, shape, {}, config) : LowerUpdate(*u, layout, config)));
+      state(u->parameter, "weights", image::DataType::kBf16, nullptr);
+      updates.push_back(std::make_shared<const DeviceStep>(convolution ? LowerInputGradientUpdate(*u, layout, reversed, shape, {}, scope, config)
+                                                                       : LowerUpdate(*u, layout, scope, config)));
     }
     for (const auto& [s, b, reversed] : weight_readers) {
-      const Binding& binding = model.steps[s].device->inputs[b];
+      const Binding& binding = scope_steps[s].device->inputs[b];
       rebound_at.push_back({s, b});
-      rebound.push_back({s, {Binding::Kind::kState, StateName(*u->parameter, "weights", binding.permutation, reversed), {},
+      rebound.push_back({s, {Binding::Kind::kState, StateName(scope.Parameter(u->parameter), "weights", binding.permutation, reversed), {},
                              binding.dtype, binding.shape}});
     }
     for (const Instruction* r : reverses) removed.insert(r->name);
     if (!convolution) removed.insert(u->dot->name);
     remove_chain();
   }
-  if (updates.empty()) return;
+  if (updates.empty()) return false;
 
   for (std::size_t r = 0; r < rebound.size(); ++r) {
-    Step& step = model.steps[rebound_at[r].first];
+    Step& step = scope_steps[rebound_at[r].first];
     auto copy = std::make_shared<DeviceStep>(*step.device);
     copy->inputs[rebound_at[r].second] = rebound[r].second;
     if (drains_from_state.contains(rebound_at[r].first)) copy->epilogue.clear();  // the bias is bound state now
     step.device = std::move(copy);
   }
   std::vector<Step> steps;
-  for (Step& step : model.steps) {
+  bool placed = false;
+  for (Step& step : scope_steps) {
     const std::string& name = step.kind == Step::Kind::kDevice ? step.device->covers.back() : step.instruction;
     if (removed.contains(name)) continue;
-    if (step.instruction == root->name) {
-      // Last of all, after every dot that reads the old weights.
+    const bool forward = std::any_of(scope.forwards.begin(), scope.forwards.end(),
+                                     [&](const Instruction* f) { return f->name == step.instruction; });
+    if (!placed && (step.instruction == root->name || forward)) {
+      // Last of all, after every dot that reads the old weights, before the new values go to
+      // the root (or a tuple that carries them there).
       for (const auto& update : updates) steps.push_back({Step::Kind::kDevice, update->covers.back(), "", update});
+      placed = true;
     }
     steps.push_back(std::move(step));
   }
-  model.steps = std::move(steps);
+  scope_steps = std::move(steps);
+  return true;
+}
+
+// The entry's scope: its donated parameters and the root operands they alias. Nothing when an
+// alias is not a whole array parameter to a whole root operand.
+std::optional<StateScope> EntryScope(CompiledModel& model) {
+  const hlo::Computation& entry = *model.module->entry;
+  const Instruction* root = entry.root;
+  if (root->opcode != Opcode::kTuple) return std::nullopt;
+  const std::vector<Instruction*> parameters = entry.Parameters();
+  StateScope scope;
+  scope.steps = &model.steps;
+  scope.computation = &entry;
+  for (const hlo::InputOutputAlias& alias : model.module->input_output_aliases) {
+    if (alias.output_index.size() != 1 || !alias.parameter_index.empty()) return std::nullopt;
+    const auto output = static_cast<std::size_t>(alias.output_index[0]);
+    const auto parameter = static_cast<std::size_t>(alias.parameter);
+    if (output >= root->operands.size() || parameter >= parameters.size() || parameters[parameter] == nullptr) {
+      return std::nullopt;
+    }
+    scope.aliases.emplace_back(root->operands[output], parameters[parameter]);
+    scope.alias_of_output[root->operands[output]] = parameters[parameter];
+  }
+  return scope;
+}
+
+// Whether `computation`'s root depends on element `index` of its (tuple) parameter.
+bool ReadsTupleElement(const hlo::Computation& computation, std::int64_t index) {
+  std::vector<const Instruction*> todo{computation.root};
+  std::unordered_set<const Instruction*> seen;
+  while (!todo.empty()) {
+    const Instruction* i = todo.back();
+    todo.pop_back();
+    if (!seen.insert(i).second) continue;
+    if (i->opcode == Opcode::kParameter) return true;  // the whole tuple
+    if (i->opcode == Opcode::kGetTupleElement && i->operands[0]->opcode == Opcode::kParameter) {
+      if (i->tuple_index == index) return true;
+      continue;
+    }
+    for (const Instruction* operand : i->operands) todo.push_back(operand);
+  }
+  return false;
+}
+
+// The scope of a while loop of the entry (`control`, its control step) that carries donated
+// state: element i of the tuple it starts from is a donated parameter p, the entry root operand
+// p aliases is the loop result's element i (and nothing else of the entry reads p or that
+// element), and the body reads element i through one get-tuple-element s_i and returns its new
+// value as element i of its root tuple, while the condition does not read it. Then s_i is a
+// state input named p, and the body root's operand i its new value, read back as the entry
+// root operand.
+std::optional<StateScope> LoopScope(CompiledModel& model, Step& control, const StateScope& entry_scope) {
+  const hlo::Computation& entry = *model.module->entry;
+  const Instruction* loop = entry.Find(control.instruction);
+  if (loop == nullptr || loop->opcode != Opcode::kWhile || control.regions.size() != 2) return std::nullopt;
+  const Instruction* start = loop->operands.at(0);
+  const hlo::Computation& condition = *loop->called.at(0);
+  const hlo::Computation& body = *loop->called.at(1);
+  if (start->opcode != Opcode::kTuple || body.root->opcode != Opcode::kTuple) return std::nullopt;
+  const std::vector<Instruction*> body_parameters = body.Parameters();
+  if (body_parameters.size() != 1 || body_parameters[0] == nullptr) return std::nullopt;
+  // Who reads what in the entry, by instruction.
+  std::unordered_map<const Instruction*, std::vector<const Instruction*>> entry_readers;
+  for (const auto& i : entry.instructions) {
+    for (const Instruction* operand : i->operands) entry_readers[operand].push_back(i.get());
+  }
+  const auto read_only_by = [&](const Instruction* value, const Instruction* reader) {
+    const auto it = entry_readers.find(value);
+    return it != entry_readers.end() &&
+           std::all_of(it->second.begin(), it->second.end(), [&](const Instruction* r) { return r == reader; });
+  };
+  StateScope scope;
+  scope.steps = &control.regions[1].steps;
+  scope.computation = &body;
+  for (const auto& [output, parameter] : entry_scope.aliases) {
+    if (output->opcode != Opcode::kGetTupleElement || output->operands[0] != loop) continue;
+    const std::int64_t index = output->tuple_index;
+    if (start->operands.at(static_cast<std::size_t>(index)) != parameter || !read_only_by(parameter, start) ||
+        !read_only_by(output, entry.root) || ReadsTupleElement(condition, index)) {
+      continue;
+    }
+    const Instruction* input = nullptr;  // the body's one get-tuple-element of element `index`
+    std::size_t found = 0;
+    for (const auto& i : body.instructions) {
+      if (i->opcode == Opcode::kGetTupleElement && i->operands[0] == body_parameters[0] && i->tuple_index == index) {
+        input = i.get();
+        ++found;
+      }
+    }
+    if (found != 1) continue;
+    // The new value, through the tuples an inlined call returns it in (get-tuple-element of a tuple).
+    const Instruction* value = body.root->operands.at(static_cast<std::size_t>(index));
+    while (value->opcode == Opcode::kGetTupleElement && value->operands[0]->opcode == Opcode::kTuple) {
+      scope.forwards.insert(value->operands[0]);
+      value = value->operands[0]->operands.at(static_cast<std::size_t>(value->tuple_index));
+    }
+    scope.aliases.emplace_back(value, input);
+    scope.alias_of_output[value] = input;
+    scope.entry_parameter[input] = parameter;
+    scope.entry_output[value] = output;
+  }
+  if (scope.aliases.empty()) return std::nullopt;
+  return scope;
+}
+
+}  // namespace
+
+void PlaceStateUpdates(CompiledModel& model, const Config& config) {
+  if (config.dtype != DType::kBf16) return;  // ACCVEC is fp32 on bf16 configurations only
+  const std::optional<StateScope> entry = EntryScope(model);
+  if (!entry) return;
+  if (PlaceUpdatesIn(model, *entry, config)) return;
+  // A loop of training steps: the state it carries, updated on the device in its body.
+  for (Step& step : model.steps) {
+    if (step.kind != Step::Kind::kControl) continue;
+    if (const std::optional<StateScope> loop = LoopScope(model, step, *entry)) PlaceUpdatesIn(model, *loop, config);
+  }
 }
 
 }  // namespace systole::compiler::detail
