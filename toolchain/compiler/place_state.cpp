@@ -1,24 +1,25 @@
 // Training state in device memory (CompileOptions::device_state, docs/TRAINING.md "State in
 // device memory"). For each donated parameter p whose new value is SGD with momentum or Adam,
 //
-//   m' = m·mu + g        p' = p − m'·lr        g = (Xᵀ·Y) or its transpose (a dot over the batch)
+//   m' = m·mu + g        p' = p − m'·lr
 //   m' = m·b1 + g·(1−b1)   v' = v·b2 + (g·(1−b2))·g   p' = p − (s·m') / (sqrt(v') + eps)
 //
-// (the chains jax.grad and optax write, f32 elementwise on the host otherwise; Adam's step size
-// s is a scalar the host computes from the step count every step), and whose only
-// other readers are device dots that load p as column-blocked weights, the compiler keeps p, its
-// moments and p's bf16 copy in device memory in each weight layout those dots read, and replaces the
-// chain by one update step per layout: the gradient dot recomputed in that layout straight into
-// the accumulators' memory, then SgdMomentumUpdate (ACCVEC). The dots' weight inputs become
-// bound state tensors. The update in each layout is the host's f32 update bit for bit: the
-// gradient's products are exact in fp32 and sum over the batch in the same order in either
-// layout, and ACCVEC is the interpreter's f32 arithmetic.
-//
-// A bias b (a vector) whose gradient is computed on the host (its sum over the batch) and whose
-// other readers are drains that start from it replicated over their rows stays in device memory
-// too: b and its moments as rows of C, and b replicated as each drain reads it. Its update step
-// takes the gradient from the host (ceil(n/C)·C fp32 values instead of the replicated bias) and
-// subtracts the same step from every replica row, so they stay b bit for bit.
+// (the chains jax.grad and optax write, recognised by optimizer_match.cpp; f32 elementwise on
+// the host otherwise; Adam's step size s is a scalar the host computes from the step count), the
+// compiler keeps p and its moments in device memory, with each copy its readers load, and
+// replaces the chain by update steps (lower_update.cpp) after every step that reads the old
+// values:
+//   * the weights of dots: in each layout the dots load (column-blocked, bf16 copy beside the
+//     fp32 value), the gradient dot g = Xᵀ·Y recomputed in that layout by the update step (its
+//     products are exact in fp32 and sum over the batch in the same order in either layout);
+//   * the weights of convolutions: likewise in each layout the convolutions load, the input
+//     gradient's spatially reversed view included; their gradient, a convolution, comes in;
+//   * a bias that drains start from replicated over their rows: b and its moments as rows of C,
+//     and b replicated as each drain reads it; its gradient (a sum over the batch, on the host)
+//     comes in, and the same step is subtracted from every replica row.
+// ACCVEC is the interpreter's f32 arithmetic, so the result is the host's update bit for bit.
+// The state is the entry's donated parameters, or what a loop of training steps carries
+// through its body (state_scope.cpp).
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
@@ -28,204 +29,16 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "toolchain/codegen/kernels.hpp"
+#include "toolchain/compiler/lower_update.hpp"
 #include "toolchain/compiler/lowering.hpp"
 #include "toolchain/compiler/optimizer_match.hpp"
+#include "toolchain/compiler/state_scope.hpp"
 
 namespace systole::compiler::detail {
 namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
-
-// "params_0_.1 fp32 [0,1]"; with the dimensions a layout reverses, "params_2_.1 weights [0,1,3,2] reversed [0,1]".
-std::string StateName(const Instruction& parameter, std::string_view what, const std::vector<std::int64_t>& permutation,
-                      const std::vector<std::int64_t>& reversed = {}) {
-  if (!reversed.empty()) {
-    return fmt::format("{} {} [{}] reversed [{}]", parameter.name, what, fmt::join(permutation, ","), fmt::join(reversed, ","));
-  }
-  return fmt::format("{} {} [{}]", parameter.name, what, fmt::join(permutation, ","));
-}
-
-// A bias replicated as a drain starts from it: "params_1_.1 bias [4,32,16]".
-std::string ReplicaName(const Instruction& parameter, const std::vector<std::uint64_t>& shape) {
-  return fmt::format("{} bias [{}]", parameter.name, fmt::join(shape, ","));
-}
-
-// The computation a placement looks into, and how its state is named outside it: the entry
-// (the state inputs are its donated parameters, the new values the root operands they alias),
-// or the body of a while loop that carries donated state (the state inputs are the body's
-// get-tuple-elements of it, named by the entry parameters that start the loop; the new values
-// the body root's operands, named by the entry root operands that the loop's results reach).
-struct StateScope {
-  std::vector<Step>* steps = nullptr;
-  const hlo::Computation* computation = nullptr;
-  std::vector<std::pair<const Instruction*, const Instruction*>> aliases;  // new value -> state input, in order
-  AliasMap alias_of_output;                                                // the same, as a map
-  std::unordered_map<const Instruction*, const Instruction*> entry_parameter;  // state input -> entry parameter
-  std::unordered_map<const Instruction*, const Instruction*> entry_output;     // new value -> entry root operand
-  // Tuples that carry new values on their way to the root (an inlined call's result), which may
-  // read them as the root may.
-  std::unordered_set<const Instruction*> forwards;
-
-  // The entry parameter a state input stands for (the state tensor's name and the value it is
-  // written from).
-  const Instruction& Parameter(const Instruction* input) const {
-    const auto it = entry_parameter.find(input);
-    return it == entry_parameter.end() ? *input : *it->second;
-  }
-  // The entry root operand a new value reaches (the state tensor is read back as it).
-  const Instruction& Output(const Instruction* value) const {
-    const auto it = entry_output.find(value);
-    return it == entry_output.end() ? *value : *it->second;
-  }
-};
-
-// The step's covers after what the caller put there (the gradient's dot, if any): the chain and
-// last the new parameter, the step's name in listings and messages; the new state it leaves in
-// device memory.
-void FinishUpdateStep(const Update& u, DeviceStep& step, codegen::ProgramBuilder& builder, const Config& config) {
-  for (const Instruction* i : u.chain) {
-    if (i != u.new_parameter) step.covers.push_back(i->name);
-  }
-  step.covers.push_back(u.new_parameter->name);
-  step.resident_outputs = {u.new_parameter->name};
-  for (const Instruction* i : u.new_moments) step.resident_outputs.push_back(i->name);
-  FinishStep(step, builder, config);
-}
-
-// The update step of one weight layout: the gradient in that layout (rows·cols over the
-// batch, raw fp32, into scratch, zero-padded where n is not whole blocks), then the update.
-DeviceStep LowerUpdate(const Update& u, const std::vector<std::int64_t>& permutation, const StateScope& scope,
-                       const Config& config) {
-  const bool transposed = permutation == std::vector<std::int64_t>{1, 0};
-  const bool adam = u.kind == Update::Kind::kAdam;
-  const Instruction& rows = transposed ? *u.cols : *u.rows;
-  const Instruction& cols = transposed ? *u.rows : *u.cols;
-  const auto batch = static_cast<std::uint64_t>(rows.shape.dims[0]);
-  const auto k = static_cast<std::uint64_t>(rows.shape.dims[1]), n = static_cast<std::uint64_t>(cols.shape.dims[1]);
-  const std::uint64_t c = config.cols, blocks = (n + c - 1) / c;
-  const char* name = adam ? "adam" : "sgd-momentum";
-  // The chunk of rows the update moves through the accumulators at a time: each candidate is
-  // built in a trial program and the golden model's estimate chooses (as SwapPays does for dots).
-  const auto emit = [&](codegen::ProgramBuilder& builder, std::uint64_t chunk) {
-    const image::DataType element = builder.ElementType();
-    const codegen::Tensor a = builder.AddInput("a", element, {k, batch});
-    const codegen::Tensor b = builder.AddInput("b", element, {blocks, batch, c});
-    const codegen::Tensor p = builder.AddInput("p", image::DataType::kFp32, {blocks, k, c});
-    const codegen::Tensor m = builder.AddInput("m", image::DataType::kFp32, {blocks, k, c});
-    const std::optional<codegen::Tensor> v =
-        adam ? std::optional(builder.AddInput("v", image::DataType::kFp32, {blocks, k, c})) : std::nullopt;
-    const std::optional<codegen::Tensor> step_size =
-        adam ? std::optional(builder.AddInput("s", image::DataType::kFp32, {1})) : std::nullopt;
-    const codegen::Tensor w = builder.AddInput("w", element, {blocks, k, c});
-    // The GEMM stores only the real columns, so where n is padded to whole blocks the gradient
-    // is constant zeros the program carries, its padding stays zero and the padding of p, its
-    // moments and w with it; unpadded, it is scratch the GEMM fills entirely.
-    const codegen::Tensor g = n % c != 0 ? builder.AddConstant("g", image::DataType::kFp32, {blocks, k, c})
-                                         : builder.AddScratch(image::DataType::kFp32, {blocks, k, c});
-    builder.BeginKernel(fmt::format("gradient {}x{}x{}", k, batch, n));
-    codegen::Gemm(builder, a, b, std::nullopt, g, {}, n);
-    builder.BeginKernel(fmt::format("{} update {} rows", name, blocks * k));
-    if (adam) {
-      codegen::AdamUpdate(builder, p, m, *v, g, *step_size, {w}, u.adam, chunk);
-    } else {
-      codegen::SgdMomentumUpdate(builder, p, m, g, {w}, static_cast<float>(u.mu), static_cast<float>(u.learning_rate), chunk);
-    }
-  };
-  std::uint64_t best_chunk = 0, best_cycles = UINT64_MAX;
-  for (const std::uint64_t chunk : {16u, 32u, 64u, 128u, 256u}) {
-    codegen::ProgramBuilder trial(config);
-    emit(trial, chunk);
-    trial.Finish();
-    if (trial.Estimates().back().cycles < best_cycles) {
-      best_cycles = trial.Estimates().back().cycles;
-      best_chunk = chunk;
-    }
-  }
-  codegen::ProgramBuilder builder(config);
-  emit(builder, best_chunk);
-  const image::DataType element = builder.ElementType();
-  const std::vector<std::uint64_t> state_shape{blocks, k, c};
-  DeviceStep step;
-  step.kernel = fmt::format("{} update {} {}x{} (gradient {}x{}x{})", name, scope.Parameter(u.parameter).name, transposed ? n : k,
-                            transposed ? k : n, k, batch, n);
-  using K = Binding::Kind;
-  // In the program's input order: a, b, p, m, [v, s,] w.
-  step.inputs.push_back({K::kValue, rows.name, {1, 0}, element, {k, batch}});
-  step.inputs.push_back({K::kValue, cols.name, {0, 1}, element, {blocks, batch, c}, c, 0});
-  step.inputs.push_back({K::kState, StateName(scope.Parameter(u.parameter), "fp32", permutation), {}, image::DataType::kFp32,
-                         state_shape});
-  for (const Instruction* moment : u.moments) {
-    step.inputs.push_back({K::kState, StateName(scope.Parameter(moment), "fp32", permutation), {}, image::DataType::kFp32,
-                           state_shape});
-  }
-  if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
-  step.inputs.push_back({K::kState, StateName(scope.Parameter(u.parameter), "weights", permutation), {}, element, state_shape});
-  step.covers.push_back(u.dot->name);
-  FinishUpdateStep(u, step, builder, config);
-  return step;
-}
-
-// The update step of a parameter whose gradient is an input (computed before it, on the host or
-// by a device step): the gradient in, the update, and the copies. For a bias (`layout` {0}), its
-// rows [ceil(n/C), 1, C] and each replicated copy that device drains start from
-// ([ceil(n/C), rows, C], one per shape they read), so no drain needs the host's replication. For
-// convolution weights, the tensors in the layout one convolution reads them
-// ([ceil(Cout/C), KH, KW, Cin, C] in that reader's order; `layout` its permutation) and the
-// element-type copy it loads.
-DeviceStep LowerInputGradientUpdate(const Update& u, const std::vector<std::int64_t>& layout,
-                                    const std::vector<std::int64_t>& reversed, const std::vector<std::uint64_t>& shape,
-                                    const std::vector<std::vector<std::uint64_t>>& replicas, const StateScope& scope,
-                                    const Config& config) {
-  const bool adam = u.kind == Update::Kind::kAdam;
-  const bool bias = u.parameter->shape.Rank() == 1;
-  const std::uint64_t c = config.cols;
-  const char* name = adam ? "adam" : "sgd-momentum";
-  codegen::ProgramBuilder builder(config);
-  const image::DataType element = builder.ElementType();
-  const codegen::Tensor g = builder.AddInput("g", image::DataType::kFp32, shape);
-  const codegen::Tensor p = builder.AddInput("p", image::DataType::kFp32, shape);
-  const codegen::Tensor m = builder.AddInput("m", image::DataType::kFp32, shape);
-  const std::optional<codegen::Tensor> v =
-      adam ? std::optional(builder.AddInput("v", image::DataType::kFp32, shape)) : std::nullopt;
-  const std::optional<codegen::Tensor> step_size =
-      adam ? std::optional(builder.AddInput("s", image::DataType::kFp32, {1})) : std::nullopt;
-  const std::optional<codegen::Tensor> w = bias ? std::nullopt : std::optional(builder.AddInput("w", element, shape));
-  std::vector<codegen::Tensor> copies;
-  for (std::size_t i = 0; i < replicas.size(); ++i) {
-    copies.push_back(builder.AddInput(fmt::format("r{}", i), image::DataType::kFp32, replicas[i]));
-  }
-  const std::uint64_t rows = g.Elements() / c;
-  builder.BeginKernel(fmt::format("{} update of {}, {} rows", name, bias ? "a bias" : "convolution weights", rows));
-  if (adam) {
-    codegen::AdamUpdate(builder, p, m, *v, g, *step_size, {w, copies}, u.adam);
-  } else {
-    codegen::SgdMomentumUpdate(builder, p, m, g, {w, copies}, static_cast<float>(u.mu), static_cast<float>(u.learning_rate));
-  }
-  DeviceStep step;
-  step.kernel = bias ? fmt::format("{} update {} [{}] (bias, {} replicated for the drains)", name, scope.Parameter(u.parameter).name,
-                                   u.parameter->shape.dims[0], replicas.size())
-                     : fmt::format("{} update {} [{}] (convolution weights in layout [{}]{}, gradient in)", name,
-                                   scope.Parameter(u.parameter).name, fmt::join(u.parameter->shape.dims, ","), fmt::join(layout, ","),
-                                   reversed.empty() ? "" : fmt::format(" reversed [{}]", fmt::join(reversed, ",")));
-  using K = Binding::Kind;
-  // In the program's input order: g, p, m, [v, s,] [w,] the replicas.
-  step.inputs.push_back({K::kValue, u.host_gradient->name, layout, image::DataType::kFp32, shape, c, 0, reversed});
-  const Instruction& parameter = scope.Parameter(u.parameter);
-  step.inputs.push_back({K::kState, StateName(parameter, "fp32", layout, reversed), {}, image::DataType::kFp32, shape});
-  for (const Instruction* moment : u.moments) {
-    step.inputs.push_back({K::kState, StateName(scope.Parameter(moment), "fp32", layout, reversed), {}, image::DataType::kFp32,
-                           shape});
-  }
-  if (adam) step.inputs.push_back({K::kValue, u.step_size->name, {}, image::DataType::kFp32, {1}});
-  if (w) step.inputs.push_back({K::kState, StateName(parameter, "weights", layout, reversed), {}, element, shape});
-  for (const std::vector<std::uint64_t>& replica : replicas) {
-    step.inputs.push_back({K::kState, ReplicaName(parameter, replica), {}, image::DataType::kFp32, replica});
-  }
-  FinishUpdateStep(u, step, builder, config);
-  return step;
-}
 
 // Data movement that keeps a vector's elements in order: a reshape, a copy, or a broadcast that
 // only adds dimensions of size one (b → [1, n] → [n] on the way to a drain's bias).
@@ -516,108 +329,6 @@ bool PlaceUpdatesIn(CompiledModel& model, const StateScope& scope, const Config&
   }
   scope_steps = std::move(steps);
   return true;
-}
-
-// The entry's scope: its donated parameters and the root operands they alias. Nothing when an
-// alias is not a whole array parameter to a whole root operand.
-std::optional<StateScope> EntryScope(CompiledModel& model) {
-  const hlo::Computation& entry = *model.module->entry;
-  const Instruction* root = entry.root;
-  if (root->opcode != Opcode::kTuple) return std::nullopt;
-  const std::vector<Instruction*> parameters = entry.Parameters();
-  StateScope scope;
-  scope.steps = &model.steps;
-  scope.computation = &entry;
-  for (const hlo::InputOutputAlias& alias : model.module->input_output_aliases) {
-    if (alias.output_index.size() != 1 || !alias.parameter_index.empty()) return std::nullopt;
-    const auto output = static_cast<std::size_t>(alias.output_index[0]);
-    const auto parameter = static_cast<std::size_t>(alias.parameter);
-    if (output >= root->operands.size() || parameter >= parameters.size() || parameters[parameter] == nullptr) {
-      return std::nullopt;
-    }
-    scope.aliases.emplace_back(root->operands[output], parameters[parameter]);
-    scope.alias_of_output[root->operands[output]] = parameters[parameter];
-  }
-  return scope;
-}
-
-// Whether `computation`'s root depends on element `index` of its (tuple) parameter.
-bool ReadsTupleElement(const hlo::Computation& computation, std::int64_t index) {
-  std::vector<const Instruction*> todo{computation.root};
-  std::unordered_set<const Instruction*> seen;
-  while (!todo.empty()) {
-    const Instruction* i = todo.back();
-    todo.pop_back();
-    if (!seen.insert(i).second) continue;
-    if (i->opcode == Opcode::kParameter) return true;  // the whole tuple
-    if (i->opcode == Opcode::kGetTupleElement && i->operands[0]->opcode == Opcode::kParameter) {
-      if (i->tuple_index == index) return true;
-      continue;
-    }
-    for (const Instruction* operand : i->operands) todo.push_back(operand);
-  }
-  return false;
-}
-
-// The scope of a while loop of the entry (`control`, its control step) that carries donated
-// state: element i of the tuple it starts from is a donated parameter p, the entry root operand
-// p aliases is the loop result's element i (and nothing else of the entry reads p or that
-// element), and the body reads element i through one get-tuple-element s_i and returns its new
-// value as element i of its root tuple, while the condition does not read it. Then s_i is a
-// state input named p, and the body root's operand i its new value, read back as the entry
-// root operand.
-std::optional<StateScope> LoopScope(CompiledModel& model, Step& control, const StateScope& entry_scope) {
-  const hlo::Computation& entry = *model.module->entry;
-  const Instruction* loop = entry.Find(control.instruction);
-  if (loop == nullptr || loop->opcode != Opcode::kWhile || control.regions.size() != 2) return std::nullopt;
-  const Instruction* start = loop->operands.at(0);
-  const hlo::Computation& condition = *loop->called.at(0);
-  const hlo::Computation& body = *loop->called.at(1);
-  if (start->opcode != Opcode::kTuple || body.root->opcode != Opcode::kTuple) return std::nullopt;
-  const std::vector<Instruction*> body_parameters = body.Parameters();
-  if (body_parameters.size() != 1 || body_parameters[0] == nullptr) return std::nullopt;
-  // Who reads what in the entry, by instruction.
-  std::unordered_map<const Instruction*, std::vector<const Instruction*>> entry_readers;
-  for (const auto& i : entry.instructions) {
-    for (const Instruction* operand : i->operands) entry_readers[operand].push_back(i.get());
-  }
-  const auto read_only_by = [&](const Instruction* value, const Instruction* reader) {
-    const auto it = entry_readers.find(value);
-    return it != entry_readers.end() &&
-           std::all_of(it->second.begin(), it->second.end(), [&](const Instruction* r) { return r == reader; });
-  };
-  StateScope scope;
-  scope.steps = &control.regions[1].steps;
-  scope.computation = &body;
-  for (const auto& [output, parameter] : entry_scope.aliases) {
-    if (output->opcode != Opcode::kGetTupleElement || output->operands[0] != loop) continue;
-    const std::int64_t index = output->tuple_index;
-    if (start->operands.at(static_cast<std::size_t>(index)) != parameter || !read_only_by(parameter, start) ||
-        !read_only_by(output, entry.root) || ReadsTupleElement(condition, index)) {
-      continue;
-    }
-    const Instruction* input = nullptr;  // the body's one get-tuple-element of element `index`
-    std::size_t found = 0;
-    for (const auto& i : body.instructions) {
-      if (i->opcode == Opcode::kGetTupleElement && i->operands[0] == body_parameters[0] && i->tuple_index == index) {
-        input = i.get();
-        ++found;
-      }
-    }
-    if (found != 1) continue;
-    // The new value, through the tuples an inlined call returns it in (get-tuple-element of a tuple).
-    const Instruction* value = body.root->operands.at(static_cast<std::size_t>(index));
-    while (value->opcode == Opcode::kGetTupleElement && value->operands[0]->opcode == Opcode::kTuple) {
-      scope.forwards.insert(value->operands[0]);
-      value = value->operands[0]->operands.at(static_cast<std::size_t>(value->tuple_index));
-    }
-    scope.aliases.emplace_back(value, input);
-    scope.alias_of_output[value] = input;
-    scope.entry_parameter[input] = parameter;
-    scope.entry_output[value] = output;
-  }
-  if (scope.aliases.empty()) return std::nullopt;
-  return scope;
 }
 
 }  // namespace
