@@ -35,17 +35,7 @@ TEST(DeviceState, TheMlpsWeightsAndMomentaLiveInDeviceMemory) {
   const auto host = CompileFixture("mlp_sgd_step.hlo");
   const auto device = CompileFixture("mlp_sgd_step.hlo", "small", true);
   EXPECT_TRUE(host->state_tensors.empty());
-  // w1 in the layout of its forward dot; w2 in its forward dot's and (transposed) in the
-  // backward dot's: fp32 value, fp32 momentum and bf16 weights for each. b1 and b2 as rows of
-  // 16 with their momenta, and replicated over the 32 rows their forward drains start from.
-  std::vector<std::string> names;
-  for (const compiler::StateTensor& t : device->state_tensors) names.push_back(t.name);
-  EXPECT_THAT(names, ::testing::UnorderedElementsAre(
-                         "params_0_.1 fp32 [0,1]", "momentum_0_.1 fp32 [0,1]", "params_0_.1 weights [0,1]",
-                         "params_2_.1 fp32 [0,1]", "momentum_2_.1 fp32 [0,1]", "params_2_.1 weights [0,1]",
-                         "params_2_.1 fp32 [1,0]", "momentum_2_.1 fp32 [1,0]", "params_2_.1 weights [1,0]",
-                         "params_1_.1 fp32 [0]", "momentum_1_.1 fp32 [0]", "params_1_.1 bias [4,32,16]",
-                         "params_3_.1 fp32 [0]", "momentum_3_.1 fp32 [0]", "params_3_.1 bias [1,32,16]"));
+  EXPECT_THAT(testing::StateTensorNames(*device), ::testing::UnorderedElementsAreArray(testing::kMlpSgdStateTensors));
   EXPECT_EQ(UpdateSteps(*device), 5u);
   // The two gradient dots and the host's f32 updates of w1, w2, b1 and b2 are gone (the biases'
   // gradients, sums over the batch, stay on the host with the rest of the backward pass).

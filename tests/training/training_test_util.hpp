@@ -74,6 +74,23 @@ inline JaxReference LoadJaxReference(const std::string& model) {
 // whatever their size, and bf16 differences flip their sign); the CNN's within 2^-4 (measured:
 // 0.040, a momentum: bf16 operands through two convolutions and their gradients).
 // docs/TRAINING.md.
+// The state tensors of the MLP with SGD when its state is in device memory (mlp_sgd_step.hlo,
+// and mlp_sgd_loop.hlo's, named by the parameters that start the loop): w1 in the layout of its
+// forward dot; w2 in its forward dot's and (transposed) in the backward dot's: fp32 value, fp32
+// momentum and bf16 weights for each. b1 and b2 as rows of 16 with their momenta, and
+// replicated over the 32 rows their forward drains start from.
+inline std::vector<std::string> StateTensorNames(const CompiledModel& model) {
+  std::vector<std::string> names;
+  for (const compiler::StateTensor& t : model.state_tensors) names.push_back(t.name);
+  return names;
+}
+inline const std::vector<std::string> kMlpSgdStateTensors = {
+    "params_0_.1 fp32 [0,1]", "momentum_0_.1 fp32 [0,1]", "params_0_.1 weights [0,1]",
+    "params_2_.1 fp32 [0,1]", "momentum_2_.1 fp32 [0,1]", "params_2_.1 weights [0,1]",
+    "params_2_.1 fp32 [1,0]", "momentum_2_.1 fp32 [1,0]", "params_2_.1 weights [1,0]",
+    "params_1_.1 fp32 [0]",   "momentum_1_.1 fp32 [0]",   "params_1_.1 bias [4,32,16]",
+    "params_3_.1 fp32 [0]",   "momentum_3_.1 fp32 [0]",   "params_3_.1 bias [1,32,16]"};
+
 inline constexpr double kLossTolerance = 0.02;
 inline double StateTolerance(const std::string& model) {
   if (model == "mlp_adam") return 0.25;
