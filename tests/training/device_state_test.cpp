@@ -369,6 +369,93 @@ TEST(DeviceState, ResidentProgramsWithoutTheStateAreRefused) {
               ::testing::ThrowsMessage<std::invalid_argument>(::testing::HasSubstr("another resident state (or none)")));
 }
 
+// A while loop that carries donated weights and their momentum through its body (the body's
+// dot reads w, its SGD update writes it back): the body's update runs on the device every
+// iteration, w and m stay in device memory, and the loop's results equal the host update's bit
+// for bit (random inputs, seed printed). Where the condition reads w, or the entry reads it
+// besides starting the loop, the state stays on the host: the host would see a placeholder.
+constexpr const char* kLoopOfSteps = R"(HloModule loop_state, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
+
+cond {
+  p = (s32[], f32[8,16]{1,0}, f32[8,16]{1,0}, f32[4,8]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT r = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[8,16]{1,0}, f32[8,16]{1,0}, f32[4,8]{1,0}) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  w = f32[8,16]{1,0} get-tuple-element(p), index=1
+  m = f32[8,16]{1,0} get-tuple-element(p), index=2
+  x = f32[4,8]{1,0} get-tuple-element(p), index=3
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  y = f32[4,16]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = f32[8,16]{1,0} dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  mu = f32[] constant(0.9)
+  mub = f32[8,16]{1,0} broadcast(mu), dimensions={}
+  mm = f32[8,16]{1,0} multiply(m, mub)
+  m2 = f32[8,16]{1,0} add(mm, g)
+  lr = f32[] constant(0.01)
+  lrb = f32[8,16]{1,0} broadcast(lr), dimensions={}
+  st = f32[8,16]{1,0} multiply(m2, lrb)
+  w2 = f32[8,16]{1,0} subtract(w, st)
+  ROOT t = (s32[], f32[8,16]{1,0}, f32[8,16]{1,0}, f32[4,8]{1,0}) tuple(i2, w2, m2, x)
+}
+
+ENTRY main {
+  w = f32[8,16]{1,0} parameter(0)
+  m = f32[8,16]{1,0} parameter(1)
+  x = f32[4,8]{1,0} parameter(2)
+  zero = s32[] constant(0)
+  start = (s32[], f32[8,16]{1,0}, f32[8,16]{1,0}, f32[4,8]{1,0}) tuple(zero, w, m, x)
+  loop = (s32[], f32[8,16]{1,0}, f32[8,16]{1,0}, f32[4,8]{1,0}) while(start), condition=cond, body=body
+  w_out = f32[8,16]{1,0} get-tuple-element(loop), index=1
+  m_out = f32[8,16]{1,0} get-tuple-element(loop), index=2
+  ROOT out = (f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(w_out, m_out)
+}
+)";
+
+TEST(DeviceState, ALoopThatCarriesItsStateKeepsItOnTheDeviceAndOnlyThen) {
+  const Config config = LoadConfig("small");
+  compiler::CompileOptions options;
+  const CompiledModel host = compiler::Compile(kLoopOfSteps, "loop_state.hlo", config, options);
+  options.device_state = true;
+  const CompiledModel resident = compiler::Compile(kLoopOfSteps, "loop_state.hlo", config, options);
+  EXPECT_THAT(testing::StateTensorNames(resident),
+              ::testing::UnorderedElementsAre("w fp32 [0,1]", "m fp32 [0,1]", "w weights [0,1]"));
+  EXPECT_EQ(UpdateSteps(resident), 1u);
+  const std::uint64_t seed = systole::test::Seed();
+  const std::vector<hlo::Literal> arguments = hlo::RandomInputs(*host.module, seed);
+  Device a = Device::Open("ref", config), b = Device::Open("ref", config);
+  const RunResult expected = Execute(host, a, arguments);
+  const RunResult run = Execute(resident, b, arguments);
+  ASSERT_EQ(run.result.elements.size(), 2u);
+  EXPECT_EQ(run.result.elements[0].values, expected.result.elements[0].values);
+  EXPECT_EQ(run.result.elements[1].values, expected.result.elements[1].values);
+  EXPECT_EQ(run.stats.device_steps, expected.stats.device_steps);  // 3 iterations of the forward dot and the update
+
+  const auto placed = [&](const std::string& text) {
+    return !compiler::Compile(text, "loop_state.hlo", config, options).state_tensors.empty();
+  };
+  const auto replace = [](std::string text, const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  // The condition reads w (its first element bounds the loop).
+  EXPECT_FALSE(placed(replace(kLoopOfSteps, "  ROOT r = pred[] compare(i, n), direction=LT\n",
+                              "  w = f32[8,16]{1,0} get-tuple-element(p), index=1\n"
+                              "  ws = f32[1,1]{1,0} slice(w), slice={[0:1], [0:1]}\n"
+                              "  wr = f32[] reshape(ws)\n  lim = f32[] constant(100)\n"
+                              "  a = pred[] compare(wr, lim), direction=LT\n  b = pred[] compare(i, n), direction=LT\n"
+                              "  ROOT r = pred[] and(a, b)\n")));
+  // The entry reads w besides starting the loop.
+  EXPECT_FALSE(placed(replace(kLoopOfSteps, "  ROOT out = (f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(w_out, m_out)",
+                              "  ROOT out = (f32[8,16]{1,0}, f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(w_out, m_out, w)")));
+}
+
 TEST(DeviceState, IsNotPlacedWhereNoUpdateOfADotsWeightsIsDonated) {
   EXPECT_TRUE(CompileFixture("mlp_grad.hlo", "small", true)->state_tensors.empty());       // nothing donated
 }
