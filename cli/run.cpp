@@ -44,6 +44,7 @@ struct RunOptions {
   std::string wave;   // an FST waveform of the launch (rtl)
   std::string module;  // HLO files of several modules: which one (NAME or INDEX)
   unsigned jobs = 1;   // models: device steps side by side (--jobs)
+  bool device_state = false;  // HLO training steps: the optimizer state in device memory (--device-state)
 };
 
 // Converts one value to the device's little-endian representation of `dtype`. Integers must
@@ -317,6 +318,9 @@ void AddRunCommand(CLI::App& app) {
                   "inputs and checked bit for bit against its output (rtl on N cores; docs/MODEL.md)")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
+  cmd->add_flag("--device-state", options->device_state,
+                "HLO training steps: compile with the optimizer updates on the device and run with the state in "
+                "device memory, written before the run and read back after (as `systole train`; docs/TRAINING.md)");
   cmd->add_option("--fst,--wave", options->wave,
                   "Write the waveform of every signal during the run (FST: GTKWave, Surfer; rtl only; slow)");
   cmd->callback([options] {
@@ -325,11 +329,12 @@ void AddRunCommand(CLI::App& app) {
         RunModel({options->program, options->device, options->config, options->inputs,
                   options->random_seed ? std::optional<std::uint64_t>(*options->random_seed) : std::nullopt,
                   options->network_seed, options->outputs, options->lossy_inputs, options->json, options->quiet,
-                  options->trace, options->wave, options->module, options->jobs});
+                  options->trace, options->wave, options->module, options->jobs, options->device_state});
       } else {
         if (!options->module.empty()) throw std::runtime_error("--module is for HLO files");
         if (options->network_seed) throw std::runtime_error("--network-inputs is for models (.hlo, compiled .sbin)");
         if (options->jobs != 1) throw std::runtime_error("--jobs is for models (.hlo, compiled .sbin)");
+        if (options->device_state) throw std::runtime_error("--device-state is for HLO training steps (.hlo)");
         // Programs take exactly what their .input dtypes hold (AppendElement); there is no lossy mode.
         if (options->lossy_inputs) throw std::runtime_error("--lossy-inputs is for models (.hlo, compiled .sbin)");
         RunProgram(*options);

@@ -65,11 +65,13 @@ void RunModel(const ModelRunOptions& options) {
     const std::string text = ReadHloText(options.model, source, options.module);
     compiler::CompileOptions compile_options;
     compile_options.progress = progress;
+    compile_options.device_state = options.device_state;
     const std::string config = options.config.empty() ? std::string(kDefaultConfig) : options.config;
     model = compiler::Compile(text, source, LoadConfigNameOrFile(config), compile_options);
     compile_seconds = Since(start);
   } else {
     if (!options.module.empty()) throw std::runtime_error("--module is for HLO files, not compiled models");
+    if (options.device_state) throw std::runtime_error("--device-state is for HLO files (a compiled model keeps no state)");
     model = compiler::LoadModel(options.model);
   }
   // Only --config may name a file; the model's configuration is a name (LoadConfig).

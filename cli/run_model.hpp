@@ -22,6 +22,7 @@ struct ModelRunOptions {
   std::string wave;   // an FST waveform of the device steps (rtl)
   std::string module;  // HLO files of several modules: which one (NAME or INDEX); empty: the only one
   unsigned jobs = 1;   // >1: the device steps on that many devices side by side (runtime/parallel_steps.hpp)
+  bool device_state = false;  // HLO: compiler::CompileOptions::device_state (the state written before, read after)
 };
 
 // HLO text: a .hlo file, or a file that starts with "HloModule".

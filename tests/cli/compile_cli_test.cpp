@@ -200,6 +200,28 @@ TEST_F(CliCompile, ALoopsBodyDotsAreListedOnTheDeviceUnderTheWhile) {
   EXPECT_EQ(json["host_compute_ops"].count("dot"), 0u);
 }
 
+// `systole run STEP.hlo --device-state`: the training step with its optimizer updates on the
+// device and the state in device memory (written before the run, read back after), its outputs
+// bit-identical to the host update's, and --trace shows the update launches.
+TEST_F(CliCompile, RunsATrainingStepWithItsStateInDeviceMemory) {
+  const std::string hlo = Source("examples/training/mlp_sgd_step.hlo");
+  CliResult result = Systole({"run", hlo, "--device", "ref", "--random-inputs", "3", "-q", "--json", "--outputs",
+                              Path("host.npz")});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["device_steps"], 5);
+  result = Systole({"run", hlo, "--device", "ref", "--random-inputs", "3", "-q", "--json", "--device-state", "--outputs",
+                    Path("device.npz"), "--trace", Path("device.json")});
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  EXPECT_EQ(nlohmann::json::parse(result.out)["device_steps"], 8);  // 2 gradient dots become 5 updates
+  const auto host = systole::npy::ReadNpz(Path("host.npz")), device = systole::npy::ReadNpz(Path("device.npz"));
+  ASSERT_EQ(device.size(), host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) EXPECT_EQ(device[i].values, host[i].values) << "output " << i;
+  EXPECT_THAT(ReadText(Path("device.json")), HasSubstr("sgd-momentum update params_0_.1"));
+  result = Systole({"run", hlo, "--device", "ref", "--random-inputs", "3", "--device-state", "--jobs", "2"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.out, HasSubstr("keeps training state in device memory"));
+}
+
 TEST_F(CliCompile, ErrorsAreClear) {
   CliResult result = Systole({"compile", Corpus("01_mlp_fc_relu_tf.hlo"), "--config", "small-int8", "-q"});
   EXPECT_EQ(result.exit_code, 1);
