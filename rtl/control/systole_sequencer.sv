@@ -142,6 +142,15 @@ module systole_sequencer #(
   // change, and the adder and the range test need only its low KM bits (the 64-bit ones took
   // 118 ALU cells on the Tang Nano 20K).
   localparam integer KM = $clog2(MEM_LAST_PC + 64'd33);  // MEM_BYTES < 2^KM
+  // A launch runs at most MEM_WORDS instructions before its PC leaves device memory, so its
+  // index stays at or below MEM_WORDS, and a CMD_COUNT above that is never reached: the index
+  // and the count are KI bits wide, a larger count saturated to 2^KI - 1 (> MEM_WORDS), which
+  // the index never reaches either (asserted below). The same machine as 32-bit ones.
+  localparam logic [63:0] MEM_WORDS = (MEM_LAST_PC + 64'd32) >> 5;
+  localparam integer KI = ($clog2(MEM_WORDS + 64'd2) < 32) ? $clog2(MEM_WORDS + 64'd2) : 32;
+  function automatic logic [KI-1:0] sat_count(logic [31:0] c);
+    sat_count = (33'(c) >> KI) != '0 ? '1 : KI'(c);
+  endfunction
 
   // ---- State -------------------------------------------------------------------------------
   typedef enum logic [2:0] {
@@ -154,8 +163,8 @@ module systole_sequencer #(
   } state_e;
   state_e       state_q, state_d;
   logic [63:0]  cur_pc_q, cur_pc_d;        // address of the next instruction to dispatch
-  logic [31:0]  cur_idx_q, cur_idx_d;      // its index in the launch
-  logic [31:0]  count_q, count_d;          // CMD_COUNT of the launch
+  logic [KI-1:0] cur_idx_q, cur_idx_d;     // its index in the launch
+  logic [KI-1:0] count_q, count_d;         // CMD_COUNT of the launch, saturated (KI above)
   logic [255:0] ci_q;  // the instruction being checked: the fetch's word, loaded at each pop
   logic         abort_req_q, abort_req_d;
   logic [7:0]   stop_error_q, stop_error_d;  // S_DRAIN: how the launch ends
@@ -343,7 +352,7 @@ module systole_sequencer #(
           launch_start_d = 1'b1;
           cur_pc_d = launch_pc;
           cur_idx_d = '0;
-          count_d = launch_count;
+          count_d = sat_count(launch_count);
           if (launch_pc[4:0] != 5'd0) begin
             stop_error_d = ERR_MISALIGNED;
             state_d = S_DRAIN;
@@ -377,7 +386,7 @@ module systole_sequencer #(
           state_d = S_DRAIN;
         end else if (dispatch || seq_retire) begin
           cur_pc_d = {cur_pc_q[63:KM], cur_pc_q[KM-1:0] + KM'(32)};  // = cur_pc_q + 32
-          cur_idx_d = cur_idx_q + 32'd1;
+          cur_idx_d = cur_idx_q + KI'(1);
           if (op == OP_INTERRUPT) begin
             irq_user_d = 1'b1;
             irq_code_d = ci_q[INTERRUPT_CODE_LSB +: INTERRUPT_CODE_WIDTH];
@@ -449,6 +458,8 @@ module systole_sequencer #(
         else $error("sequencer: launch_end while a launch executes");
       assert (!(state_q == S_ISSUE && pc_beyond))
         else $error("sequencer: an instruction beyond device memory reached S_ISSUE");
+      assert (64'(cur_idx_q) <= MEM_WORDS)
+        else $error("sequencer: launch index %0d past the memory's %0d words", cur_idx_q, MEM_WORDS);
     end
   end
 `endif
