@@ -121,7 +121,13 @@ module systole_seq_check #(
   logic [KM:0]     span_q, span_d;         // the span's low KM bits summed (see span_c)
   logic            span_big_q, span_big_d;  // ... or it is 2^KM or more: beyond any memory
   logic [24:0]     pool_y_q, pool_y_d, pool_x_q, pool_x_d;
-  logic [31:0]     pool_n_q, pool_n_d, mk_q, mk_d;
+  // MATMUL's rows * k, in the bits a dispatched MATMUL needs (rows <= min(UB_ROWS, ACC_ROWS),
+  // k <= ROWS: its range checks passed; macs_o is read only at its dispatch, asserted below).
+  localparam integer MK_ROWS = (UB_ROWS < ACC_ROWS) ? UB_ROWS : ACC_ROWS;
+  localparam logic [63:0] MK_MAX = 64'(MK_ROWS) * 64'(ROWS);
+  localparam integer KMK = ($clog2(MK_MAX + 64'd1) < 32) ? $clog2(MK_MAX + 64'd1) : 32;
+  logic [31:0]     pool_n_q, pool_n_d;
+  logic [KMK-1:0]  mk_q, mk_d;
   logic [7:0]      chk_err_q, chk_err_d;     // step 2 result
   logic [NU*NU*TW-1:0] po_tok_q, po_tok_d;   // [(p*NU + c)*TW +: TW]: signals minus waits, p -> c
   logic [7:0]      wf_cnt_q, wf_cnt_d;       // earlier LOAD_WEIGHTS minus earlier pops
@@ -255,7 +261,8 @@ module systole_seq_check #(
   logic [KM:0] span_c;
   logic        span_big_c;
   logic [24:0] pool_y_c, pool_x_c;
-  logic [31:0] pool_n_c, mk_c;
+  logic [31:0] pool_n_c;
+  logic [KMK-1:0] mk_c;
   always_comb begin
     // (n - 1) * stride + elems * element bytes
     if (op == OP_LOAD_WEIGHTS) begin
@@ -275,7 +282,7 @@ module systole_seq_check #(
                25'(insn_i[POOL_STRIDE_W_LSB +: POOL_STRIDE_W_WIDTH]) +
                25'(insn_i[POOL_WIN_W_LSB +: POOL_WIN_W_WIDTH]) - 25'd1;
     pool_n_c = 32'(mul_p);  // POOL: out_h * out_w
-    mk_c = 32'(mul_p);      // MATMUL: rows * k
+    mk_c = KMK'(mul_p);     // MATMUL: rows * k
   end
 
   // dram + span > MEM_BYTES, as ub_over with the span's two parts (MEM_BYTES < 2^KM).
@@ -449,6 +456,9 @@ module systole_seq_check #(
         else $error("sequencer check: dispatch of an instruction that is not a clean unit one");
       assert (!(decode_i && operands_i))
         else $error("sequencer check: decode and operand steps in one cycle");
+      assert (!(dispatch_i && op == OP_MATMUL) || 64'(mk_q) ==
+              64'(insn_i[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH]) * 64'(insn_i[MATMUL_K_LSB +: MATMUL_K_WIDTH]))
+        else $error("sequencer check: a dispatched MATMUL's rows * k does not fit %0d bits", KMK);
     end
   end
 `endif
