@@ -172,7 +172,6 @@ module systole_sequencer #(
   logic         launch_end_q, launch_end_d;
   logic [7:0]   end_error_q, end_error_d;
   logic         irq_user_q, irq_user_d;
-  logic [15:0]  irq_code_q, irq_code_d;
   logic         perf_cycles_q, perf_cycles_d;
   logic [2:0]   perf_insns_q, perf_insns_d;
   logic [31:0]  perf_macs_q, perf_macs_d;
@@ -189,7 +188,9 @@ module systole_sequencer #(
   // systole_regs reads it, the fault PC needs no register of its own.
   assign end_fault_pc = end_error_q == ERR_NONE ? 64'd0 : cur_pc_q;
   assign irq_user = irq_user_q;
-  assign irq_code = irq_code_q;
+  // The INTERRUPT's code, read by systole_regs in the irq_user cycle: ci_q still holds the
+  // INTERRUPT then (the next pop, in S_NEXT, loads it at the end of that cycle).
+  assign irq_code = ci_q[INTERRUPT_CODE_LSB +: INTERRUPT_CODE_WIDTH];
   assign perf_cycles = perf_cycles_q;
   assign perf_insns = perf_insns_q;
   assign perf_macs = perf_macs_q;
@@ -337,7 +338,6 @@ module systole_sequencer #(
     launch_end_d = 1'b0;
     end_error_d = end_error_q;
     irq_user_d = 1'b0;
-    irq_code_d = irq_code_q;
     perf_cycles_d = busy;
     perf_insns_d = retire_now;
     perf_macs_d = (dispatch && op == OP_MATMUL) ? matmul_macs : 32'd0;
@@ -389,11 +389,10 @@ module systole_sequencer #(
           cur_idx_d = cur_idx_q + KI'(1);
           if (op == OP_INTERRUPT) begin
             irq_user_d = 1'b1;
-            irq_code_d = ci_q[INTERRUPT_CODE_LSB +: INTERRUPT_CODE_WIDTH];
           end
           if (op == OP_HALT) begin
             stop_error_d = ERR_NONE;
-              state_d = S_DRAIN;
+            state_d = S_DRAIN;
           end else begin
             state_d = S_NEXT;
           end
@@ -422,7 +421,6 @@ module systole_sequencer #(
       launch_end_q <= 1'b0;
       end_error_q <= ERR_NONE;
       irq_user_q <= 1'b0;
-      irq_code_q <= '0;
       perf_cycles_q <= 1'b0;
       perf_insns_q <= '0;
       perf_macs_q <= '0;
@@ -439,7 +437,6 @@ module systole_sequencer #(
       launch_end_q <= launch_end_d;
       end_error_q <= end_error_d;
       irq_user_q <= irq_user_d;
-      irq_code_q <= irq_code_d;
       perf_cycles_q <= perf_cycles_d;
       perf_insns_q <= perf_insns_d;
       perf_macs_q <= perf_macs_d;
