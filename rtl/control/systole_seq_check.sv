@@ -85,7 +85,10 @@ module systole_seq_check #(
   localparam logic [63:0] ROWS64 = 64'(ROWS);
   localparam logic [63:0] COLS64 = 64'(COLS);
   localparam logic [63:0] W64 = 64'(W);
-  localparam logic [7:0] CAP8 = 8'(TOKEN_CAP);
+  // The program-order token counters never pass TOKEN_CAP (TOKEN_OVERFLOW) nor go below 0
+  // (TOKEN_UNDERFLOW): TW bits (8 for a capacity of 255).
+  localparam integer TW = $clog2(TOKEN_CAP + 1);
+  localparam logic [TW-1:0] CAPW = TW'(TOKEN_CAP);
 
   // Range checks in the width of their bound: "x + y > C" with C < 2^K is "x or y is 2^K or
   // more (then the sum exceeds C by itself), or their low K bits sum to more than C", which
@@ -118,9 +121,15 @@ module systole_seq_check #(
   logic [KM:0]     span_q, span_d;         // the span's low KM bits summed (see span_c)
   logic            span_big_q, span_big_d;  // ... or it is 2^KM or more: beyond any memory
   logic [24:0]     pool_y_q, pool_y_d, pool_x_q, pool_x_d;
-  logic [31:0]     pool_n_q, pool_n_d, mk_q, mk_d;
+  // MATMUL's rows * k, in the bits a dispatched MATMUL needs (rows <= min(UB_ROWS, ACC_ROWS),
+  // k <= ROWS: its range checks passed; macs_o is read only at its dispatch, asserted below).
+  localparam integer MK_ROWS = (UB_ROWS < ACC_ROWS) ? UB_ROWS : ACC_ROWS;
+  localparam logic [63:0] MK_MAX = 64'(MK_ROWS) * 64'(ROWS);
+  localparam integer KMK = ($clog2(MK_MAX + 64'd1) < 32) ? $clog2(MK_MAX + 64'd1) : 32;
+  logic [31:0]     pool_n_q, pool_n_d;
+  logic [KMK-1:0]  mk_q, mk_d;
   logic [7:0]      chk_err_q, chk_err_d;     // step 2 result
-  logic [NU*NU*8-1:0] po_tok_q, po_tok_d;    // [(p*NU + c)*8 +: 8]: signals minus waits, p -> c
+  logic [NU*NU*TW-1:0] po_tok_q, po_tok_d;   // [(p*NU + c)*TW +: TW]: signals minus waits, p -> c
   logic [7:0]      wf_cnt_q, wf_cnt_d;       // earlier LOAD_WEIGHTS minus earlier pops
   logic            stationary_q, stationary_d;  // an earlier MATMUL popped a tile
 
@@ -252,7 +261,8 @@ module systole_seq_check #(
   logic [KM:0] span_c;
   logic        span_big_c;
   logic [24:0] pool_y_c, pool_x_c;
-  logic [31:0] pool_n_c, mk_c;
+  logic [31:0] pool_n_c;
+  logic [KMK-1:0] mk_c;
   always_comb begin
     // (n - 1) * stride + elems * element bytes
     if (op == OP_LOAD_WEIGHTS) begin
@@ -272,7 +282,7 @@ module systole_seq_check #(
                25'(insn_i[POOL_STRIDE_W_LSB +: POOL_STRIDE_W_WIDTH]) +
                25'(insn_i[POOL_WIN_W_LSB +: POOL_WIN_W_WIDTH]) - 25'd1;
     pool_n_c = 32'(mul_p);  // POOL: out_h * out_w
-    mk_c = 32'(mul_p);      // MATMUL: rows * k
+    mk_c = KMK'(mul_p);     // MATMUL: rows * k
   end
 
   // dram + span > MEM_BYTES, as ub_over with the span's two parts (MEM_BYTES < 2^KM).
@@ -349,12 +359,12 @@ module systole_seq_check #(
     else if (op == OP_LOAD_WEIGHTS && wf_cnt_q >= WFIFO8) flow_err = ERR_WFIFO_OVERFLOW;
     else if (unit_op_o) begin
       for (int p = NU - 1; p >= 0; p--) begin
-        if (ci_wait[p] && po_tok_q[(p * NU + 32'(unit_o)) * 8 +: 8] == 8'd0)
+        if (ci_wait[p] && po_tok_q[(p * NU + 32'(unit_o)) * TW +: TW] == '0)
           flow_err = ERR_TOKEN_UNDERFLOW;
       end
       if (flow_err == ERR_NONE) begin
         for (int c = NU - 1; c >= 0; c--) begin
-          if (ci_sig[c] && po_tok_q[(32'(unit_o) * NU + c) * 8 +: 8] >= CAP8)
+          if (ci_sig[c] && po_tok_q[(32'(unit_o) * NU + c) * TW +: TW] >= CAPW)
             flow_err = ERR_TOKEN_OVERFLOW;
         end
       end
@@ -399,12 +409,12 @@ module systole_seq_check #(
       end
       for (int p = 0; p < NU; p++) begin
         if (ci_wait[p]) begin
-          po_tok_d[(p * NU + 32'(unit_o)) * 8 +: 8] =
-              po_tok_q[(p * NU + 32'(unit_o)) * 8 +: 8] - 8'd1;
+          po_tok_d[(p * NU + 32'(unit_o)) * TW +: TW] =
+              po_tok_q[(p * NU + 32'(unit_o)) * TW +: TW] - TW'(1);
         end
         if (ci_sig[p]) begin
-          po_tok_d[(32'(unit_o) * NU + p) * 8 +: 8] =
-              po_tok_q[(32'(unit_o) * NU + p) * 8 +: 8] + 8'd1;
+          po_tok_d[(32'(unit_o) * NU + p) * TW +: TW] =
+              po_tok_q[(32'(unit_o) * NU + p) * TW +: TW] + TW'(1);
         end
       end
     end
@@ -446,6 +456,9 @@ module systole_seq_check #(
         else $error("sequencer check: dispatch of an instruction that is not a clean unit one");
       assert (!(decode_i && operands_i))
         else $error("sequencer check: decode and operand steps in one cycle");
+      assert (!(dispatch_i && op == OP_MATMUL) || 64'(mk_q) ==
+              64'(insn_i[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH]) * 64'(insn_i[MATMUL_K_LSB +: MATMUL_K_WIDTH]))
+        else $error("sequencer check: a dispatched MATMUL's rows * k does not fit %0d bits", KMK);
     end
   end
 `endif

@@ -73,12 +73,17 @@ module systole_seq_fetch #(
   localparam integer KM = $clog2(MEM_BYTES + 64'd1);  // MEM_BYTES < 2^KM
   localparam integer AW = (DEPTH > 1) ? $clog2(DEPTH) : 1;  // buffer index
   localparam integer CW = $clog2(DEPTH + 1);                // count 0..DEPTH
+  // At most MEM_WORDS requests go out before the address leaves the memory, so a count above
+  // that is never used up: `left` is KI bits, a larger count saturated to 2^KI - 1 (as the
+  // sequencer's index and count are).
+  localparam logic [63:0] MEM_WORDS = MEM_BYTES >> 5;
+  localparam integer KI = ($clog2(MEM_WORDS + 64'd2) < 32) ? $clog2(MEM_WORDS + 64'd2) : 32;
 
   // ---- State -------------------------------------------------------------------------------
   logic          on_q, on_d;            // fetching for the current launch
   logic [KM-1:0] addr_q, addr_d;        // next address to request (its low KM bits)
   logic          far_q, far_d;          // ... is 2^KM or more
-  logic [31:0]   left_q, left_d;        // instructions of the launch not yet requested
+  logic [KI-1:0] left_q, left_d;        // instructions of the launch not yet requested
   logic [CW-1:0] inflight_q, inflight_d;  // requests without response (dropped when !on_q)
   logic [CW-1:0] level_q, level_d;      // words waiting in the buffer
   logic [AW-1:0] wr_q, wr_d, rd_q, rd_d;
@@ -112,7 +117,7 @@ module systole_seq_fetch #(
     level_d = level_q + CW'(push) - CW'(pop_i);
     if (issue) begin
       {far_d, addr_d} = (KM+1)'(addr_q) + (KM+1)'(32);  // near before the request
-      left_d = left_q - 32'd1;
+      left_d = left_q - KI'(1);
     end
     if (push) wr_d = (wr_q == AW'(DEPTH - 1)) ? '0 : wr_q + 1'b1;
     if (pop_i) rd_d = (rd_q == AW'(DEPTH - 1)) ? '0 : rd_q + 1'b1;
@@ -120,7 +125,7 @@ module systole_seq_fetch #(
       on_d = start_run_i;
       addr_d = start_pc_i[KM-1:0];
       far_d = (start_pc_i >> KM) != '0;
-      left_d = start_count_i;
+      left_d = (33'(start_count_i) >> KI) != '0 ? '1 : KI'(start_count_i);
       level_d = '0;
       wr_d = '0;
       rd_d = '0;

@@ -69,7 +69,9 @@ module systole_seq_unit_queue #(
     systole_param_error_QDEPTH_at_least_2_INFLIGHT_at_least_1 u_error ();
   end
 
-  localparam logic [7:0] CAP8 = 8'(TOKEN_CAP);
+  // A counter never passes TOKEN_CAP: it is TW bits wide (8 for a capacity of 255).
+  localparam integer TW = $clog2(TOKEN_CAP + 1);
+  localparam logic [TW-1:0] CAPW = TW'(TOKEN_CAP);
   localparam integer QAW = $clog2(QDEPTH);
   localparam integer QCW = $clog2(QDEPTH + 1);
   localparam integer IAW = (INFLIGHT > 1) ? $clog2(INFLIGHT) : 1;
@@ -82,7 +84,7 @@ module systole_seq_unit_queue #(
   logic [IAW-1:0] if_wr_q, if_wr_d, if_rd_q, if_rd_d;
   logic [ICW-1:0] if_cnt_q, if_cnt_d;   // accepted, signals not sent
   logic [ICW-1:0] done_cnt_q, done_cnt_d;  // of these, done
-  logic [NU*8-1:0] tok_q;               // [p*8 +: 8]: tokens p -> UNIT
+  logic [NU*TW-1:0] tok_q;              // [p*TW +: TW]: tokens p -> UNIT
   logic [255:0]   mem_q [QDEPTH];       // storage: written, never reset
   logic [NU-1:0]  sig_q [INFLIGHT];     // storage: signal masks of accepted instructions
 
@@ -95,11 +97,11 @@ module systole_seq_unit_queue #(
   assign head_wait = head[ISA_WAIT_LSB +: NU];
   assign queued = cnt_q != '0;
   for (genvar p = 0; p < NU; p++) begin : g_avail
-    assign avail[p] = tok_q[p * 8 +: 8] != 8'd0;
+    assign avail[p] = tok_q[p * TW +: TW] != '0;
     // A counter never passes TOKEN_CAP (its senders stop there; asserted below), so "at the
     // cap" is equality: an AND of 8 bits, where ">=" became an 8-bit carry chain (Yosys keeps
     // comparisons with a constant as adders: 20 chains, ~200 LUT4 sites on the Tang Nano 20K).
-    assign tok_at_cap_o[p] = tok_q[p * 8 +: 8] == CAP8;
+    assign tok_at_cap_o[p] = tok_q[p * TW +: TW] == CAPW;
   end
   assign stall_o = queued && !taken_q && head_wait != '0 && (head_wait & ~avail) != '0;
   assign take = queued && !taken_q && head_wait != '0 && (head_wait & ~avail) == '0;
@@ -158,8 +160,8 @@ module systole_seq_unit_queue #(
   // edge (rtl/README.md, "Logic that simulates well").
   always_ff @(posedge clk) begin
     for (int p = 0; p < NU; p++) begin
-      if (rst || soft_reset || p == UNIT || launch_i) tok_q[p * 8 +: 8] <= 8'd0;
-      else tok_q[p * 8 +: 8] <= tok_q[p * 8 +: 8] + 8'(tok_in_i[p]) - 8'(take && head_wait[p]);
+      if (rst || soft_reset || p == UNIT || launch_i) tok_q[p * TW +: TW] <= '0;
+      else tok_q[p * TW +: TW] <= tok_q[p * TW +: TW] + TW'(tok_in_i[p]) - TW'(take && head_wait[p]);
     end
   end
 
@@ -180,7 +182,7 @@ module systole_seq_unit_queue #(
       if (tok_in_i != '0) begin
         for (int p = 0; p < NU; p++) begin
           assert (!(p != UNIT && tok_in_i[p] && !(take && head_wait[p]) &&
-                    tok_q[p * 8 +: 8] >= CAP8))
+                    tok_q[p * TW +: TW] >= CAPW))
             else $error("sequencer: token counter %0d->%0d overflows", p, UNIT);
         end
       end

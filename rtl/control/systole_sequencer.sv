@@ -50,7 +50,7 @@
 //                        the count of fetch responses still due, which are then dropped
 //   busy                 a launch is executing (from handshake until launch_end)
 //   launch_end           one-cycle pulse after the launch ended (busy already low), with
-//                        end_error (0 = HALT) and end_fault_pc
+//                        end_error (0 = HALT) and end_fault_pc (valid while launch_end is high)
 //   irq_user, irq_code   one-cycle pulse per INTERRUPT, at its dispatch
 //   launch_start         one-cycle pulse to the units after the handshake, before the first
 //                        instruction is offered
@@ -142,6 +142,15 @@ module systole_sequencer #(
   // change, and the adder and the range test need only its low KM bits (the 64-bit ones took
   // 118 ALU cells on the Tang Nano 20K).
   localparam integer KM = $clog2(MEM_LAST_PC + 64'd33);  // MEM_BYTES < 2^KM
+  // A launch runs at most MEM_WORDS instructions before its PC leaves device memory, so its
+  // index stays at or below MEM_WORDS, and a CMD_COUNT above that is never reached: the index
+  // and the count are KI bits wide, a larger count saturated to 2^KI - 1 (> MEM_WORDS), which
+  // the index never reaches either (asserted below). The same machine as 32-bit ones.
+  localparam logic [63:0] MEM_WORDS = (MEM_LAST_PC + 64'd32) >> 5;
+  localparam integer KI = ($clog2(MEM_WORDS + 64'd2) < 32) ? $clog2(MEM_WORDS + 64'd2) : 32;
+  function automatic logic [KI-1:0] sat_count(logic [31:0] c);
+    sat_count = (33'(c) >> KI) != '0 ? '1 : KI'(c);
+  endfunction
 
   // ---- State -------------------------------------------------------------------------------
   typedef enum logic [2:0] {
@@ -154,18 +163,15 @@ module systole_sequencer #(
   } state_e;
   state_e       state_q, state_d;
   logic [63:0]  cur_pc_q, cur_pc_d;        // address of the next instruction to dispatch
-  logic [31:0]  cur_idx_q, cur_idx_d;      // its index in the launch
-  logic [31:0]  count_q, count_d;          // CMD_COUNT of the launch
+  logic [KI-1:0] cur_idx_q, cur_idx_d;     // its index in the launch
+  logic [KI-1:0] count_q, count_d;         // CMD_COUNT of the launch, saturated (KI above)
   logic [255:0] ci_q;  // the instruction being checked: the fetch's word, loaded at each pop
   logic         abort_req_q, abort_req_d;
   logic [7:0]   stop_error_q, stop_error_d;  // S_DRAIN: how the launch ends
-  logic [63:0]  stop_pc_q, stop_pc_d;
   logic         launch_start_q, launch_start_d;
   logic         launch_end_q, launch_end_d;
   logic [7:0]   end_error_q, end_error_d;
-  logic [63:0]  end_fault_pc_q, end_fault_pc_d;
   logic         irq_user_q, irq_user_d;
-  logic [15:0]  irq_code_q, irq_code_d;
   logic         perf_cycles_q, perf_cycles_d;
   logic [2:0]   perf_insns_q, perf_insns_d;
   logic [31:0]  perf_macs_q, perf_macs_d;
@@ -175,9 +181,16 @@ module systole_sequencer #(
   assign launch_start = launch_start_q;
   assign launch_end = launch_end_q;
   assign end_error = end_error_q;
-  assign end_fault_pc = end_fault_pc_q;
+  // The faulting instruction's address is cur_pc_q: a launch stops with an error at cur_pc_q
+  // (at the launch PC, which cur_pc_q takes at the same edge, when it is MISALIGNED), and
+  // cur_pc_q moves on only when an instruction retires or the next launch starts, which waits
+  // for the cycle after launch_end (launch_ready). So while launch_end is high, the one cycle
+  // systole_regs reads it, the fault PC needs no register of its own.
+  assign end_fault_pc = end_error_q == ERR_NONE ? 64'd0 : cur_pc_q;
   assign irq_user = irq_user_q;
-  assign irq_code = irq_code_q;
+  // The INTERRUPT's code, read by systole_regs in the irq_user cycle: ci_q still holds the
+  // INTERRUPT then (the next pop, in S_NEXT, loads it at the end of that cycle).
+  assign irq_code = ci_q[INTERRUPT_CODE_LSB +: INTERRUPT_CODE_WIDTH];
   assign perf_cycles = perf_cycles_q;
   assign perf_insns = perf_insns_q;
   assign perf_macs = perf_macs_q;
@@ -321,13 +334,10 @@ module systole_sequencer #(
     count_d = count_q;
     abort_req_d = abort_req_q;
     stop_error_d = stop_error_q;
-    stop_pc_d = stop_pc_q;
     launch_start_d = 1'b0;
     launch_end_d = 1'b0;
     end_error_d = end_error_q;
-    end_fault_pc_d = end_fault_pc_q;
     irq_user_d = 1'b0;
-    irq_code_d = irq_code_q;
     perf_cycles_d = busy;
     perf_insns_d = retire_now;
     perf_macs_d = (dispatch && op == OP_MATMUL) ? matmul_macs : 32'd0;
@@ -342,10 +352,9 @@ module systole_sequencer #(
           launch_start_d = 1'b1;
           cur_pc_d = launch_pc;
           cur_idx_d = '0;
-          count_d = launch_count;
+          count_d = sat_count(launch_count);
           if (launch_pc[4:0] != 5'd0) begin
             stop_error_d = ERR_MISALIGNED;
-            stop_pc_d = launch_pc;
             state_d = S_DRAIN;
           end else begin
             state_d = S_NEXT;
@@ -355,15 +364,12 @@ module systole_sequencer #(
       S_NEXT: begin
         if (abort_req_q) begin
           stop_error_d = ERR_ABORTED;
-          stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
         end else if (cur_idx_q == count_q) begin
           stop_error_d = ERR_PROGRAM_OVERRUN;
-          stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
         end else if (pc_beyond) begin
           stop_error_d = ERR_DRAM_RANGE;
-          stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
         end else if (fetch_pop) begin
           state_d = S_DECODE;  // ci_q holds the popped word from the next cycle
@@ -374,22 +380,18 @@ module systole_sequencer #(
       S_ISSUE: begin
         if (abort_req_q) begin
           stop_error_d = ERR_ABORTED;
-          stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
         end else if (check_err != ERR_NONE) begin
           stop_error_d = check_err;
-          stop_pc_d = cur_pc_q;
           state_d = S_DRAIN;
         end else if (dispatch || seq_retire) begin
           cur_pc_d = {cur_pc_q[63:KM], cur_pc_q[KM-1:0] + KM'(32)};  // = cur_pc_q + 32
-          cur_idx_d = cur_idx_q + 32'd1;
+          cur_idx_d = cur_idx_q + KI'(1);
           if (op == OP_INTERRUPT) begin
             irq_user_d = 1'b1;
-            irq_code_d = ci_q[INTERRUPT_CODE_LSB +: INTERRUPT_CODE_WIDTH];
           end
           if (op == OP_HALT) begin
             stop_error_d = ERR_NONE;
-            stop_pc_d = cur_pc_q;
             state_d = S_DRAIN;
           end else begin
             state_d = S_NEXT;
@@ -400,7 +402,6 @@ module systole_sequencer #(
         if (units_idle) begin
           launch_end_d = 1'b1;
           end_error_d = stop_error_q;
-          end_fault_pc_d = stop_error_q == ERR_NONE ? 64'd0 : stop_pc_q;
           state_d = S_IDLE;
         end
       end
@@ -416,13 +417,10 @@ module systole_sequencer #(
       count_q <= '0;
       abort_req_q <= 1'b0;
       stop_error_q <= ERR_NONE;
-      stop_pc_q <= '0;
       launch_start_q <= 1'b0;
       launch_end_q <= 1'b0;
       end_error_q <= ERR_NONE;
-      end_fault_pc_q <= '0;
       irq_user_q <= 1'b0;
-      irq_code_q <= '0;
       perf_cycles_q <= 1'b0;
       perf_insns_q <= '0;
       perf_macs_q <= '0;
@@ -435,13 +433,10 @@ module systole_sequencer #(
       count_q <= count_d;
       abort_req_q <= abort_req_d;
       stop_error_q <= stop_error_d;
-      stop_pc_q <= stop_pc_d;
       launch_start_q <= launch_start_d;
       launch_end_q <= launch_end_d;
       end_error_q <= end_error_d;
-      end_fault_pc_q <= end_fault_pc_d;
       irq_user_q <= irq_user_d;
-      irq_code_q <= irq_code_d;
       perf_cycles_q <= perf_cycles_d;
       perf_insns_q <= perf_insns_d;
       perf_macs_q <= perf_macs_d;
@@ -460,6 +455,8 @@ module systole_sequencer #(
         else $error("sequencer: launch_end while a launch executes");
       assert (!(state_q == S_ISSUE && pc_beyond))
         else $error("sequencer: an instruction beyond device memory reached S_ISSUE");
+      assert (64'(cur_idx_q) <= MEM_WORDS)
+        else $error("sequencer: launch index %0d past the memory's %0d words", cur_idx_q, MEM_WORDS);
     end
   end
 `endif

@@ -71,6 +71,12 @@ module systole_dma_load #(
   localparam integer ROW_BYTES = UB_BYTES > ACC_BYTES ? UB_BYTES : ACC_BYTES;
 
   // ---- The instruction being executed ---------------------------------------------------
+  // The fields in the widths the sequencer's checks leave them (an instruction that passed
+  // them: col + elems <= the row's elements <= W (SHAPE), row + rows <= the buffer's rows
+  // (UB_RANGE, ACC_RANGE); asserted below): col and elems below 2^KL, rows below 2^KR. The
+  // command queue then holds only these bits of each field (docs/FPGA.md, Tang Nano 20K).
+  localparam integer KL = $clog2(W + 1);  // W >= COLS
+  localparam integer KR = $clog2((UB_ROWS > ACC_ROWS ? UB_ROWS : ACC_ROWS) + 1);
   logic        active_q, active_d;
   logic        done_q, done_d;
   logic        to_acc_q, to_acc_d;
@@ -78,19 +84,19 @@ module systole_dma_load #(
   logic [47:0] next_addr_q, next_addr_d;   // device address of the next row to request
   logic [31:0] stride_q, stride_d;
   logic [23:0] first_row_q, first_row_d;
-  logic [15:0] col_q, col_d;
-  logic [15:0] elems_q, elems_d;
-  logic [15:0] jobs_left_q, jobs_left_d;   // rows not yet handed to the reader
-  logic [15:0] rows_done_q, rows_done_d;   // rows written to the buffer
-  logic [15:0] total_rows_q, total_rows_d;
+  logic [KL-1:0] col_q, col_d;
+  logic [KL-1:0] elems_q, elems_d;
+  logic [KR-1:0] jobs_left_q, jobs_left_d;   // rows not yet handed to the reader
+  logic [KR-1:0] rows_done_q, rows_done_d;   // rows written to the buffer
+  logic [KR-1:0] total_rows_q, total_rows_d;
   // Short names for the instruction's fields while it executes.
   logic        active, to_acc;
   logic [15:0] col, elems, rows_done;
   assign active = active_q;
   assign to_acc = to_acc_q;
-  assign col = col_q;
-  assign elems = elems_q;
-  assign rows_done = rows_done_q;
+  assign col = 16'(col_q);
+  assign elems = 16'(elems_q);
+  assign rows_done = 16'(rows_done_q);
   assign done = done_q;
 
   wire [15:0] elem_bytes = to_acc && !widen_q ? 16'd4 : 16'(E);
@@ -122,7 +128,6 @@ module systole_dma_load #(
   // Lane i is written when col <= i < col + elems, compared in KL + 1 bits (every lane index is
   // below 2^KL): a col of 2^KL or more is past every lane, an elems of 2^KL or more reaches
   // past every lane, and otherwise the narrow sum is exact.
-  localparam integer KL = $clog2(W + 1);  // W >= COLS
   /* verilator lint_off UNUSEDSIGNAL */  // i's bits above KL: i < W
   function automatic logic lane_written(integer i, logic [15:0] c, logic [15:0] n);
     lane_written = (c >> KL) == '0 && KL'(c) <= KL'(i) &&
@@ -176,19 +181,19 @@ module systole_dma_load #(
       next_addr_d  = cmd_insn[LOAD_DRAM_LSB +: LOAD_DRAM_WIDTH];
       stride_d     = cmd_insn[LOAD_STRIDE_LSB +: LOAD_STRIDE_WIDTH];
       first_row_d  = cmd_insn[LOAD_ROW_LSB +: LOAD_ROW_WIDTH];
-      col_d        = cmd_insn[LOAD_COL_LSB +: LOAD_COL_WIDTH];
-      elems_d      = cmd_insn[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH];
-      jobs_left_d  = cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
-      total_rows_d = cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH];
+      col_d        = cmd_insn[LOAD_COL_LSB +: KL];
+      elems_d      = cmd_insn[LOAD_ELEMS_LSB +: KL];
+      jobs_left_d  = cmd_insn[LOAD_ROWS_LSB +: KR];
+      total_rows_d = cmd_insn[LOAD_ROWS_LSB +: KR];
       rows_done_d  = '0;
     end else if (active_q) begin
       if (job_valid && job_ready) begin
-        jobs_left_d = jobs_left_q - 16'd1;
+        jobs_left_d = jobs_left_q - KR'(1);
         next_addr_d = next_addr_q + 48'(stride_q);
       end
       if (row_written) begin
-        rows_done_d = rows_done_q + 16'd1;
-        if (rows_done_q + 16'd1 == total_rows_q) begin
+        rows_done_d = rows_done_q + KR'(1);
+        if (rows_done_q + KR'(1) == total_rows_q) begin
           active_d = 1'b0;
           done_d = 1'b1;
         end
@@ -230,6 +235,12 @@ module systole_dma_load #(
     if (!rst && take) begin
       assert (cmd_insn[7:0] == OP_LOAD)
       else $error("systole_dma_load: offered opcode 0x%02x", cmd_insn[7:0]);
+      // The checks' guarantees the narrow fields rely on (above).
+      assert (cmd_insn[LOAD_COL_LSB +: LOAD_COL_WIDTH] + cmd_insn[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH]
+              <= 17'(W) && cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH] >> KR == '0)
+      else $error("systole_dma_load: col %0d + elems %0d past %0d lanes, or rows %0d past the buffers",
+                  cmd_insn[LOAD_COL_LSB +: LOAD_COL_WIDTH], cmd_insn[LOAD_ELEMS_LSB +: LOAD_ELEMS_WIDTH],
+                  W, cmd_insn[LOAD_ROWS_LSB +: LOAD_ROWS_WIDTH]);
     end
   end
 `endif

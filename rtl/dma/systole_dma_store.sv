@@ -67,14 +67,20 @@ module systole_dma_store #(
   localparam integer ROW_BYTES = UB_BYTES > ACC_BYTES ? UB_BYTES : ACC_BYTES;
 
   // ---- The instruction ---------------------------------------------------------------------
+  // The fields in the widths the sequencer's checks leave them (an instruction that passed
+  // them: col + elems <= the row's elements <= W (SHAPE), row + rows <= the buffer's rows
+  // (UB_RANGE, ACC_RANGE); asserted below): col and elems below 2^KL, rows below 2^KR. The
+  // command queue then holds only these bits of each field (docs/FPGA.md, Tang Nano 20K).
+  localparam integer KL = $clog2(W + 1);  // W >= COLS
+  localparam integer KR = $clog2((UB_ROWS > ACC_ROWS ? UB_ROWS : ACC_ROWS) + 1);
   logic        active_q, active_d;
   logic        done_q, done_d;
   logic        from_acc_q, from_acc_d;
   logic [31:0] stride_q, stride_d;
   logic [23:0] first_row_q, first_row_d;
-  logic [15:0] col_q, col_d;
-  logic [15:0] elems_q, elems_d;
-  logic [15:0] rows_q, rows_d;
+  logic [KL-1:0] col_q, col_d;
+  logic [KL-1:0] elems_q, elems_d;
+  logic [KR-1:0] rows_q, rows_d;
   wire  [15:0] elem_bytes = from_acc_q ? 16'd4 : 16'(E);
   wire  [31:0] row_len = 32'(elems_q) * 32'(elem_bytes);   // bytes per row
   wire  [19:0] row_dst = 20'(32'(col_q) * 32'(elem_bytes));  // first byte within the buffer row
@@ -84,7 +90,7 @@ module systole_dma_store #(
   wire take = cmd_valid && cmd_ready;
 
   // ---- Read side: rows into the staging FIFO (q0 is its head) -------------------------------
-  logic [15:0] rd_index_q, rd_index_d;          // next row to read
+  logic [KR-1:0] rd_index_q, rd_index_d;        // next row to read
   logic        rd_pending_q, rd_pending_d;        // read granted last cycle: its data is on the port now
   logic [1:0]  q_count_q, q_count_d;           // rows in the FIFO
   logic [ROW_BYTES*8-1:0] q0_q, q1_q;
@@ -111,7 +117,7 @@ module systole_dma_store #(
   localparam integer LW = (WMAX > 1) ? $clog2(WMAX) : 1;
   localparam integer SW = $clog2(32 + ROW_BYTES) + 1;
   logic [LW-1:0]          wr_word_q, wr_word_d;     // word index within the row
-  logic [15:0]            wr_index_q, wr_index_d;    // rows fully issued
+  logic [KR-1:0]          wr_index_q, wr_index_d;    // rows fully issued
   logic [31:0]            acks_owed_q, acks_owed_d;   // writes issued and not yet acknowledged
 
   // The row's last word, counted from its first: (row_addr mod 32 + row_len - 1) / 32. Equal to
@@ -233,20 +239,20 @@ module systole_dma_store #(
       next_addr_d = cmd_insn[STORE_DRAM_LSB +: STORE_DRAM_WIDTH];
       stride_d    = cmd_insn[STORE_STRIDE_LSB +: STORE_STRIDE_WIDTH];
       first_row_d = cmd_insn[STORE_ROW_LSB +: STORE_ROW_WIDTH];
-      col_d       = cmd_insn[STORE_COL_LSB +: STORE_COL_WIDTH];
-      elems_d     = cmd_insn[STORE_ELEMS_LSB +: STORE_ELEMS_WIDTH];
-      rows_d      = cmd_insn[STORE_ROWS_LSB +: STORE_ROWS_WIDTH];
+      col_d       = cmd_insn[STORE_COL_LSB +: KL];
+      elems_d     = cmd_insn[STORE_ELEMS_LSB +: KL];
+      rows_d      = cmd_insn[STORE_ROWS_LSB +: KR];
       rd_index_d  = '0;
       wr_index_d  = '0;
     end else if (active_q) begin
       // Read: the data of a granted read is on the port one cycle later.
       rd_pending_d = rd_fire;
-      if (rd_fire) rd_index_d = rd_index_q + 16'd1;
+      if (rd_fire) rd_index_d = rd_index_q + KR'(1);
       // Staging FIFO: at most two rows (the rows themselves move in the block below).
       if (pop && !push) q_count_d = q_count_q - 2'd1;
       else if (push && !pop) q_count_d = q_count_q + 2'd1;
       // Write.
-      if (row_issued) wr_index_d = wr_index_q + 16'd1;
+      if (row_issued) wr_index_d = wr_index_q + KR'(1);
       if (start) begin
         writing_d   = 1'b1;
         wr_word_d   = '0;
@@ -326,6 +332,12 @@ module systole_dma_store #(
     if (!rst && take) begin
       assert (cmd_insn[7:0] == OP_STORE)
       else $error("systole_dma_store: offered opcode 0x%02x", cmd_insn[7:0]);
+      // The checks' guarantees the narrow fields rely on (above).
+      assert (cmd_insn[STORE_COL_LSB +: STORE_COL_WIDTH] + cmd_insn[STORE_ELEMS_LSB +: STORE_ELEMS_WIDTH]
+              <= 17'(W) && cmd_insn[STORE_ROWS_LSB +: STORE_ROWS_WIDTH] >> KR == '0)
+      else $error("systole_dma_store: col %0d + elems %0d past %0d lanes, or rows %0d past the buffers",
+                  cmd_insn[STORE_COL_LSB +: STORE_COL_WIDTH], cmd_insn[STORE_ELEMS_LSB +: STORE_ELEMS_WIDTH],
+                  W, cmd_insn[STORE_ROWS_LSB +: STORE_ROWS_WIDTH]);
     end
     if (!rst && active_q && start) begin
       assert (32'(row_dst) + row_len <= ROW_BYTES)

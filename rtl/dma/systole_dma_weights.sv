@@ -65,20 +65,25 @@ module systole_dma_weights #(
     systole_param_error_dma_weights_QUEUE_must_be_a_power_of_two_at_least_2 u_error ();
   end
 
+  // k and n in the widths the sequencer's SHAPE check leaves them (k <= ROWS, n <= COLS;
+  // asserted below): the command queue then holds only these bits (docs/FPGA.md, Tang Nano 20K).
+  localparam integer KK = $clog2(ROWS + 1);
+  localparam integer KN = $clog2(COLS + 1);
+
   // ---- Issue side: the newest instruction's rows go to the reader as jobs ----------------
   logic [47:0] next_addr_q, next_addr_d;
   logic [31:0] stride_q, stride_d;
-  logic [15:0] issue_cols_q, issue_cols_d;   // n of the instruction being issued
-  logic [15:0] jobs_left_q, jobs_left_d;     // its memory rows not yet handed to the reader
+  logic [KN-1:0] issue_cols_q, issue_cols_d;   // n of the instruction being issued
+  logic [KK-1:0] jobs_left_q, jobs_left_d;     // its memory rows not yet handed to the reader
 
   // ---- Per-instruction queue: k and n of every accepted instruction not yet done ----------
-  logic [15:0] q_rows_q [QUEUE];   // storage: k, rows read from memory
-  logic [15:0] q_cols_q [QUEUE];   // storage: n
+  logic [KK-1:0] q_rows_q [QUEUE];   // storage: k, rows read from memory
+  logic [KN-1:0] q_cols_q [QUEUE];   // storage: n
   logic [QW:0] q_head_q, q_head_d, q_tail_q, q_tail_d;  // extra bit tells full from empty
   wire         q_empty = q_head_q == q_tail_q;
   wire         q_full  = (q_tail_q - q_head_q) == (QW + 1)'(QUEUE);
-  wire  [15:0] head_rows = q_rows_q[q_head_q[QW-1:0]];
-  wire  [15:0] head_cols = q_cols_q[q_head_q[QW-1:0]];
+  wire  [15:0] head_rows = 16'(q_rows_q[q_head_q[QW-1:0]]);
+  wire  [15:0] head_cols = 16'(q_cols_q[q_head_q[QW-1:0]]);
   logic [15:0] pushed_q, pushed_d;  // rows of the oldest instruction pushed so far (0..ROWS)
   logic        done_q, done_d;
   assign done = done_q;
@@ -125,11 +130,11 @@ module systole_dma_weights #(
     if (take) begin
       next_addr_d  = cmd_insn[LOAD_WEIGHTS_DRAM_LSB +: LOAD_WEIGHTS_DRAM_WIDTH];
       stride_d     = cmd_insn[LOAD_WEIGHTS_STRIDE_LSB +: LOAD_WEIGHTS_STRIDE_WIDTH];
-      issue_cols_d = cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
-      jobs_left_d  = cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
+      issue_cols_d = cmd_insn[LOAD_WEIGHTS_COLS_LSB +: KN];
+      jobs_left_d  = cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: KK];
       q_tail_d     = q_tail_q + 1'b1;
     end else if (job_valid && job_ready) begin
-      jobs_left_d = jobs_left_q - 16'd1;
+      jobs_left_d = jobs_left_q - KK'(1);
       next_addr_d = next_addr_q + 48'(stride_q);
     end
     if (push) pushed_d = last_push ? 16'd0 : pushed_q + 16'd1;
@@ -166,8 +171,8 @@ module systole_dma_weights #(
 
   always_ff @(posedge clk) begin
     if (take) begin
-      q_rows_q[q_tail_q[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH];
-      q_cols_q[q_tail_q[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH];
+      q_rows_q[q_tail_q[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: KK];
+      q_cols_q[q_tail_q[QW-1:0]] <= cmd_insn[LOAD_WEIGHTS_COLS_LSB +: KN];
     end
   end
 
@@ -177,6 +182,12 @@ module systole_dma_weights #(
     if (!rst && take) begin
       assert (cmd_insn[7:0] == OP_LOAD_WEIGHTS)
       else $error("systole_dma_weights: offered opcode 0x%02x", cmd_insn[7:0]);
+      // The checks' guarantees the narrow fields rely on (above).
+      assert (32'(cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH]) <= ROWS &&
+              32'(cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH]) <= COLS)
+      else $error("systole_dma_weights: k %0d or n %0d past the %0dx%0d array",
+                  cmd_insn[LOAD_WEIGHTS_ROWS_LSB +: LOAD_WEIGHTS_ROWS_WIDTH],
+                  cmd_insn[LOAD_WEIGHTS_COLS_LSB +: LOAD_WEIGHTS_COLS_WIDTH], ROWS, COLS);
     end
   end
 `endif

@@ -31,32 +31,36 @@ module systole_frame_tx #(
   localparam logic [1:0] T_IDLE = 2'd0, T_CRC = 2'd1, T_SEND = 2'd2;
   localparam logic [31:0] MAGIC = 32'h4B4C5953;
 
+  // A reply's payload fits the buffer (reply_len <= 32 * 2^BUF_AW - buf_off; asserted below), so
+  // a frame's byte index fits IW bits: the walk's counter and comparisons are that narrow.
+  localparam integer IW = BUF_AW + 6;
+
   logic [1:0]        state_q, state_d;
-  logic [31:0]       idx_q, idx_d;      // byte of the frame being walked
+  logic [IW-1:0]     idx_q, idx_d;      // byte of the frame being walked
   logic [31:0]       crc_q, crc_d;
   logic [BUF_AW-1:0] word_q, word_d;    // buffer word on buf_rd_data
   logic              word_ok_q, word_ok_d;
 
-  logic [31:0]  pos;       // payload byte idx_q - 20, as a buffer byte
+  logic [IW-1:0] pos;      // payload byte idx_q - 20, as a buffer byte
   logic         in_buf;    // idx_q is a payload byte from the buffer
   logic         have;      // the byte at idx_q is available this cycle
   logic [7:0]   byte_c;
   logic [31:0]  crc_next;
   logic [159:0] header;
   logic         last;
-  logic [31:0]  field_idx;  // payload byte idx_q - 20 of `reply_fields`
+  logic [IW-1:0] field_idx;  // payload byte idx_q - 20 of `reply_fields`
   logic         unused;
 
   assign header = {~crc_q, reply_len, reply_id, reply_type, 16'd1, MAGIC};
-  assign pos = idx_q - 32'd20 + {27'd0, buf_off};
-  assign in_buf = from_buf && idx_q >= 32'd20;
+  assign pos = idx_q - IW'(20) + IW'(buf_off);
+  assign in_buf = from_buf && idx_q >= IW'(20);
   assign have = !in_buf || (word_ok_q && word_q == pos[BUF_AW+4:5]);
-  assign last = idx_q == reply_len + 32'd19;
-  assign field_idx = idx_q - 32'd20;
-  assign unused = ^{pos[31:BUF_AW+5], field_idx[31:5]};
+  assign last = idx_q == IW'(reply_len) + IW'(19);
+  assign field_idx = idx_q - IW'(20);
+  assign unused = ^{pos[IW-1:BUF_AW+5], field_idx[IW-1:5], reply_len[31:IW]};
 
   always_comb begin
-    if (idx_q < 32'd20) byte_c = header[8 * idx_q[4:0] +: 8];
+    if (idx_q < IW'(20)) byte_c = header[8 * idx_q[4:0] +: 8];
     else if (from_buf) byte_c = buf_rd_data[8 * pos[4:0] +: 8];
     else byte_c = reply_fields[8 * field_idx[4:0] +: 8];
   end
@@ -85,7 +89,7 @@ module systole_frame_tx #(
         word_d = pos[BUF_AW+4:5];
         word_ok_d = 1'b1;
       end else if (state_q == T_CRC) begin
-        if (idx_q < 32'd16 || idx_q >= 32'd20) crc_d = crc_next;
+        if (idx_q < IW'(16) || idx_q >= IW'(20)) crc_d = crc_next;
         idx_d = idx_q + 1'b1;
         if (last) begin
           idx_d = '0;
@@ -126,9 +130,14 @@ module systole_frame_tx #(
 
 `ifndef SYNTHESIS
   always_ff @(posedge clk) begin
-    if (!rst && state_q != T_IDLE && !from_buf && idx_q >= 32'd20) begin
-      assert (idx_q < 32'd40)
+    if (!rst && state_q != T_IDLE && !from_buf && idx_q >= IW'(20)) begin
+      assert (idx_q < IW'(40))
       else $error("systole_frame_tx: a %0d-byte reply without the buffer (at most 20)", reply_len);
+    end
+    if (!rst && state_q != T_IDLE) begin
+      assert (64'(reply_len) + 64'(buf_off) <= 64'd32 << BUF_AW)
+      else $error("systole_frame_tx: a %0d-byte reply at byte %0d does not fit the buffer",
+                  reply_len, buf_off);
     end
   end
 `endif

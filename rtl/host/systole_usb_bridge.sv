@@ -101,15 +101,20 @@ module systole_usb_bridge #(
       .wr_lanes(engb_en ? 32'hFFFFFFFF : rxb_lanes), .wr_data(engb_en ? host_rsp_rdata : rxb_data),
       .rd_en(!rst && (txb_rd || engb_rd)), .rd_addr(engb_rd ? eng_word : txb_addr), .rd_data(buf_q));
 
-  logic [15:0]  r_type_q, r_type_d;
-  logic [31:0]  r_id_q, r_id_d, r_len_q, r_len_d;
+  // A reply's type is a request type (all below 256) with the reply bit, or ERROR; its length
+  // is at most MAX_PAYLOAD (longer requests fail TOO_LARGE): the registers hold those bits and
+  // the frame's header gets the rest as zeros.
+  localparam integer RLW = $clog2(MAX_PAYLOAD + 1);
+  logic [7:0]     r_type_q, r_type_d;
+  logic [31:0]    r_id_q, r_id_d;
+  logic [RLW-1:0] r_len_q, r_len_d;
   logic [159:0] r_fields_q, r_fields_d;
   logic         r_buf_q, r_buf_d;
   logic [4:0]   m_off_q, m_off_d;
 
   systole_frame_tx #(.BUF_AW(BUF_AW)) u_tx (
-      .clk(clk), .rst(rst), .start(tx_start), .reply_type(r_type_q), .reply_id(r_id_q),
-      .reply_len(r_len_q), .reply_fields(r_fields_q), .from_buf(r_buf_q), .buf_off(m_off_q),
+      .clk(clk), .rst(rst), .start(tx_start), .reply_type(16'(r_type_q)), .reply_id(r_id_q),
+      .reply_len(32'(r_len_q)), .reply_fields(r_fields_q), .from_buf(r_buf_q), .buf_off(m_off_q),
       .busy(tx_busy), .done(tx_done), .buf_rd_en(txb_rd), .buf_rd_addr(txb_addr),
       .buf_rd_data(buf_q), .tx_valid(tx_valid), .tx_ready(tx_ready), .tx_data(tx_data));
 
@@ -148,9 +153,9 @@ module systole_usb_bridge #(
 
   // An error reply to the current frame (or stream error).
   task automatic fail(input logic [31:0] code, input logic [31:0] id);
-    r_type_d = T_ERROR;
+    r_type_d = 8'(T_ERROR);
     r_id_d = id;
-    r_len_d = 32'd8;
+    r_len_d = RLW'(8);
     r_fields_d = {128'd0, code};
     r_buf_d = 1'b0;
     state_d = B_REPLY;
@@ -185,7 +190,7 @@ module systole_usb_bridge #(
         fail({28'd0, e_code}, e_id);
       end else if (f_valid) begin
         // Every reply echoes the request's id with the reply bit set; most are empty.
-        {r_type_d, r_id_d, r_len_d, r_fields_d, r_buf_d} = {f_type | 16'h80, f_id, 32'd0, 160'd0, 1'b0};
+        {r_type_d, r_id_d, r_len_d, r_fields_d, r_buf_d} = {8'(f_type | 16'h80), f_id, RLW'(0), 160'd0, 1'b0};
         if (!f_crc_ok) fail(E_BAD_CHECKSUM, f_id);
         else if (f_type[7] || f_type == T_ERROR) fail(E_OUT_OF_ORDER, f_id);
         else if (f_type == T_HELLO) begin
@@ -194,7 +199,7 @@ module systole_usb_bridge #(
           else begin
             session_d = 1'b1;
             last_id_d = f_id;
-            r_len_d = 32'd20;
+            r_len_d = RLW'(20);
             r_fields_d = {MEM_BYTES, 32'(MAX_PAYLOAD), MEM_BYTES};
             state_d = B_REPLY;
           end
@@ -207,7 +212,7 @@ module systole_usb_bridge #(
               if (f_len != (f_type == T_READ_REG ? 32'd4 : 32'd8)) fail(E_MALFORMED, f_id);
               else if (!reg_ok) fail(E_BAD_REGISTER, f_id);
               else if (f_type == T_READ_REG) begin
-                r_len_d = 32'd4;
+                r_len_d = RLW'(4);
                 state_d = B_REG_RD;
               end else begin
                 reg_valid = 1'b1;
@@ -224,7 +229,7 @@ module systole_usb_bridge #(
                 m_end_d = 5'(addr[4:0] + mem_len[4:0] - 5'd1);
                 m_words_d = MW'((32'(addr[4:0]) + mem_len + 32'd31) >> 5);
                 m_w_d = '0;
-                r_len_d = m_write_d ? 32'd0 : mem_len;
+                r_len_d = m_write_d ? RLW'(0) : RLW'(mem_len);
                 r_buf_d = !m_write_d;
                 if (mem_len != 0) state_d = m_write_d ? B_MEM_FETCH : B_MEM_REQ;
               end
@@ -232,7 +237,7 @@ module systole_usb_bridge #(
               if (f_len != 32'd4) fail(E_MALFORMED, f_id);
               else begin
                 w_left_d = WW'(64'(f_fields[31:0]) * 64'(CYCLES_PER_MS));
-                r_len_d = 32'd1;
+                r_len_d = RLW'(1);
                 state_d = B_POLL;
               end
             default: fail(E_UNKNOWN_TYPE, f_id);

@@ -102,15 +102,20 @@ module systole_mxu #(
   logic              dec_pop, dec_accumulate;
   logic [UB_AW-1:0]  dec_ub;
   logic [ACC_AW-1:0] dec_acc;
-  logic [15:0]       dec_rows, dec_k;
+  // rows and k in the widths the checks leave them (rows <= min(UB_ROWS, ACC_ROWS), k <= ROWS;
+  // asserted below): the command queue then holds only these bits (docs/FPGA.md, Tang Nano 20K).
+  localparam integer KR = $clog2((UB_ROWS < ACC_ROWS ? UB_ROWS : ACC_ROWS) + 1);
+  localparam integer KK = $clog2(ROWS + 1);
+  logic [KR-1:0]     dec_rows;
+  logic [KK-1:0]     dec_k;
   // The sequencer has checked the opcode and every range (ub + rows <= UB_ROWS, ...), so only
   // the low address bits matter and the rest of the instruction is not looked at.
   assign dec_pop = cmd_insn[MATMUL_POP_LSB];
   assign dec_accumulate = cmd_insn[MATMUL_ACCUMULATE_LSB];
   assign dec_ub = cmd_insn[MATMUL_UB_LSB +: UB_AW];
   assign dec_acc = cmd_insn[MATMUL_ACC_LSB +: ACC_AW];
-  assign dec_rows = cmd_insn[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH];
-  assign dec_k = cmd_insn[MATMUL_K_LSB +: MATMUL_K_WIDTH];
+  assign dec_rows = cmd_insn[MATMUL_ROWS_LSB +: KR];
+  assign dec_k = cmd_insn[MATMUL_K_LSB +: KK];
 
   // ---- weight FIFO and the loader of the shadow bank -------------------------------------------
   logic              cur_bank_q, cur_bank_d;      // bank of the stationary tile
@@ -143,7 +148,7 @@ module systole_mxu #(
   logic              act_accumulate_q, act_accumulate_d;
   logic [UB_AW-1:0]  act_ub_q, act_ub_d;
   logic [ACC_AW-1:0] act_acc_q, act_acc_d;
-  logic [15:0]       act_rows_q, act_rows_d;      // rows still to issue
+  logic [KR-1:0]     act_rows_q, act_rows_d;      // rows still to issue
   logic [ROWS-1:0]   act_mask_q, act_mask_d;      // element t is used (t < k)
   logic              issue, issue_last, issue_bank, accept;
   logic [ROWS-1:0]   dec_mask;
@@ -153,7 +158,7 @@ module systole_mxu #(
   end
 
   assign issue = act_valid_q && (!act_pop_q || shadow_ready);
-  assign issue_last = issue && act_rows_q == 16'd1;
+  assign issue_last = issue && act_rows_q == KR'(1);
   assign issue_bank = act_pop_q ? ~cur_bank_q : cur_bank_q;
   assign cmd_ready = !act_valid_q || issue_last;
   assign accept = cmd_valid && cmd_ready;
@@ -345,8 +350,12 @@ module systole_mxu #(
       assert (cmd_insn[ISA_OPCODE_LSB +: ISA_OPCODE_WIDTH] == OP_MATMUL)
       else $error("systole_mxu: command is not a MATMUL (opcode %0h)",
                   cmd_insn[ISA_OPCODE_LSB +: ISA_OPCODE_WIDTH]);
-      assert (dec_rows != 16'd0 && dec_k != 16'd0 && 32'(dec_k) <= ROWS)
-      else $error("systole_mxu: MATMUL rows %0d / k %0d out of range", dec_rows, dec_k);
+      assert (cmd_insn[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH] != 16'd0 &&
+              cmd_insn[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH] >> KR == '0 &&
+              cmd_insn[MATMUL_K_LSB +: MATMUL_K_WIDTH] != 16'd0 &&
+              32'(cmd_insn[MATMUL_K_LSB +: MATMUL_K_WIDTH]) <= ROWS)
+      else $error("systole_mxu: MATMUL rows %0d / k %0d out of range",
+                  cmd_insn[MATMUL_ROWS_LSB +: MATMUL_ROWS_WIDTH], cmd_insn[MATMUL_K_LSB +: MATMUL_K_WIDTH]);
     end
     if (!rst && wrow_valid && wrow_ready && launch_start) begin
       assert (0) else $error("systole_mxu: weight row pushed during launch_start");

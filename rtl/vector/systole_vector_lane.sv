@@ -157,7 +157,12 @@ module systole_vector_lane #(
     assign unused_int = ^{shift, zp, step1_en, step2_en};
   end else begin : g_int
     logic [7:0] x_q;
-    logic [31:0] bias_q, run_q;
+    logic [31:0] bias_q;
+    // The POOL running value: a sum of at most 255 x 255 window elements (REDUCE over=rows: at
+    // most 65 535 rows) of magnitude <= 128, below 2^23, or one element: RW = 24 bits hold it
+    // exactly, and the value, sign-extended, is the same 32-bit one (asserted below).
+    localparam integer RW = 24;
+    logic signed [RW-1:0] run_q;
     logic signed [31:0] p1_v_q, p1_m_q;
     logic        p1_mul_q;
     // Steps 2 and 3 hold the int64 value of the model saturated to PW bits: step 3 clamps it
@@ -177,10 +182,10 @@ module systole_vector_lane #(
     // Step 1, as functions of the registers and this cycle's row data, evaluated only when
     // their result is loaded: into step 2 (step1_en) or into the POOL running value
     // (run_update). (Plain always-evaluated logic costs a simulator every cycle in every lane.)
-    function automatic logic signed [31:0] pool_value(logic signed [31:0] run,
-                                                      logic signed [31:0] u, logic first,
-                                                      logic sum);
-      if (sum) pool_value = (first ? 32'sd0 : run) + u;
+    function automatic logic signed [RW-1:0] pool_value(logic signed [RW-1:0] run,
+                                                        logic signed [RW-1:0] u, logic first,
+                                                        logic sum);
+      if (sum) pool_value = (first ? RW'(0) : run) + u;
       else if (first || u > run) pool_value = u;
       else pool_value = run;
     endfunction
@@ -216,14 +221,14 @@ module systole_vector_lane #(
     always_ff @(posedge clk) begin
       if (bias_load) bias_q <= acc_in;
       if (x_load) x_q <= ub_in;
-      if (run_update) run_q <= pool_value(run_q, widen(ub_in), pool_first, pool_sum);
+      if (run_update) run_q <= pool_value(run_q, RW'(widen(ub_in)), pool_first, pool_sum);
       if (step1_en) begin
         if (red_load_i) {p1_v_q, p1_m_q, p1_mul_q} <= {red_v_i, scale, pool_sum};
         else begin
           {p1_v_q, p1_m_q, p1_mul_q} <= step1(mode, vop, bias_en, acc_in, bias_q, widen(x_q),
                                               widen(ub_in),
-                                              pool_value(run_q, widen(ub_in), pool_first,
-                                                         pool_sum),
+                                              32'(pool_value(run_q, RW'(widen(ub_in)),
+                                                             pool_first, pool_sum)),
                                               scale, pool_sum);
         end
       end
@@ -249,6 +254,17 @@ module systole_vector_lane #(
       else if (z_v > (PW + 1)'(127)) y = 8'h7F;
       else y = z_v[7:0];
     end
+
+`ifndef SYNTHESIS
+    // The running value fits RW bits: a sum that would not is one the 32-bit value held.
+    always_ff @(posedge clk) begin
+      if (run_update && pool_sum) begin
+        assert ((pool_first ? 33'sd0 : 33'(run_q)) + 33'(widen(ub_in)) ==
+                33'(pool_value(run_q, RW'(widen(ub_in)), pool_first, pool_sum)))
+        else $error("systole_vector_lane: a POOL sum beyond %0d bits", RW);
+      end
+    end
+`endif
 
     // int8 configurations have no math (the sequencer faults it).
     assign math_in_o = 32'd0;
