@@ -372,8 +372,9 @@ TEST(DeviceState, ResidentProgramsWithoutTheStateAreRefused) {
 // A while loop that carries donated weights and their momentum through its body (the body's
 // dot reads w, its SGD update writes it back): the body's update runs on the device every
 // iteration, w and m stay in device memory, and the loop's results equal the host update's bit
-// for bit (random inputs, seed printed). Where the condition reads w, or the entry reads it
-// besides starting the loop, the state stays on the host: the host would see a placeholder.
+// for bit (random inputs, seed printed). Where the condition reads w, the body takes its whole
+// tuple, or the entry reads w besides starting the loop, the state stays on the host: the host
+// would see a placeholder.
 constexpr const char* kLoopOfSteps = R"(HloModule loop_state, input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }
 
 cond {
@@ -451,6 +452,11 @@ TEST(DeviceState, ALoopThatCarriesItsStateKeepsItOnTheDeviceAndOnlyThen) {
                               "  wr = f32[] reshape(ws)\n  lim = f32[] constant(100)\n"
                               "  a = pred[] compare(wr, lim), direction=LT\n  b = pred[] compare(i, n), direction=LT\n"
                               "  ROOT r = pred[] and(a, b)\n")));
+  // The body reads its whole tuple (into a tuple of its own, x taken from there).
+  EXPECT_FALSE(placed(replace(kLoopOfSteps, "  x = f32[4,8]{1,0} get-tuple-element(p), index=3\n",
+                              "  pt = ((s32[], f32[8,16]{1,0}, f32[8,16]{1,0}, f32[4,8]{1,0})) tuple(p)\n"
+                              "  pp = (s32[], f32[8,16]{1,0}, f32[8,16]{1,0}, f32[4,8]{1,0}) get-tuple-element(pt), index=0\n"
+                              "  x = f32[4,8]{1,0} get-tuple-element(pp), index=3\n")));
   // The entry reads w besides starting the loop.
   EXPECT_FALSE(placed(replace(kLoopOfSteps, "  ROOT out = (f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(w_out, m_out)",
                               "  ROOT out = (f32[8,16]{1,0}, f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(w_out, m_out, w)")));

@@ -60,6 +60,14 @@ std::optional<StateScope> LoopScope(CompiledModel& model, Step& control, const S
   if (start->opcode != Opcode::kTuple || body.root->opcode != Opcode::kTuple) return std::nullopt;
   const std::vector<Instruction*> body_parameters = body.Parameters();
   if (body_parameters.size() != 1 || body_parameters[0] == nullptr) return std::nullopt;
+  // The body reads its tuple element by element: anything that takes the whole tuple (a call
+  // left in place, a copy) could read the state, which the host then holds as a placeholder.
+  for (const auto& i : body.instructions) {
+    if (i->opcode == Opcode::kGetTupleElement) continue;
+    for (const Instruction* operand : i->operands) {
+      if (operand == body_parameters[0]) return std::nullopt;
+    }
+  }
   // Who reads what in the entry, by instruction.
   std::unordered_map<const Instruction*, std::vector<const Instruction*>> entry_readers;
   for (const auto& i : computation.instructions) {

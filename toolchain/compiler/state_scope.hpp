@@ -53,7 +53,8 @@ std::optional<StateScope> EntryScope(CompiledModel& model);
 // the entry root operand p aliases is the loop result's element i (and nothing else of the entry
 // reads p or that element), the body reads element i through one get-tuple-element s_i and
 // returns its new value as element i of its root tuple (directly or through the tuple an inlined
-// call returns), and the condition does not read it. Then s_i is a state input named p, and the
+// call returns), and the condition does not read it; the body reads its tuple only through
+// get-tuple-elements. Then s_i is a state input named p, and the
 // new value is read back as the entry root operand. Nothing when no element qualifies.
 std::optional<StateScope> LoopScope(CompiledModel& model, Step& control, const StateScope& entry);
 
