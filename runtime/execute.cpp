@@ -348,9 +348,9 @@ std::vector<double> Permute(const std::vector<double>& data, const std::vector<s
   return out;
 }
 
-std::vector<double> Reverse(const std::vector<double>& data, const std::vector<std::int64_t>& dims,
+std::vector<double> Reverse(std::vector<double> data, const std::vector<std::int64_t>& dims,
                             const std::vector<std::int64_t>& reversed) {
-  if (reversed.empty()) return data;
+  if (reversed.empty()) return data;  // moved: no copy for a value read in order
   std::vector<bool> flip(dims.size(), false);
   for (std::int64_t d : reversed) flip.at(static_cast<std::size_t>(d)) = true;
   const std::vector<std::int64_t> strides = hlo::RowMajorStrides(dims);
@@ -386,8 +386,11 @@ std::vector<std::uint8_t> EncodeValue(const Binding& binding, const hlo::Literal
     }
     return ElementBytes(binding.dtype, ReplicatedBias(value.values, binding.shape));
   }
+  // Every input of every device step comes through here: only a reversed binding pays for a copy.
   std::vector<double> data =
-      Permute(Reverse(value.values, value.shape.dims, binding.reversed), value.shape.dims, binding.permutation);
+      binding.reversed.empty()
+          ? Permute(value.values, value.shape.dims, binding.permutation)
+          : Permute(Reverse(value.values, value.shape.dims, binding.reversed), value.shape.dims, binding.permutation);
   std::vector<std::uint64_t> dims;  // of the transposed value (the device shape unless blocked)
   for (std::int64_t p : binding.permutation) dims.push_back(static_cast<std::uint64_t>(value.shape.dims[static_cast<std::size_t>(p)]));
   return ElementBytes(binding.dtype, BlockColumns(binding, std::move(data), dims));

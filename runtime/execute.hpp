@@ -134,7 +134,7 @@ RunResult Execute(const CompiledModel& model, Device& device, const std::vector<
 std::vector<hlo::Literal> NetworkInputs(const hlo::Module& module, std::uint64_t seed);
 
 // `data` (row-major, dimensions `dims`) with the dimensions in `reversed` read back to front.
-std::vector<double> Reverse(const std::vector<double>& data, const std::vector<std::int64_t>& dims,
+std::vector<double> Reverse(std::vector<double> data, const std::vector<std::int64_t>& dims,
                             const std::vector<std::int64_t>& reversed);
 // Values in device order: `data` has row-major dims `dims`; the result has dims
 // dims[permutation[0]], dims[permutation[1]], … (a transpose).
